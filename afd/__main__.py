@@ -1,0 +1,5 @@
+import sys
+
+from afd.cli import main
+
+sys.exit(main())

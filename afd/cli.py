@@ -1,0 +1,76 @@
+"""The `afd` command line: parses arguments and hands each subcommand to its module."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from afd import __version__
+
+# Exit codes a script can rely on.
+EXIT_OK = 0
+EXIT_FAIL = 1  # a check found problems
+EXIT_USAGE = 2  # bad input: missing file, unknown agent, bad flag value
+EXIT_DAEMON_DOWN = 3
+EXIT_CONFIG = 78  # EX_CONFIG: the config is invalid; systemd must not restart-loop on it
+
+# Each module has `register(subparsers)` that adds its parser and sets `func`.
+COMMAND_MODULES = (
+    "afd.commands.run",
+    "afd.commands.status",
+    "afd.commands.detect",
+    "afd.commands.sessions",
+    "afd.commands.config",
+    "afd.commands.plugins",
+    "afd.commands.service",
+    "afd.commands.doctor",
+)
+
+
+class UserError(Exception):
+    """An expected failure: printed as one line, no traceback."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE):
+        super().__init__(message)
+        self.code = code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="afd",
+        description="Watch coding agents in tmux; when one stalls at its usage limit, "
+        "wait for the reset or hand the work to another agent in place.",
+    )
+    parser.add_argument("--version", action="version", version=f"afd {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue  # a command not built yet
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_OK
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"afd: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""The whole afd plugin API.
+
+A plugin is a module (or object) with functions decorated ``@afd.hookimpl``
+named after the specifications below. It reaches afd in one of three ways,
+all through the same plugin manager:
+
+* the built-ins shipped in afd's ``plugins/`` folder (claude, codex, devin);
+* a distribution exposing an entry point in the group ``afd.detectors``;
+* a single ``*.py`` file in ``plugins_dir`` (default
+  ``$XDG_CONFIG_HOME/afd/plugins``).
+
+Later registrations take precedence: a third-party plugin that provides an
+agent a built-in also provides overrides the built-in for that agent.
+
+Value types (``AgentSpec``, ``Clock``, ``Detection``, ``Event``) live in
+``afd.model``; ``afd.text`` and ``afd.resettime`` hold helpers a detector may
+use (normalising rows, resolving zones, reading reset clauses).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pluggy
+
+from afd import PROJECT
+from afd.model import AgentSpec, Clock, Detection, Event
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+
+
+@hookspec
+def afd_agents() -> list[AgentSpec]:
+    """Return the agents this plugin knows.
+
+    Called once when plugins are loaded. Every plugin's list is collected;
+    when two plugins name the same agent, the one registered later (a
+    third-party plugin over a built-in) wins and ``afd plugins`` shows the
+    override.
+    """
+
+
+@hookspec(firstresult=True)
+def afd_detect(
+    agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[str] | None
+) -> Detection | None:
+    """Find a usage-limit banner in one capture of a pane running ``agent``.
+
+    ``lines`` are the pane's screen rows, oldest first, ANSI escapes
+    stripped and text folded by ``afd.text.normalise_row`` (curly quotes to
+    ``'``, ``∙`` to ``·``, non-breaking spaces to spaces).
+
+    ``clock`` is the only source of time: a detector never reads the system
+    clock. Reset times are returned as aware UTC datetimes.
+
+    ``pattern`` is the user's ``[limit_patterns]`` override for this agent,
+    or None. When given, the plugin must use it instead of its own banner
+    regex (it keeps its own reset parsing).
+
+    Return None for an agent the plugin does not know, or when there is no
+    banner. When several banners are on screen, return the lowest one.
+    First non-None result wins; the plugin that provides ``agent`` is asked
+    first. A detector that raises is isolated: the capture counts as no
+    detection and the error is logged once.
+
+    Detection is pure: it must not touch tmux, files or the network. The
+    tail and stability gates are applied by afd, not by the plugin.
+    """
+
+
+@hookspec
+def afd_event(event: Event) -> None:
+    """Called for every event after it is stored.
+
+    For forwarding (desktop notification, webhook). Runs in the daemon's
+    loop: keep it quick. An exception is logged and never stops the loop.
+    """

@@ -1,0 +1,70 @@
+"""Value objects shared by plugins, gates and the supervisor."""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+
+
+class PromptDelivery(enum.Enum):
+    """How an agent CLI takes its first prompt."""
+
+    ARGUMENT = "argument"  # `claude "fix the test"`
+    TYPED = "typed"  # started bare, the prompt is pasted into its composer
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """What afd knows about one kind of agent CLI; supplied by a plugin."""
+
+    name: str
+    # Basenames that identify the agent's own executable or script in argv
+    # (argv[0], or the script an interpreter runs: `node .../bin/claude`).
+    executables: tuple[str, ...]
+    command: tuple[str, ...]
+    resume_args: tuple[str, ...] = ()
+    prompt_delivery: PromptDelivery = PromptDelivery.ARGUMENT
+    # Regexes, each matched (re.search) against one normalised screen row;
+    # a matching row belongs to the agent's UI (prompt box, footer, status,
+    # turn summary), not to its output.
+    chrome: tuple[re.Pattern[str], ...] = ()
+    # Extra argv regexes (matched against the space-joined argv) for CLIs
+    # that rewrite process.title or run under an unusual launcher.
+    argv_patterns: tuple[re.Pattern[str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """The instant to judge by and the zone a banner without one is read in."""
+
+    now: datetime  # timezone-aware
+    local_zone: tzinfo
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """A detector's answer for one capture."""
+
+    agent: str
+    first_row: int  # first row of the banner block, index into the rows given
+    last_row: int  # last row of the banner block (inclusive)
+    reset_at: datetime | None  # aware UTC, or None when no reset time is stated or parseable
+    kind: str  # banner family, e.g. "claude.session-limit", "codex.usage-limit"
+    banner: str  # the normalised banner text (joined if it was wrapped)
+
+    @property
+    def has_reset_time(self) -> bool:
+        return self.reset_at is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One thing that happened, as stored and as handed to `afd_event`."""
+
+    at: datetime
+    kind: str
+    message: str
+    session: str | None = None
+    data: dict = field(default_factory=dict)

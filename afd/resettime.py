@@ -1,0 +1,201 @@
+"""Reading the reset clause of a banner into an instant.
+
+Pure functions of text and a ``Clock``; detectors call them and never read
+the system clock. Rules (see the detection issue):
+
+* an IANA zone named in the banner wins (``UTC``, ``Etc/GMT+5`` included);
+  no zone means the clock's local zone; an unknown zone means no reset time,
+  never a guess;
+* a bare time of day is its next occurrence strictly after now;
+* a date without a year is the next such date and time strictly after now;
+* a full date is returned as it is, even when already past;
+* ``in N days N hours N minutes`` is relative to now;
+* a unix timestamp is exact.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from afd.model import Clock
+
+_MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    )
+}
+
+# "2pm", "6:50pm", "2:51 PM", "14:30", "9 am"
+TIME_OF_DAY = r"(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)?"
+# "Oct 31", "Sep 15th", "June 18"
+MONTH_DAY = r"(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+
+_TIME_RE = re.compile(rf"^{TIME_OF_DAY}$", re.IGNORECASE)
+_DATE_TIME_RE = re.compile(
+    rf"^{MONTH_DAY}(?:,?\s*(?P<year>\d{{4}}))?(?:,?\s*(?:at\s+)?(?P<time>.+))?$",
+    re.IGNORECASE,
+)
+_REL_UNIT = re.compile(
+    r"(?P<n>\d+)\s*(?P<unit>days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b",
+    re.IGNORECASE,
+)
+_REL_WHOLE = re.compile(
+    r"^(?:in\s+)?(?:\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+$",
+    re.IGNORECASE,
+)
+
+
+def resolve_zone(name: str | None, clock: Clock) -> tzinfo | None:
+    """The zone a banner names, the clock's local zone when it names none, None when unknown."""
+    if name is None or not name.strip():
+        return clock.local_zone
+    name = name.strip()
+    if name.upper() in ("UTC", "GMT", "Z"):
+        return timezone.utc
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
+def parse_time_of_day(text: str) -> tuple[int, int] | None:
+    m = _TIME_RE.match(text.strip())
+    if not m:
+        return None
+    hour, minute = int(m["hour"]), int(m["minute"] or 0)
+    ampm = (m["ampm"] or "").lower().replace(".", "")
+    if ampm:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if ampm == "pm" else 0)
+    elif m["minute"] is None:
+        return None  # a bare number is not a time
+    if hour > 23 or minute > 59:
+        return None
+    return hour, minute
+
+
+def _utc(local: datetime) -> datetime:
+    return local.astimezone(timezone.utc)
+
+
+def next_time_of_day(hour: int, minute: int, zone: tzinfo, now: datetime) -> datetime:
+    """The next instant strictly after ``now`` at which the wall clock in ``zone`` reads hour:minute."""
+    local_now = now.astimezone(zone)
+    candidate = local_now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    for _ in range(3):
+        if candidate > local_now:
+            return _utc(candidate)
+        candidate = (candidate + timedelta(days=1)).replace(hour=hour, minute=minute)
+    return _utc(candidate)
+
+
+def next_date_time(month: int, day: int, hour: int, minute: int, zone: tzinfo, now: datetime) -> datetime | None:
+    """The next instant strictly after ``now`` on month/day at hour:minute in ``zone``."""
+    local_now = now.astimezone(zone)
+    for year in range(local_now.year, local_now.year + 9):
+        try:
+            candidate = datetime(year, month, day, hour, minute, tzinfo=zone)
+        except ValueError:  # Feb 29 in a common year
+            continue
+        if candidate > local_now:
+            return _utc(candidate)
+    return None
+
+
+def parse_relative(text: str) -> timedelta | None:
+    """``in 4 days 20 hours 9 minutes``, ``3 hours 2 minutes.``, ``3d 11h`` → a duration."""
+    text = text.strip().rstrip(".").strip()
+    if not text or not _REL_WHOLE.match(text):
+        return None
+    total = timedelta()
+    for m in _REL_UNIT.finditer(text):
+        n, unit = int(m["n"]), m["unit"].lower()
+        if unit.startswith("d"):
+            total += timedelta(days=n)
+        elif unit.startswith("h"):
+            total += timedelta(hours=n)
+        elif unit.startswith("m"):
+            total += timedelta(minutes=n)
+        else:
+            total += timedelta(seconds=n)
+    return total
+
+
+def from_epoch(seconds: str | int) -> datetime | None:
+    try:
+        value = int(seconds)
+    except (TypeError, ValueError):
+        return None
+    if value > 10**11:  # milliseconds
+        value //= 1000
+    try:
+        return datetime.fromtimestamp(value, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def parse_reset(phrase: str, zone_name: str | None, clock: Clock) -> datetime | None:
+    """Read one reset phrase (the part after ``resets``/``at``/``in``) into aware UTC.
+
+    Accepts a time of day (``2pm``), a date with a time (``Oct 31, 9am``,
+    ``Sep 15 at 7pm``, ``Jun 18th, 2026 8:41 AM``), or a relative duration
+    (``in 3 hours 2 minutes``). Returns None for anything else or an
+    unknown zone.
+    """
+    phrase = phrase.strip().rstrip(".").strip()
+    if not phrase:
+        return None
+    delta = parse_relative(phrase)
+    if delta is not None:
+        return _utc(clock.now) + delta
+    zone = resolve_zone(zone_name, clock)
+    if zone is None:
+        return None
+    tod = parse_time_of_day(phrase)
+    if tod is not None:
+        return next_time_of_day(*tod, zone, clock.now)
+    m = _DATE_TIME_RE.match(phrase)
+    if not m:
+        return None
+    month, day = _MONTHS[m["month"][:3].lower()], int(m["day"])
+    tod = parse_time_of_day(m["time"]) if m["time"] else (0, 0)
+    if tod is None:
+        return None
+    if m["year"]:
+        try:
+            return _utc(datetime(int(m["year"]), month, day, *tod, tzinfo=zone))
+        except ValueError:
+            return None
+    return next_date_time(month, day, *tod, zone, clock.now)
+
+
+def local_zone() -> tzinfo:
+    """The process's local zone: ``TZ`` when it names a zone, else the system's, DST rules kept."""
+    import os
+
+    for name in (os.environ.get("TZ", "").lstrip(":"), _system_zone_name()):
+        if name:
+            zone = resolve_zone(name, Clock(datetime.now(timezone.utc), timezone.utc))
+            if zone is not None:
+                return zone
+    return datetime.now().astimezone().tzinfo or timezone.utc
+
+
+def _system_zone_name() -> str:
+    import os
+
+    try:
+        target = os.readlink("/etc/localtime")
+    except OSError:
+        return ""
+    marker = "zoneinfo/"
+    return target.split(marker, 1)[1] if marker in target else ""
+
+
+def local_clock(now: datetime | None = None) -> Clock:
+    """A clock at ``now`` (default: the system time) in the process's local zone."""
+    return Clock(now=now or datetime.now(timezone.utc), local_zone=local_zone())

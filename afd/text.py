@@ -1,0 +1,65 @@
+"""Turning a raw pane capture into the rows detectors read."""
+
+from __future__ import annotations
+
+import re
+
+# CSI (colours, cursor moves), OSC (titles, hyperlinks; ended by BEL or ST),
+# and the two-byte escapes; tmux keeps them with `capture-pane -e`, and
+# captures saved by users often do too.
+_ANSI = re.compile(
+    r"""
+    \x1b\[[0-?]*[ -/]*[@-~]          # CSI
+  | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?  # OSC
+  | \x1b[PX^_][^\x1b]*(?:\x1b\\)?    # DCS, SOS, PM, APC
+  | \x1b[@-Z\\-_]                    # other two-byte escapes
+  | \x9b[0-?]*[ -/]*[@-~]            # 8-bit CSI
+    """,
+    re.VERBOSE,
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+_FOLD = str.maketrans(
+    {
+        "\u2019": "'",  # right single quote, as in "You’ve"
+        "\u2018": "'",
+        "\u02bc": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2219": "·",  # bullet operator, as in "limit reached ∙ resets"
+        "\u2022": "•",
+        "\u00a0": " ",
+        "\u2007": " ",
+        "\u202f": " ",
+        "\u2009": " ",
+        "\u200b": "",
+        "\ufeff": "",
+    }
+)
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def normalise_row(row: str) -> str:
+    """One screen row as detectors see it: no escapes, folded punctuation, no trailing blanks."""
+    row = strip_ansi(row).replace("\t", "    ")
+    row = _CONTROL.sub("", row)
+    return row.translate(_FOLD).rstrip()
+
+
+def capture_rows(text: str) -> list[str]:
+    """Split a capture into normalised rows, dropping the blank rows below the last text.
+
+    tmux pads a capture to the pane's height; the padding is not content.
+    """
+    rows = [normalise_row(r) for r in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    while rows and not rows[-1].strip():
+        rows.pop()
+    return rows
+
+
+def decode_capture(data: bytes) -> str:
+    """Decode captured bytes; a garbled byte never fails a capture."""
+    return data.decode("utf-8", errors="replace")
