@@ -1,0 +1,115 @@
+"""`afd detect`: run the detectors and both gates over saved captures of one pane."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime, timezone
+from pathlib import Path
+
+from afd.cli import EXIT_USAGE, UserError
+from afd.commands.common import compiled_pattern, iso_utc, load_effective, print_json
+from afd.gates import judge
+from afd.model import Clock
+from afd.resettime import local_zone
+from afd.text import capture_rows, decode_capture
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "detect",
+        help="judge saved pane captures: is the agent stalled at its usage limit?",
+        description="Run the detectors and the tail and stability gates over captures of one pane, "
+        "one file per poll, oldest first, with the effective config.",
+    )
+    p.add_argument("--agent", required=True, metavar="NAME", help="the agent running in the pane (claude, codex, devin, …)")
+    p.add_argument("--now", metavar="ISO8601", help="the instant to judge by (default: now); a time without a zone is local")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--config", metavar="PATH", help="config file (default: the global one)")
+    p.add_argument("files", nargs="+", metavar="CAPTURE_FILE", help="pane captures, oldest first")
+    p.set_defaults(func=run)
+
+
+def parse_now(text: str | None, zone) -> datetime:
+    if not text:
+        return datetime.now(timezone.utc)
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UserError(f"--now: {text!r} is not an ISO 8601 time (e.g. 2026-07-13T09:00:00Z)", EXIT_USAGE) from None
+    return value if value.tzinfo else value.replace(tzinfo=zone)
+
+
+def read_captures(files: list[str]) -> list[list[str]]:
+    captures = []
+    for name in files:
+        try:
+            data = Path(name).read_bytes()
+        except FileNotFoundError:
+            raise UserError(f"{name}: no such capture file", EXIT_USAGE) from None
+        except IsADirectoryError:
+            raise UserError(f"{name}: is a directory, not a capture file", EXIT_USAGE) from None
+        except OSError as exc:
+            raise UserError(f"{name}: cannot read: {exc.strerror}", EXIT_USAGE) from None
+        captures.append(capture_rows(decode_capture(data)))
+    return captures
+
+
+def run(args: argparse.Namespace) -> int:
+    zone = local_zone()
+    now = parse_now(args.now, zone)
+    captures = read_captures(args.files)
+    config, plugins = load_effective(args.config)
+    spec = plugins.agents.get(args.agent)
+    if spec is None:
+        known = ", ".join(sorted(plugins.agents)) or "none"
+        raise UserError(f"--agent: {args.agent!r} is not an agent any plugin provides (known: {known})", EXIT_USAGE)
+
+    clock = Clock(now=now, local_zone=zone)
+    pattern = compiled_pattern(config, args.agent)
+    detections = [plugins.detect(args.agent, rows, clock, pattern) for rows in captures]
+    verdict = judge(
+        args.agent,
+        captures,
+        detections,
+        spec.chrome,
+        tail_lines=config.tail_lines,
+        stability_polls=config.stability_polls,
+    )
+    found = verdict.detection
+    result = {
+        "agent": args.agent,
+        "hit": verdict.hit,
+        "anchored": verdict.anchored,
+        "stable": verdict.stable,
+        "limited": verdict.limited,
+        "reset_at": iso_utc(verdict.reset_at),
+        "has_reset_time": verdict.reset_at is not None,
+        "banner": found.banner if found else None,
+        "kind": found.kind if found else None,
+        "reason": verdict.reason,
+        "captures": len(captures),
+        "now": iso_utc(now),
+    }
+    if args.json:
+        print_json(result)
+    else:
+        _print_human(result)
+    return 0
+
+
+def _print_human(result: dict) -> None:
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if result["limited"]:
+        head = "[bold red]limited[/]"
+    elif result["hit"]:
+        head = "[yellow]banner seen, not limited[/]"
+    else:
+        head = "[green]not limited[/]"
+    console.print(f"{result['agent']}: {head}")
+    if result["banner"]:
+        console.print(f"  banner: {result['banner']}", markup=False)
+    if result["limited"] or result["hit"]:
+        console.print(f"  reset:  {result['reset_at'] or 'not stated'}")
+    console.print(f"  why:    {result['reason']}", markup=False)

@@ -1,0 +1,52 @@
+"""`afd plugins`: what is loaded, from where, and what failed."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict
+
+from afd.commands.common import load_effective, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "plugins",
+        help="list loaded detector plugins, the agents and hooks each provides, and any that failed",
+        description="List every loaded plugin (built-in, entry point or drop-in file), the agents "
+        "and hooks it provides, which built-in agents it overrides, and plugins that failed to load.",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--config", metavar="PATH", help="config file (default: the global one); gives plugins_dir")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    config, plugins = load_effective(args.config)
+    if args.json:
+        print_json(
+            {
+                "plugins_dir": str(config.plugins_dir),
+                "plugins": [asdict(p) for p in plugins.plugins],
+                "agents": {name: plugins.owners[name] for name in sorted(plugins.agents)},
+                "failed": [asdict(f) for f in plugins.failures],
+            }
+        )
+        return 0
+
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    table = Table(title="afd plugins", title_justify="left")
+    for col in ("plugin", "source", "agents", "hooks", "from"):
+        table.add_column(col)
+    for p in plugins.plugins:
+        agents = ", ".join(p.agents) or "-"
+        if p.overrides:
+            agents += f" [yellow](overrides {', '.join(p.overrides)})[/]"
+        table.add_row(p.name, p.source, agents, ", ".join(p.hooks), p.origin)
+    console.print(table)
+    console.print(f"drop-in folder: {config.plugins_dir}", markup=False)
+    for f in plugins.failures:
+        console.print(f"[red]failed[/] {f.name} ({f.source}, {f.origin}): {f.error}")
+    return 0

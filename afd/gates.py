@@ -1,0 +1,129 @@
+"""The two core gates that stand between a detector's hit and a limit decision.
+
+A detector only says "this text is on screen". The gates ask whether the
+agent is *stalled* at it (seed §2.1): the banner must be the last thing the
+agent printed (tail-anchored) and the pane must sit unchanged on it
+(stability-gated). Both are pure functions over captured rows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from afd.model import Detection
+
+
+def is_chrome(row: str, chrome: Sequence[re.Pattern[str]]) -> bool:
+    return any(p.search(row) for p in chrome)
+
+
+def strip_bottom_chrome(rows: Sequence[str], chrome: Sequence[re.Pattern[str]]) -> list[str]:
+    """Drop the agent's UI (prompt box, footer, status) and blank rows from the bottom.
+
+    The result is a prefix of ``rows``, so a detection's row indices stay valid.
+    """
+    end = len(rows)
+    while end and (not rows[end - 1].strip() or is_chrome(rows[end - 1], chrome)):
+        end -= 1
+    return list(rows[:end])
+
+
+def content_of(rows: Sequence[str], chrome: Sequence[re.Pattern[str]]) -> tuple[str, ...]:
+    """What the agent has printed, with every chrome row removed.
+
+    Compared between polls: a ticking clock or context counter in a footer
+    must not make a stalled pane look busy.
+    """
+    kept = [r for r in rows if not is_chrome(r, chrome)]
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return tuple(kept)
+
+
+def lines_after(rows: Sequence[str], detection: Detection, chrome: Sequence[re.Pattern[str]]) -> int | None:
+    """Non-blank rows between the end of the banner block and the agent's chrome.
+
+    None when the banner lies inside the chrome itself (typed into the prompt box).
+    """
+    body = strip_bottom_chrome(rows, chrome)
+    if detection.last_row >= len(body):
+        return None
+    return sum(1 for r in body[detection.last_row + 1 :] if r.strip())
+
+
+def is_anchored(rows: Sequence[str], detection: Detection, chrome: Sequence[re.Pattern[str]], tail_lines: int) -> bool:
+    after = lines_after(rows, detection, chrome)
+    return after is not None and after <= tail_lines - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The answer for a pane over its recent captures."""
+
+    agent: str
+    hit: bool  # a banner in the last capture
+    anchored: bool
+    stable: bool
+    detection: Detection | None
+    reason: str
+
+    @property
+    def limited(self) -> bool:
+        return self.hit and self.anchored and self.stable
+
+    @property
+    def reset_at(self) -> datetime | None:
+        return self.detection.reset_at if self.detection else None
+
+
+def judge(
+    agent: str,
+    captures: Sequence[Sequence[str]],
+    detections: Sequence[Detection | None],
+    chrome: Sequence[re.Pattern[str]],
+    *,
+    tail_lines: int,
+    stability_polls: int,
+) -> Verdict:
+    """Apply both gates to a pane's captures (oldest first) and their detections."""
+    if not captures:
+        return Verdict(agent, False, False, False, None, "no capture to judge")
+    rows, found = captures[-1], detections[-1]
+    if found is None:
+        return Verdict(agent, False, False, False, None, f"no {agent} usage-limit banner in the last capture")
+
+    after = lines_after(rows, found, chrome)
+    anchored = after is not None and after <= tail_lines - 1
+
+    recent = list(zip(captures, detections))[-stability_polls:]
+    stable = len(recent) >= stability_polls and all(d is not None and d.banner == found.banner for _, d in recent)
+    if stable:
+        first = content_of(recent[0][0], chrome)
+        stable = all(content_of(c, chrome) == first for c, _ in recent[1:])
+
+    if not anchored:
+        if after is None:
+            reason = "the banner text is inside the agent's prompt area, not printed by the agent"
+        else:
+            reason = (
+                f"the banner is followed by {after} line{'s' if after != 1 else ''} of output "
+                f"(at most {tail_lines - 1} allowed), so the agent is not stalled at it"
+            )
+    elif not stable:
+        if len(captures) < stability_polls:
+            reason = (
+                f"the banner is at the end of the pane, but {len(captures)} capture{'s' if len(captures) != 1 else ''} "
+                f"cannot show it is stable ({stability_polls} identical polls needed)"
+            )
+        else:
+            reason = f"the pane changed within the last {stability_polls} polls, so the agent may still be working"
+    else:
+        when = found.reset_at.strftime("%Y-%m-%dT%H:%M:%SZ") if found.reset_at else None
+        reason = (
+            f"{agent} is at its usage limit: the banner ends the pane and stayed unchanged over "
+            f"{stability_polls} polls; " + (f"it resets at {when}" if when else "the banner states no reset time")
+        )
+    return Verdict(agent, True, anchored, stable, found, reason)

@@ -1,0 +1,199 @@
+"""Loading detector plugins: the built-ins, entry points and drop-in files, through one manager.
+
+Registration order is built-ins, then entry points, then drop-ins; a later
+plugin that names an agent an earlier one also names takes that agent over,
+so a user's plugin can replace a built-in detector without editing afd.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import logging
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+import pluggy
+
+import afd_plugins
+from afd import ENTRY_POINT_GROUP, PROJECT, hookspecs
+from afd.model import AgentSpec, Clock, Detection, Event
+
+log = logging.getLogger("afd.plugins")
+
+BUILTIN = "builtin"
+ENTRY_POINT = "entry-point"
+DROP_IN = "drop-in"
+
+
+@dataclass(frozen=True, slots=True)
+class PluginInfo:
+    name: str
+    source: str  # builtin | entry-point | drop-in
+    origin: str  # file path or distribution
+    agents: tuple[str, ...]
+    hooks: tuple[str, ...]
+    overrides: tuple[str, ...] = ()  # "agent (from plugin)" taken over from an earlier plugin
+
+
+@dataclass(frozen=True, slots=True)
+class PluginFailure:
+    name: str
+    source: str
+    origin: str
+    error: str
+
+
+@dataclass
+class PluginSet:
+    """The loaded plugins and what they provide."""
+
+    manager: pluggy.PluginManager
+    agents: dict[str, AgentSpec] = field(default_factory=dict)
+    owners: dict[str, str] = field(default_factory=dict)  # agent -> plugin name
+    plugins: list[PluginInfo] = field(default_factory=list)
+    failures: list[PluginFailure] = field(default_factory=list)
+    _spec_names: dict[str, frozenset[str]] = field(default_factory=dict)  # plugin -> agents it names
+    _reported: set[tuple[str, str]] = field(default_factory=set)
+
+    def detect(
+        self, agent: str, rows: list[str], clock: Clock, pattern: re.Pattern[str] | None = None
+    ) -> Detection | None:
+        """Ask the plugin that owns ``agent`` first, then plugins that name no spec for it.
+
+        A plugin whose spec for this agent was overridden is not asked: the
+        override replaces it. A detector that raises counts as no detection.
+        """
+        owner = self.owners.get(agent)
+        impls = list(reversed(self.manager.hook.afd_detect.get_hookimpls()))
+        ordered = [i for i in impls if i.plugin_name == owner]
+        ordered += [i for i in impls if i.plugin_name != owner and agent not in self._spec_names.get(i.plugin_name, ())]
+        for impl in ordered:
+            try:
+                found = impl.function(agent=agent, lines=list(rows), clock=clock, pattern=pattern)
+            except Exception as exc:  # a plugin bug must not take the caller down
+                self._report_once(impl.plugin_name, "afd_detect", exc)
+                continue
+            if found is not None:
+                return found
+        return None
+
+    def emit(self, event: Event) -> None:
+        """Hand an event to every `afd_event` plugin; a failing one is logged, never raised."""
+        for impl in self.manager.hook.afd_event.get_hookimpls():
+            try:
+                impl.function(event=event)
+            except Exception as exc:
+                self._report_once(impl.plugin_name, "afd_event", exc)
+
+    def _report_once(self, plugin: str, hook: str, exc: Exception) -> None:
+        key = (plugin, f"{hook}:{type(exc).__name__}")
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        log.error("plugin %s: %s raised %s: %s (further errors of this kind are not logged)", plugin, hook, type(exc).__name__, exc)
+
+
+def builtin_dir() -> Path:
+    return Path(afd_plugins.__file__).resolve().parent
+
+
+def _new_manager() -> pluggy.PluginManager:
+    pm = pluggy.PluginManager(PROJECT)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+def _import_file(path: Path, prefix: str) -> ModuleType:
+    module_name = f"{prefix}{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    return module
+
+
+def _plugin_files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+
+
+def load_plugins(
+    plugins_dir: Path | None = None, *, entry_points: bool = True, builtins: bool = True
+) -> PluginSet:
+    """Load every plugin; a plugin that fails to import or register is recorded and skipped."""
+    pm = _new_manager()
+    result = PluginSet(manager=pm)
+    candidates: list[tuple[str, str, str, object]] = []  # name, source, origin, loader
+
+    if builtins:
+        for path in _plugin_files(builtin_dir()):
+            candidates.append((path.stem, BUILTIN, str(path), lambda p=path: _import_file(p, "afd_builtin_")))
+    if entry_points:
+        for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            dist = getattr(ep, "dist", None)
+            origin = f"{dist.name} {dist.version}" if dist is not None else ep.value
+            candidates.append((ep.name, ENTRY_POINT, origin, ep.load))
+    if plugins_dir is not None:
+        for path in _plugin_files(plugins_dir):
+            candidates.append((path.stem, DROP_IN, str(path), lambda p=path: _import_file(p, "afd_dropin_")))
+
+    for name, source, origin, load in candidates:
+        if pm.has_plugin(name):
+            result.failures.append(PluginFailure(name, source, origin, f"a plugin named {name!r} is already loaded"))
+            continue
+        try:
+            plugin = load()
+            pm.register(plugin, name=name)
+        except Exception as exc:
+            result.failures.append(PluginFailure(name, source, origin, f"{type(exc).__name__}: {exc}"))
+            continue
+        try:
+            specs = _agents_of(pm, name)
+        except Exception as exc:
+            pm.unregister(name=name)
+            result.failures.append(PluginFailure(name, source, origin, f"afd_agents raised {type(exc).__name__}: {exc}"))
+            continue
+        overrides = []
+        for spec in specs:
+            if spec.name in result.owners:
+                overrides.append(f"{spec.name} (from {result.owners[spec.name]})")
+            result.agents[spec.name] = spec
+            result.owners[spec.name] = name
+        result._spec_names[name] = frozenset(s.name for s in specs)
+        hooks = tuple(sorted(c.name for c in pm.get_hookcallers(pm.get_plugin(name)) or ()))
+        result.plugins.append(
+            PluginInfo(name, source, origin, tuple(s.name for s in specs), hooks, tuple(overrides))
+        )
+    return result
+
+
+def _agents_of(pm: pluggy.PluginManager, name: str) -> list[AgentSpec]:
+    specs: list[AgentSpec] = []
+    for impl in pm.hook.afd_agents.get_hookimpls():
+        if impl.plugin_name != name:
+            continue
+        for spec in impl.function() or ():
+            if not isinstance(spec, AgentSpec):
+                raise TypeError(f"afd_agents returned {type(spec).__name__}, not AgentSpec")
+            specs.append(spec)
+    return specs
+
+
+def load_for_config(config) -> PluginSet:
+    """The plugins a config asks for: built-ins, entry points, and its `plugins_dir`."""
+    return load_plugins(Path(config.plugins_dir) if config.plugins_dir else None)
+
+
+def known_agent_names(config) -> set[str]:
+    return set(load_for_config(config).agents)

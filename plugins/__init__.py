@@ -1,0 +1,1 @@
+"""The built-in detector plugins; afd loads each file like a drop-in."""
