@@ -1,0 +1,99 @@
+"""The tail and stability gates, as tables over captured rows."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from afd.gates import content_of, is_anchored, judge, strip_bottom_chrome
+from afd.model import Detection
+
+CHROME = (re.compile(r"^─{3,}"), re.compile(r"^❯"), re.compile(r"^\s*⏵⏵ "), re.compile(r"^\s*\? for shortcuts"), re.compile(r"^\s*\d\d:\d\d:\d\d$"))
+BANNER = "You've hit your limit · resets 11pm"
+
+
+def det(row, last=None):
+    return Detection("claude", row, row if last is None else last, None, "claude.hit-limit", BANNER)
+
+
+SCREEN = ["● Done.", "", BANNER, "", "────", "❯ ", "────", "  ⏵⏵ accept edits on", ""]
+
+
+def test_bottom_chrome_is_stripped_and_indices_stay_valid():
+    body = strip_bottom_chrome(SCREEN, CHROME)
+    assert body == SCREEN[:3]
+
+
+@pytest.mark.parametrize(
+    "after,tail_lines,expected",
+    [
+        pytest.param([], 3, True, id="banner-last"),
+        pytest.param(["/upgrade to increase your limit"], 3, True, id="one-line-after"),
+        pytest.param(["a", "b"], 3, True, id="two-lines-after-tail-3"),
+        pytest.param(["a", "b", "c"], 3, False, id="three-lines-after-tail-3"),
+        pytest.param(["a"], 1, False, id="one-line-after-tail-1"),
+        pytest.param(["", "", "a", ""], 2, True, id="blank-lines-do-not-count"),
+    ],
+)
+def test_tail_anchoring(after, tail_lines, expected):
+    rows = ["work", BANNER, *after, "────", "❯ ", "────"]
+    assert is_anchored(rows, det(1), CHROME, tail_lines) is expected
+
+
+def test_banner_inside_chrome_is_not_anchored():
+    rows = ["work", "────", "❯ " + BANNER, "────"]
+    assert not is_anchored(rows, det(2), CHROME, 3)
+
+
+def test_ticking_footer_is_ignored_by_stability():
+    a = ["work", BANNER, "────", "❯ ", "12:00:01"]
+    b = ["work", BANNER, "────", "❯ ", "12:00:03"]
+    assert content_of(a, CHROME) == content_of(b, CHROME)
+
+
+def verdict(captures, **kw):
+    detections = [next((det(i) for i, r in enumerate(c) if r == BANNER), None) for c in captures]
+    return judge("claude", captures, detections, CHROME, tail_lines=kw.get("tail_lines", 3), stability_polls=kw.get("stability_polls", 2))
+
+
+def test_two_identical_captures_at_the_banner_are_limited():
+    v = verdict([SCREEN, SCREEN])
+    assert (v.hit, v.anchored, v.stable, v.limited) == (True, True, True, True)
+    assert "usage limit" in v.reason
+
+
+def test_a_single_capture_is_never_stable():
+    v = verdict([SCREEN])
+    assert v.hit and v.anchored and not v.stable and not v.limited
+    assert "2 identical polls" in v.reason
+
+
+def test_changed_pane_is_not_stable():
+    working = ["● Done.", "", BANNER, "", "✢ Reading (1s · esc to interrupt)", "────", "❯ ", "────"]
+    working2 = ["● Done.", "", BANNER, "", "✢ Reading (2s · esc to interrupt)", "────", "❯ ", "────"]
+    v = verdict([working, working2])
+    assert v.hit and v.anchored and not v.stable
+
+
+def test_banner_must_be_in_every_stable_capture():
+    before = ["● Done.", "", "────", "❯ ", "────"]
+    v = verdict([before, SCREEN], stability_polls=2)
+    assert not v.stable
+
+
+def test_banner_worked_past_is_not_anchored():
+    rows = ["work", BANNER, "> continue", "● Reading file", "● Editing file", "● Done.", "────", "❯ ", "────"]
+    v = verdict([rows, rows])
+    assert v.hit and not v.anchored and not v.limited
+    assert "followed by 4 lines" in v.reason
+
+
+def test_no_banner_is_not_limited():
+    v = verdict([["just work"], ["just work"]])
+    assert not v.hit and not v.limited
+
+
+def test_stability_polls_three_needs_three_captures():
+    assert not verdict([SCREEN, SCREEN], stability_polls=3).stable
+    assert verdict([SCREEN, SCREEN, SCREEN], stability_polls=3).limited

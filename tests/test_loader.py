@@ -1,0 +1,149 @@
+"""Plugin loading: built-ins, entry points and drop-ins through one manager, failures isolated."""
+
+from __future__ import annotations
+
+import logging
+import textwrap
+from datetime import datetime, timezone
+
+import pytest
+
+from afd.loader import BUILTIN, DROP_IN, ENTRY_POINT, load_plugins
+from afd.model import Clock
+
+CLOCK = Clock(now=datetime(2026, 7, 13, 9, tzinfo=timezone.utc), local_zone=timezone.utc)
+
+ECHO_PLUGIN = textwrap.dedent(
+    '''
+    from afd import hookimpl
+    from afd.model import AgentSpec, Detection
+
+    @hookimpl
+    def afd_agents():
+        return [AgentSpec(name="{agent}", executables=("{agent}",), command=("{agent}",))]
+
+    @hookimpl
+    def afd_detect(agent, lines, clock, pattern):
+        if agent != "{agent}":
+            return None
+        for i, row in enumerate(lines):
+            if "{marker}" in row:
+                return Detection(agent, i, i, None, "{name}.test", row)
+        return None
+    '''
+)
+
+
+def write_plugin(folder, name, agent, marker="OUT OF QUOTA"):
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.py"
+    path.write_text(ECHO_PLUGIN.format(agent=agent, marker=marker, name=name))
+    return path
+
+
+def test_builtins_provide_claude_codex_and_devin():
+    plugins = load_plugins(None, entry_points=False)
+    assert {"claude", "codex", "devin"} <= set(plugins.agents)
+    assert {p.name: p.source for p in plugins.plugins if p.name in ("claude", "codex", "devin")} == {
+        "claude": BUILTIN,
+        "codex": BUILTIN,
+        "devin": BUILTIN,
+    }
+    assert not plugins.failures
+
+
+def test_drop_in_file_adds_an_agent(tmp_path):
+    write_plugin(tmp_path, "gemini_watch", "gemini")
+    plugins = load_plugins(tmp_path, entry_points=False)
+    info = next(p for p in plugins.plugins if p.name == "gemini_watch")
+    assert info.source == DROP_IN and info.agents == ("gemini",)
+    assert set(info.hooks) == {"afd_agents", "afd_detect"}
+    found = plugins.detect("gemini", ["working", "OUT OF QUOTA"], CLOCK)
+    assert found is not None and found.first_row == 1
+
+
+def test_broken_drop_in_is_named_and_skipped_while_others_load(tmp_path):
+    (tmp_path / "broken.py").write_text("import nonexistent_module_for_afd\n")
+    write_plugin(tmp_path, "good", "gemini")
+    plugins = load_plugins(tmp_path, entry_points=False)
+    assert [f.name for f in plugins.failures] == ["broken"]
+    assert "nonexistent_module_for_afd" in plugins.failures[0].error
+    assert "gemini" in plugins.agents and "claude" in plugins.agents
+
+
+def test_plugin_whose_agents_hook_raises_is_skipped(tmp_path):
+    (tmp_path / "bad_agents.py").write_text(
+        "from afd import hookimpl\n@hookimpl\ndef afd_agents():\n    raise RuntimeError('boom')\n"
+    )
+    plugins = load_plugins(tmp_path, entry_points=False)
+    assert [f.name for f in plugins.failures] == ["bad_agents"]
+    assert "boom" in plugins.failures[0].error
+
+
+def test_raising_detector_counts_as_no_detection_and_is_logged_once(tmp_path, caplog):
+    (tmp_path / "raiser.py").write_text(
+        textwrap.dedent(
+            """
+            from afd import hookimpl
+            from afd.model import AgentSpec
+
+            @hookimpl
+            def afd_agents():
+                return [AgentSpec(name="flaky", executables=("flaky",), command=("flaky",))]
+
+            @hookimpl
+            def afd_detect(agent, lines, clock, pattern):
+                if agent == "flaky":
+                    raise ValueError("cannot parse")
+            """
+        )
+    )
+    plugins = load_plugins(tmp_path, entry_points=False)
+    with caplog.at_level(logging.ERROR, logger="afd.plugins"):
+        assert plugins.detect("flaky", ["x"], CLOCK) is None
+        assert plugins.detect("flaky", ["y"], CLOCK) is None
+    assert sum("cannot parse" in r.getMessage() for r in caplog.records) == 1
+    # the built-ins still answer for their own agents
+    assert plugins.detect("devin", ["Quota exhausted"], CLOCK) is not None
+
+
+def test_third_party_plugin_overrides_a_builtin_agent(tmp_path):
+    write_plugin(tmp_path, "my_claude", "claude", marker="CUSTOM WALL")
+    plugins = load_plugins(tmp_path, entry_points=False)
+    assert plugins.owners["claude"] == "my_claude"
+    info = next(p for p in plugins.plugins if p.name == "my_claude")
+    assert info.overrides == ("claude (from claude)",)
+    # the override replaces the built-in: its banner counts, the built-in's does not
+    assert plugins.detect("claude", ["CUSTOM WALL"], CLOCK) is not None
+    assert plugins.detect("claude", ["Claude AI usage limit reached|1783940400"], CLOCK) is None
+
+
+def test_entry_point_plugin_is_loaded(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    write_plugin(site, "afd_ep_plugin", "amp")
+    dist = site / "afd_ep_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: afd-ep-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[afd.detectors]\namp = afd_ep_plugin\n")
+    monkeypatch.syspath_prepend(str(site))
+    plugins = load_plugins(None)
+    info = next(p for p in plugins.plugins if p.name == "amp")
+    assert info.source == ENTRY_POINT and "afd-ep-plugin" in info.origin
+    assert plugins.detect("amp", ["OUT OF QUOTA"], CLOCK) is not None
+
+
+def test_event_plugin_failure_never_raises(tmp_path, caplog):
+    (tmp_path / "notifier.py").write_text(
+        "from afd import hookimpl\n@hookimpl\ndef afd_event(event):\n    raise OSError('webhook down')\n"
+    )
+    seen = tmp_path / "seen.txt"
+    (tmp_path / "recorder.py").write_text(
+        f"from afd import hookimpl\n@hookimpl\ndef afd_event(event):\n    open({str(seen)!r}, 'a').write(event.kind + '\\n')\n"
+    )
+    from afd.model import Event
+
+    plugins = load_plugins(tmp_path, entry_points=False)
+    with caplog.at_level(logging.ERROR, logger="afd.plugins"):
+        plugins.emit(Event(at=CLOCK.now, kind="session.limited", message="m"))
+    assert seen.read_text() == "session.limited\n"
+    assert any("webhook down" in r.getMessage() for r in caplog.records)
