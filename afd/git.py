@@ -1,0 +1,78 @@
+"""Everything afd asks git: repository checks, branches and worktrees for new sessions."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class GitError(Exception):
+    """A git step failed; the message names the repository and what to fix."""
+
+
+def _git(repo: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=timeout
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"{repo}: git {' '.join(args)} did not answer within {timeout:.0f}s") from None
+
+
+def repo_root(path: Path) -> Path:
+    done = _git(path, "rev-parse", "--show-toplevel")
+    if done.returncode != 0:
+        raise GitError(f"{path}: not a git repository")
+    return Path(done.stdout.strip())
+
+
+def head_sha(path: Path) -> str | None:
+    done = _git(path, "rev-parse", "--verify", "-q", "HEAD")
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def current_branch(path: Path) -> str | None:
+    done = _git(path, "symbolic-ref", "-q", "--short", "HEAD")
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def branch_exists(repo: Path, branch: str) -> bool:
+    return _git(repo, "show-ref", "--verify", "-q", f"refs/heads/{branch}").returncode == 0
+
+
+@dataclass(frozen=True, slots=True)
+class Worktree:
+    path: Path
+    branch: str
+    base_sha: str
+
+
+def check_new_worktree(repo: Path, branch: str, path: Path, base: str | None) -> tuple[Path, str]:
+    """Everything that could stop `add_worktree`, checked before anything changes.
+
+    Returns the repository root and the base commit.
+    """
+    root = repo_root(repo)
+    ref = base or "HEAD"
+    done = _git(root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
+    if done.returncode != 0:
+        raise GitError(f"{root}: --base {ref!r} is not a commit in this repository")
+    if _git(root, "check-ref-format", "--branch", branch).returncode != 0:
+        raise GitError(f"{branch!r} is not a valid branch name")
+    if branch_exists(root, branch):
+        raise GitError(f"{root}: branch {branch!r} already exists; pick another session name")
+    if path.exists():
+        raise GitError(f"{path} already exists; remove it or pick another session name")
+    return root, done.stdout.strip()
+
+
+def add_worktree(repo: Path, branch: str, path: Path, base: str | None = None) -> Worktree:
+    root, base_sha = check_new_worktree(repo, branch, path, base)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = _git(root, "worktree", "add", "-q", "-b", branch, str(path), base_sha, timeout=120)
+    if done.returncode != 0:
+        raise GitError(f"{root}: git worktree add failed: {done.stderr.strip()}")
+    return Worktree(path=path, branch=branch, base_sha=base_sha)

@@ -1,0 +1,68 @@
+"""What the supervisor remembers about each watched pane between polls.
+
+Kept in memory only: captures can hold secrets, so no pane content is
+stored (the store keeps just a detection's banner text).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from afd.gates import content_of
+from afd.model import Detection
+
+# The list-panes fingerprint has a one-second grain and can hide a change;
+# it may save a capture, but never for longer than this.
+MAX_CAPTURE_AGE = 10.0
+
+
+@dataclass
+class PaneWatch:
+    """Recent fresh captures of one pane and the detections on them, oldest first."""
+
+    keep: int = 2
+    fingerprint: tuple | None = None
+    captured_at: float | None = None  # monotonic seconds of the last fresh capture
+    captures: deque = field(default_factory=deque)
+    detections: deque = field(default_factory=deque)
+
+    def needs_capture(self, fingerprint: tuple, now: float) -> bool:
+        """Whether this poll must capture the pane afresh.
+
+        An unchanged fingerprint may reuse the last capture, except while a
+        banner is on screen (a limit decision needs fresh captures) and never
+        for longer than MAX_CAPTURE_AGE.
+        """
+        if self.captured_at is None or fingerprint != self.fingerprint:
+            return True
+        if self.detections and self.detections[-1] is not None:
+            return True
+        return now - self.captured_at >= MAX_CAPTURE_AGE
+
+    def record(
+        self,
+        rows: Sequence[str],
+        detection: Detection | None,
+        fingerprint: tuple,
+        now: float,
+        chrome: Sequence[re.Pattern[str]],
+    ) -> bool:
+        """Add a fresh capture; return whether the pane is idle (content unchanged since the last one)."""
+        idle = bool(self.captures) and content_of(self.captures[-1], chrome) == content_of(rows, chrome)
+        self.captures.append(list(rows))
+        self.detections.append(detection)
+        while len(self.captures) > max(self.keep, 2):
+            self.captures.popleft()
+            self.detections.popleft()
+        self.fingerprint = fingerprint
+        self.captured_at = now
+        return idle
+
+    def reset(self) -> None:
+        self.captures.clear()
+        self.detections.clear()
+        self.fingerprint = None
+        self.captured_at = None
