@@ -1,0 +1,192 @@
+"""Codex CLI: how to recognise and launch it, and where its usage-limit banner is.
+
+Codex prints the limit as an error cell at column 0 of its history, after its
+own marker (``■``, older builds ``🖐``), sometimes behind an ``Error …:``
+lead-in::
+
+    ■ You've hit your usage limit. Upgrade to Pro (https://…) or try again at 2:51 PM.
+
+The TUI wraps a long cell by continuing at column 0, even in the middle of a
+word (``… or try a`` / ``gain at 2:51 PM.``). Everything codex shows that is
+*not* its own error cell is indented or carries another marker: command output
+sits under ``└`` and indented continuation rows, replies start with ``•``, the
+composer with ``›``. That shape is what tells a stalled agent from an agent
+that is merely displaying the banner text (a ``cat`` of the docs, a diff).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from datetime import datetime, timezone
+
+from afd import hookimpl
+from afd.model import AgentSpec, Clock, Detection, PromptDelivery
+from afd.resettime import parse_relative, parse_reset
+
+AGENT = "codex"
+
+# The markers codex puts in front of an error or warning cell; emoji may
+# carry a variation selector.
+_MARKER = r"(?:[■🖐⚠✖✗]\ufe0f?\s*)"
+# `ERROR: `, `Error: `, `stream error: `, `[2026-03-04T17:48:31] ERROR: ` (headless `codex exec`).
+_LEAD_IN = r"(?:\[[^\]]{1,40}\]\s*)?(?:(?:[A-Za-z]+\s+){0,2}error\b[^:]{0,40}:\s*)"
+_BANNER = re.compile(
+    rf"^{_MARKER}?{_LEAD_IN}?You(?:'ve| have) (?:hit|reached) your usage limit\b",
+    re.IGNORECASE,
+)
+
+# Rows that are never a banner nor the wrapped tail of one: indented rows
+# (command output, reply continuations) and rows led by another UI marker.
+_NOT_OWN_ROW = re.compile(r"^(?:\s|[›▌•└├│╭╰╮╯─❯])")
+_FENCE = re.compile(r"^\s*(?:[•›]\s*)?(?:```|~~~)")
+
+# After a finished sentence, a column-0 row only continues the banner if it
+# reads like the rest of codex's message (or the tail of a split URL/word).
+_NEXT_SENTENCE = re.compile(
+    r"^(?:[a-z0-9(/:.,)]|Upgrade|To |Try again|Visit|Limits|Purchase|Please|Or |Your |Wait|You can|"
+    r"Contact|Send|Learn|See |Check|Go to|https?:)"
+)
+_SENTENCE_END = re.compile(r"[.!?][)\"']?$")
+_MAX_BLOCK_ROWS = 8
+
+_TRY_AT = re.compile(
+    r"\btry again at\s+(?P<phrase>.+?)\s*(?:\((?P<zone>[^()]+)\))?\s*(?:[.!](?=\s|$)|$)",
+    re.IGNORECASE,
+)
+_TRY_IN = re.compile(r"\btry again in\s+(?P<phrase>.+?)\s*(?:[.!](?=\s|$)|$)", re.IGNORECASE)
+
+_CHROME = (
+    re.compile(r"^\s*[›▌](?:\s|$)"),  # the frameless composer, empty, placeholder or typed text
+    re.compile(r"\?\s+for shortcuts\b"),
+    re.compile(r"\b\d{1,3}% context left\b"),
+    re.compile(r"\bcontext\s+\d{1,3}% left\b", re.IGNORECASE),
+    re.compile(r"^\s*⏎\s+send\b"),
+    re.compile(r"^\s+(?:[⌃⇧⌥]|ctrl\s*\+\s*)\S*\s+\w+.*\b(?:newline|transcript|quit)\b", re.IGNORECASE),
+    re.compile(r"^\s+esc\s+(?:again\s+)?to edit previous message\b", re.IGNORECASE),
+    re.compile(r"^\s+(?:press\s+)?(?:ctrl|⌃)\s*\+?\s*c\s+again to (?:quit|exit)\b", re.IGNORECASE),
+    re.compile(r"^\s+tab to queue message\b", re.IGNORECASE),
+    re.compile(r"^\s+\d+(?:\.\d+)?[KkMm]? tokens used\b"),
+    # the turn separator, `─ Worked for 1m 05s ─────`, and bare rules
+    re.compile(r"^\s*─+(?:\s+Worked for\b[^─]*)?─*\s*$"),
+)
+
+SPEC = AgentSpec(
+    name=AGENT,
+    executables=("codex",),
+    command=("codex",),
+    resume_args=("resume", "--last"),
+    prompt_delivery=PromptDelivery.ARGUMENT,
+    chrome=_CHROME,
+    argv_patterns=(re.compile(r"@openai/codex|codex-cli"),),
+)
+
+
+@hookimpl
+def afd_agents() -> list[AgentSpec]:
+    return [SPEC]
+
+
+@hookimpl
+def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[str] | None) -> Detection | None:
+    if agent != AGENT:
+        return None
+    return find_banner(lines, clock, pattern)
+
+
+def find_banner(lines: list[str], clock: Clock, pattern: re.Pattern[str] | None = None) -> Detection | None:
+    """The lowest codex limit banner in ``lines``, or None."""
+    found: Detection | None = None
+    in_fence = False
+    i = 0
+    while i < len(lines):
+        row = lines[i]
+        if _FENCE.match(row):
+            in_fence = not in_fence
+            i += 1
+            continue
+        if in_fence or not _is_banner_row(row, pattern):
+            i += 1
+            continue
+        last = _block_end(lines, i)
+        text, reset_at = _read_block(lines[i : last + 1], clock)
+        kind = f"{AGENT}.pattern" if pattern is not None else f"{AGENT}.usage-limit"
+        found = Detection(AGENT, i, last, reset_at, kind, text)
+        # a wrapped tail is part of this banner, never the start of another
+        i = last + 1
+    return found
+
+
+def _is_banner_row(row: str, pattern: re.Pattern[str] | None) -> bool:
+    if pattern is None:
+        return bool(_BANNER.match(row))
+    return not _NOT_OWN_ROW.match(row) and pattern.search(row) is not None
+
+
+def _block_end(lines: list[str], first: int) -> int:
+    """Index of the last row of the banner that starts at ``first`` (wrapped rows included)."""
+    last = first
+    text = lines[first].strip()
+    while last + 1 < len(lines) and last - first + 1 < _MAX_BLOCK_ROWS:
+        nxt = lines[last + 1]
+        if not nxt.strip() or _NOT_OWN_ROW.match(nxt) or _FENCE.match(nxt) or _BANNER.match(nxt):
+            break
+        if _SENTENCE_END.search(text) and (_is_final(text) or not _NEXT_SENTENCE.match(nxt)):
+            break
+        text = f"{text} {nxt.strip()}"
+        last += 1
+    return last
+
+
+def _is_final(text: str) -> bool:
+    """Whether the text ends with codex's closing sentence, the one that says when to try again."""
+    last_sentence = re.split(r"(?<=[.!?])\s+", text)[-1]
+    return "tryagain" in re.sub(r"\s+", "", last_sentence).lower()
+
+
+def _read_block(rows: list[str], clock: Clock) -> tuple[str, datetime | None]:
+    """Join a wrapped banner and read its reset.
+
+    A break between rows may have been a space or the middle of a word; try
+    joins with the fewest glued breaks first and keep the first whose reset
+    clause parses.
+    """
+    parts = [r.strip() for r in rows]
+    breaks = len(parts) - 1
+    default = " ".join(parts)
+    for glued_count in range(breaks + 1):
+        for glued in itertools.combinations(range(breaks), glued_count):
+            text = _join(parts, frozenset(glued))
+            reset_at = parse_codex_reset(text, clock)
+            if reset_at is not None:
+                return text, reset_at
+    return default, None
+
+
+def _join(parts: list[str], glued: frozenset[int]) -> str:
+    out = parts[0]
+    for k, part in enumerate(parts[1:]):
+        out += part if k in glued else f" {part}"
+    return out
+
+
+def parse_codex_reset(text: str, clock: Clock) -> datetime | None:
+    """The instant in ``… try again at <when>.`` / ``… try again in <duration>.``, or None.
+
+    ``Try again later.``, or no clause at all, states no reset time.
+    """
+    # A reset beyond what datetime can hold (`in 999999999 days`, a year-9999
+    # date in a zone east of UTC) makes the shared parser raise
+    # OverflowError; it is an unreadable reset, and still a limit.
+    try:
+        m = _TRY_IN.search(text)
+        if m:
+            delta = parse_relative(m["phrase"])
+            if delta is not None:
+                return clock.now.astimezone(timezone.utc) + delta
+        m = _TRY_AT.search(text)
+        if m:
+            return parse_reset(m["phrase"], m["zone"], clock)
+    except (OverflowError, ValueError):
+        return None
+    return None

@@ -1,0 +1,103 @@
+"""Devin CLI: how to recognise and launch it, and where its quota banner is.
+
+Devin is detect-only: its wall reads ``Quota exhausted`` (or ``Quota
+exhausted: <why>``) on a row of its own and states no reset time, so a
+detection never carries one. Its healthy quota line, ``59% remaining (resets
+in 3d 11h)``, is status, not a limit.
+"""
+
+from __future__ import annotations
+
+import re
+
+from afd import hookimpl
+from afd.model import AgentSpec, Clock, Detection, PromptDelivery
+
+AGENT = "devin"
+
+# Optional marker and `Error:` lead-in, then the banner as the whole row: a
+# sentence that merely mentions quota exhaustion goes on after the words.
+_BANNER = re.compile(
+    r"^(?:[✗✘×⚠■!]\ufe0f?\s*)?(?:(?:[A-Za-z]+\s+){0,2}error\b[^:]{0,40}:\s*)?"
+    r"Quota exhausted(?:\s*[.:!(—–-].*)?$",
+    re.IGNORECASE,
+)
+# Indented rows are tool output or reply text; these markers lead other UI rows.
+_NOT_OWN_ROW = re.compile(r"^(?:\s|[❭›>•└├│╭╰─])")
+_FENCE = re.compile(r"^\s*(?:[•❭]\s*)?(?:```|~~~)")
+_SENTENCE_END = re.compile(r"[.!?][)\"']?$")
+_MAX_BLOCK_ROWS = 4
+
+_CHROME = (
+    re.compile(r"^\s*❭(?:\s|$)"),  # the frameless composer, placeholder or typed text
+    re.compile(r"\b\d{1,3}% remaining \(resets in [^)]*\)"),
+    re.compile(r"\?\s+for shortcuts\b"),
+    re.compile(r"^\s*[─━]{3,}\s*$"),
+)
+
+SPEC = AgentSpec(
+    name=AGENT,
+    executables=("devin",),
+    command=("devin",),
+    resume_args=("--continue",),
+    prompt_delivery=PromptDelivery.ARGUMENT,
+    chrome=_CHROME,
+)
+
+
+@hookimpl
+def afd_agents() -> list[AgentSpec]:
+    return [SPEC]
+
+
+@hookimpl
+def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[str] | None) -> Detection | None:
+    if agent != AGENT:
+        return None
+    return find_banner(lines, pattern)
+
+
+def find_banner(lines: list[str], pattern: re.Pattern[str] | None = None) -> Detection | None:
+    """The lowest devin quota banner in ``lines``, or None."""
+    found: Detection | None = None
+    in_fence = False
+    i = 0
+    while i < len(lines):
+        row = lines[i]
+        if _FENCE.match(row):
+            in_fence = not in_fence
+            i += 1
+            continue
+        if in_fence or not _is_banner_row(row, pattern):
+            i += 1
+            continue
+        last = _block_end(lines, i)
+        text = " ".join(r.strip() for r in lines[i : last + 1])
+        kind = f"{AGENT}.pattern" if pattern is not None else f"{AGENT}.quota-exhausted"
+        found = Detection(AGENT, i, last, None, kind, text)
+        i = last + 1
+    return found
+
+
+def _is_banner_row(row: str, pattern: re.Pattern[str] | None) -> bool:
+    if pattern is None:
+        return bool(_BANNER.match(row))
+    return not _NOT_OWN_ROW.match(row) and pattern.search(row) is not None
+
+
+def _block_end(lines: list[str], first: int) -> int:
+    """The last row of a banner whose message the TUI wrapped onto column-0 rows."""
+    last = first
+    text = lines[first].strip()
+    while (
+        ":" in text
+        and not _SENTENCE_END.search(text)
+        and last + 1 < len(lines)
+        and last - first + 1 < _MAX_BLOCK_ROWS
+    ):
+        nxt = lines[last + 1]
+        if not nxt.strip() or _NOT_OWN_ROW.match(nxt) or _FENCE.match(nxt) or _BANNER.match(nxt):
+            break
+        text = f"{text} {nxt.strip()}"
+        last += 1
+    return last
