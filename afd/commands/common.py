@@ -20,25 +20,24 @@ def load_effective(config_path: str | None):
 
     path = Path(config_path) if config_path else None
     try:
-        config = load_config(path)
+        # plugins_dir comes from the config, so agent names are checked in a second pass.
+        config = load_config(path, lenient_patterns=True)
+        plugins = load_for_config(config)
+        config = load_config(path, known_agents=set(plugins.agents), lenient_patterns=True)
     except ConfigError as exc:
         raise UserError("\n".join(str(p) for p in exc.problems), EXIT_USAGE) from None
-    plugins = load_for_config(config)
+    for warning in config.warnings:
+        print(f"afd: warning: {warning}; the built-in pattern stays in force", file=sys.stderr)
     for failure in plugins.failures:
         print(f"afd: warning: plugin {failure.name} ({failure.origin}) was skipped: {failure.error}", file=sys.stderr)
     return config, plugins
 
 
 def compiled_pattern(config, agent: str) -> re.Pattern[str] | None:
-    """The user's `[limit_patterns]` regex for an agent; a bad one warns and keeps the built-in."""
-    raw = (config.limit_patterns or {}).get(agent)
-    if not raw:
-        return None
-    try:
-        return re.compile(raw)
-    except re.error as exc:
-        print(f"afd: warning: limit_patterns.{agent}: {exc}; using the built-in pattern", file=sys.stderr)
-        return None
+    """The user's `[limit_patterns]` regex for an agent (a bad one was dropped, with a warning, at load)."""
+    from afd.config import compiled_limit_patterns
+
+    return compiled_limit_patterns(config).get(agent)
 
 
 def print_json(value) -> None:
