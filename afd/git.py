@@ -76,3 +76,13 @@ def add_worktree(repo: Path, branch: str, path: Path, base: str | None = None) -
     if done.returncode != 0:
         raise GitError(f"{root}: git worktree add failed: {done.stderr.strip()}")
     return Worktree(path=path, branch=branch, base_sha=base_sha)
+
+
+def remove_worktree(repo: Path, path: Path, branch: str) -> str:
+    """Undo `add_worktree` for a session that never started; says what was removed."""
+    done = _git(repo, "worktree", "remove", "--force", str(path), timeout=60)
+    removed = done.returncode == 0
+    deleted = _git(repo, "branch", "-D", branch).returncode == 0
+    if removed and deleted:
+        return f"removed the new worktree {path} and branch {branch}"
+    return f"could not fully remove the new worktree {path} and branch {branch}; remove them by hand"

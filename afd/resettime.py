@@ -8,6 +8,7 @@ the system clock. Rules (see the detection issue):
   never a guess;
 * a bare time of day is its next occurrence strictly after now;
 * a date without a year is the next such date and time strictly after now;
+* a weekday with a time (``Mon 9am``) is the next such weekday and time;
 * a full date is returned as it is, even when already past;
 * ``in N days N hours N minutes`` is relative to now;
 * a unix timestamp is exact.
@@ -42,6 +43,19 @@ _REL_UNIT = re.compile(
     r"(?P<n>\d+)\s*(?P<unit>days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b",
     re.IGNORECASE,
 )
+_WEEKDAYS = {d: i for i, d in enumerate(["mon", "tue", "wed", "thu", "fri", "sat", "sun"])}
+# "Mon 9am", "Monday at 9am", "Fri, 2:30 PM"; anchored, so a zone name such
+# as Europe/Monaco (read out of its parentheses first) is never a Monday.
+_WEEKDAY_TIME_RE = re.compile(
+    r"^(?P<wd>mon|tue|wed|thu|fri|sat|sun)(?:day|s|sday|nesday|rs|rsday|urday)?\.?,?\s*(?:at\s+)?(?P<time>.+)$",
+    re.IGNORECASE,
+)
+# "UTC+5", "GMT-03:30", "UTC+0530": a fixed offset, read the ISO way round
+# (unlike Etc/GMT+5, which IANA defines as five hours *behind* UTC).
+_OFFSET_ZONE_RE = re.compile(r"^(?:UTC|GMT)\s*(?P<sign>[+-])(?P<h>\d{1,2})(?::?(?P<m>\d{2}))?$", re.IGNORECASE)
+# Names zoneinfo accepts that are not zones a banner could mean: resolving
+# them would be a silent guess at the host's zone.
+_NOT_ZONES = frozenset({"localtime", "posixrules", "factory"})
 _REL_WHOLE = re.compile(
     r"^(?:in\s+)?(?:\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+$",
     re.IGNORECASE,
@@ -49,16 +63,33 @@ _REL_WHOLE = re.compile(
 
 
 def resolve_zone(name: str | None, clock: Clock) -> tzinfo | None:
-    """The zone a banner names, the clock's local zone when it names none, None when unknown."""
+    """The zone a banner names, the clock's local zone when it names none, None when unknown.
+
+    Aliases (``Asia/Calcutta``, ``US/Eastern``) resolve through the shipped
+    ``tzdata``; ``UTC``/``GMT``/``Z`` and ``UTC+5``-style offsets are read
+    directly; anything else unknown is None, never a guess.
+    """
     if name is None or not name.strip():
         return clock.local_zone
     name = name.strip()
     if name.upper() in ("UTC", "GMT", "Z"):
         return timezone.utc
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
-        return None
+    m = _OFFSET_ZONE_RE.match(name)
+    if m:
+        hours, minutes = int(m["h"]), int(m["m"] or 0)
+        if hours > 14 or minutes > 59:
+            return None
+        offset = timedelta(hours=hours, minutes=minutes)
+        return timezone(-offset if m["sign"] == "-" else offset)
+    # A wrapped banner may come back as "America/New York".
+    for candidate in dict.fromkeys((name, re.sub(r"\s+", "_", name))):
+        if candidate.lower() in _NOT_ZONES or len(candidate) > 255:
+            continue
+        try:
+            return ZoneInfo(candidate)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            continue
+    return None
 
 
 def parse_time_of_day(text: str) -> tuple[int, int] | None:
@@ -106,6 +137,19 @@ def next_date_time(month: int, day: int, hour: int, minute: int, zone: tzinfo, n
     return None
 
 
+def next_weekday_time(weekday: int, hour: int, minute: int, zone: tzinfo, now: datetime) -> datetime:
+    """The next instant strictly after ``now`` on ``weekday`` (Monday is 0) at hour:minute in ``zone``."""
+    local_now = now.astimezone(zone)
+    for days in range(8):
+        day = local_now + timedelta(days=days)
+        if day.weekday() != weekday:
+            continue
+        candidate = day.replace(hour=hour, minute=minute, second=0, microsecond=0)
+        if candidate > local_now:
+            return _utc(candidate)
+    return _utc((local_now + timedelta(days=7)).replace(hour=hour, minute=minute, second=0, microsecond=0))
+
+
 def parse_relative(text: str) -> timedelta | None:
     """``in 4 days 20 hours 9 minutes``, ``3 hours 2 minutes.``, ``3d 11h`` → a duration."""
     text = text.strip().rstrip(".").strip()
@@ -147,6 +191,7 @@ def parse_reset(phrase: str, zone_name: str | None, clock: Clock) -> datetime | 
     unknown zone.
     """
     phrase = phrase.strip().rstrip(".").strip()
+    phrase = re.sub(r"^at\s+", "", phrase, flags=re.IGNORECASE)
     if not phrase:
         return None
     delta = parse_relative(phrase)
@@ -158,6 +203,10 @@ def parse_reset(phrase: str, zone_name: str | None, clock: Clock) -> datetime | 
     tod = parse_time_of_day(phrase)
     if tod is not None:
         return next_time_of_day(*tod, zone, clock.now)
+    m = _WEEKDAY_TIME_RE.match(phrase)
+    if m:
+        tod = parse_time_of_day(m["time"])
+        return next_weekday_time(_WEEKDAYS[m["wd"][:3].lower()], *tod, zone, clock.now) if tod else None
     m = _DATE_TIME_RE.match(phrase)
     if not m:
         return None

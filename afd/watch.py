@@ -49,9 +49,12 @@ class PaneWatch:
         fingerprint: tuple,
         now: float,
         chrome: Sequence[re.Pattern[str]],
-    ) -> bool:
-        """Add a fresh capture; return whether the pane is idle (content unchanged since the last one)."""
-        idle = bool(self.captures) and content_of(self.captures[-1], chrome) == content_of(rows, chrome)
+    ) -> bool | None:
+        """Add a fresh capture; return whether the pane is idle (content unchanged since the last one).
+
+        None for the first capture: one look cannot tell idle from working.
+        """
+        idle = content_of(self.captures[-1], chrome) == content_of(rows, chrome) if self.captures else None
         self.captures.append(list(rows))
         self.detections.append(detection)
         while len(self.captures) > max(self.keep, 2):

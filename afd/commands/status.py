@@ -1,0 +1,157 @@
+"""`afd status` and `afd events`: what afd knows, from the daemon or, when it is down, from the store."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from afd.cli import EXIT_DAEMON_DOWN, EXIT_OK, UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "status",
+        help="sessions, agents' limit facts and recent events",
+        description="Show sessions, each agent's limit state (limited / available / unknown) and recent "
+        "events. Works read-only from the store when the daemon is down (exit 3).",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object (schema in the README)")
+    p.add_argument("--events", type=int, default=10, metavar="N", help="how many recent events to show (default 10)")
+    p.set_defaults(func=run)
+
+    e = sub.add_parser("events", help="recent events; --follow streams new ones", description="Print afd's recent events, one per line.")
+    e.add_argument("--follow", "-f", action="store_true", help="keep printing events as they happen (needs the daemon)")
+    e.add_argument("--json", action="store_true", help="one JSON object per line")
+    e.add_argument("-n", type=int, default=50, metavar="N", help="how many recent events (default 50)")
+    e.set_defaults(func=run_events)
+
+
+def read_report(events: int) -> tuple[dict, bool]:
+    """The status from the running daemon, else from the store; and whether the daemon runs."""
+    from afd import control
+    from afd.loader import load_plugins
+    from afd.status import build_status
+    from afd.store import StateLock, Store, StoreError, default_path
+
+    try:
+        return control.request(control.socket_path(), "status", {"events": events}), True
+    except control.DaemonUnavailable:
+        pass
+    db = default_path()
+    if not db.exists():
+        raise UserError(f"afd has no state yet ({db} does not exist) and the daemon is not running; start it with `afd run`", EXIT_DAEMON_DOWN)
+    try:
+        store = Store.open_readonly(db)
+    except StoreError as exc:
+        raise UserError(str(exc), EXIT_DAEMON_DOWN) from None
+    try:
+        agents = _agent_names()
+        daemon = {"running": False, "pid": StateLock.holder_pid(db) if StateLock.is_held(db) else None,
+                  "version": store.get_meta("version"), "started_at": store.get_meta("started_at")}
+        return build_status(store, agents, daemon, events), False
+    finally:
+        store.close()
+
+
+def _agent_names() -> list[str]:
+    from afd.commands.common import load_effective
+
+    try:
+        _config, plugins = load_effective(None)
+    except UserError as exc:
+        print(f"afd: warning: {exc}", file=sys.stderr)
+        from afd.loader import load_plugins
+
+        plugins = load_plugins(None)
+    return sorted(plugins.agents)
+
+
+def run(args: argparse.Namespace) -> int:
+    report, running = read_report(args.events)
+    render(report, args.json)
+    return EXIT_OK if running else EXIT_DAEMON_DOWN
+
+
+_STATE_STYLE = {"limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta", "available": "green"}
+
+
+def render(report: dict, as_json: bool, once: bool = False) -> None:
+    if as_json:
+        from afd.commands.common import print_json
+
+        print_json(report)
+        if not report["daemon"].get("running") and not once:
+            print("afd: the daemon is not running; this is the state it last stored", file=sys.stderr)
+        return
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False)
+    d = report["daemon"]
+    if once:
+        pass
+    elif d.get("running"):
+        console.print(f"afd {d.get('version')} running (pid {d.get('pid')}, since {d.get('started_at')}, tmux server: {d.get('server')})", markup=False)
+    else:
+        console.print("[yellow]afd is not running[/]; showing the state it last stored")
+
+    table = Table(title="sessions", title_justify="left")
+    for col in ("name", "agent", "state", "pane", "reset", "mission", "branch"):
+        table.add_column(col)
+    for s in report["sessions"]:
+        agent = s["agent"] or "?"
+        if s["identity_source"] == "user":
+            agent += " (your word)"
+        mission = s["mission"] or "-"
+        table.add_row(
+            Text(s["name"]), Text(agent), Text(s["state"], style=_STATE_STYLE.get(s["state"], "")), Text(s["pane"] or "-"),
+            Text(s["reset_at"] or ("not stated" if s["state"] == "limited" else "-")),
+            Text(mission if len(mission) <= 40 else mission[:39] + "…"), Text(s["branch"] or "-"),
+        )
+    if report["sessions"]:
+        console.print(table)
+    else:
+        console.print("no sessions yet (panes running a known agent are adopted automatically)")
+
+    agents = Table(title="agents", title_justify="left")
+    for col in ("agent", "state", "reset", "seen", "by session"):
+        agents.add_column(col)
+    for a in report["agents"]:
+        agents.add_row(Text(a["name"]), Text(a["state"], style=_STATE_STYLE.get(a["state"], "")), Text(a["reset_at"] or "-"),
+                       Text(a["observed_at"] or "never"), Text(a["source_session"] or "-"))
+    console.print(agents)
+    if report["events"]:
+        console.print("[bold]recent events[/]")
+        for e in report["events"]:
+            console.print(f"  {e['at']}  {e['session'] or '-':<14} {e['kind']:<18} {e['message']}", markup=False)
+
+
+def run_events(args: argparse.Namespace) -> int:
+    import json
+
+    from afd import control
+
+    def show(e: dict) -> None:
+        if args.json:
+            print(json.dumps(e, ensure_ascii=False), flush=True)
+        else:
+            print(f"{e['at']}  {e['session'] or '-':<14} {e['kind']:<18} {e['message']}", flush=True)
+
+    if args.follow:
+        try:
+            sub = control.subscribe(control.socket_path(), "events", {"follow": True, "limit": args.n})
+        except control.DaemonUnavailable:
+            raise UserError("the daemon is not running, so there are no events to follow; start it with `afd run`", EXIT_DAEMON_DOWN) from None
+        for e in sub.result or []:
+            show(e)
+        try:
+            for e in sub:
+                show(e)
+        except KeyboardInterrupt:
+            return EXIT_OK
+        return EXIT_OK
+    report, running = read_report(args.n)
+    for e in report["events"]:
+        show(e)
+    return EXIT_OK if running else EXIT_DAEMON_DOWN

@@ -1,0 +1,244 @@
+"""What the daemon does for each control-socket request.
+
+Handlers run on the poll loop's thread, so the daemon stays the only writer
+of the store. Bad input raises `UserError` with one clear line, before
+anything is changed.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from afd import git, identity, tmux
+from afd.cli import EXIT_FAIL, EXIT_USAGE, UserError
+from afd.control import Stream
+from afd.identity import IdentityKind
+from afd.model import PromptDelivery
+from afd.naming import is_valid_name, unique_name
+from afd.status import build_status
+from afd.store import JournalState, SessionRecord
+from afd.supervisor import IDLE, GONE
+
+
+class RequestHandler:
+    def __init__(self, daemon):
+        self.daemon = daemon
+
+    @property
+    def sup(self):
+        return self.daemon.supervisor
+
+    @property
+    def store(self):
+        return self.daemon.store
+
+    def handle(self, cmd: str, args: dict) -> object:
+        method = getattr(self, "do_" + cmd.replace("-", "_").replace(".", "_"), None)
+        if method is None:
+            raise UserError(f"unknown request {cmd!r}", EXIT_USAGE)
+        return method(**(args or {}))
+
+    # --- reading ---------------------------------------------------------
+
+    def daemon_info(self) -> dict:
+        return {
+            "running": True,
+            "pid": os.getpid(),
+            "version": self.daemon_version(),
+            "started_at": self.daemon.started_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "server": self.daemon.server.socket_name or self.daemon.server.socket_path or "default",
+        }
+
+    @staticmethod
+    def daemon_version() -> str:
+        from afd import __version__
+
+        return __version__
+
+    def do_status(self, events: int = 20) -> dict:
+        return build_status(self.store, self.daemon.plugins.agents, self.daemon_info(), events)
+
+    def do_sessions_list(self) -> list[dict]:
+        return build_status(self.store, self.daemon.plugins.agents, self.daemon_info(), 0)["sessions"]
+
+    def do_events(self, follow: bool = False, limit: int = 50) -> object:
+        recent = [
+            {"id": s.id, "at": s.event.at.strftime("%Y-%m-%dT%H:%M:%SZ"), "session": s.event.session, "kind": s.event.kind, "message": s.event.message}
+            for s in self.store.recent_events(limit)
+        ]
+        return Stream("events", recent) if follow else recent
+
+    # --- changing ----------------------------------------------------------
+
+    def _session(self, name: str) -> SessionRecord:
+        rec = self.store.get_session(name)
+        if rec is None:
+            known = ", ".join(r.name for r in self.store.list_sessions()) or "none"
+            raise UserError(f"no session named {name!r} (sessions: {known})", EXIT_USAGE)
+        return rec
+
+    def _agent_spec(self, agent: str):
+        spec = self.daemon.plugins.agents.get(agent)
+        if spec is None:
+            known = ", ".join(sorted(self.daemon.plugins.agents))
+            raise UserError(f"{agent!r} is not an agent any plugin provides (known: {known})", EXIT_USAGE)
+        return spec
+
+    def do_sessions_set_mission(self, name: str, mission: str) -> dict:
+        rec = self._session(name)
+        now = datetime.now(timezone.utc)
+        self.store.upsert_session(replace(rec, mission=mission.strip() or None, updated_at=now))
+        self.sup.event("session.mission", "mission set by the user" if mission.strip() else "mission cleared by the user", name)
+        return {"name": name, "mission": mission.strip() or None}
+
+    def do_sessions_forget(self, name: str) -> dict:
+        rec = self._session(name)
+        self.store.delete_session(rec.name)
+        self.sup.watches.pop(rec.name, None)
+        self.sup.event("session.forgotten", f"session forgotten (it was {rec.state}); its pane was not touched", name)
+        return {"name": name, "forgotten": True}
+
+    def _find_pane(self, target: str) -> tuple[tmux.Inventory, tmux.PaneInfo]:
+        inv = tmux.list_panes(self.daemon.server)
+        if not inv.answered:
+            raise UserError(f"tmux did not answer: {inv.error}", EXIT_FAIL)
+        if not inv.server_running:
+            raise UserError("no tmux server is running, so there is no pane to adopt", EXIT_USAGE)
+        for pane in inv.panes:
+            if target in (pane.pane_id, pane.location) or (
+                target.count(":") == 1 and "." not in target and pane.location.startswith(target + ".") and pane.pane_index == 0
+            ):
+                return inv, pane
+        raise UserError(f"pane {target!r} not found on tmux server {inv.socket_path}", EXIT_USAGE)
+
+    def do_sessions_adopt(self, pane: str, name: str | None = None, mission: str | None = None, agent: str | None = None) -> dict:
+        inv, info = self._find_pane(pane)
+        for rec in self.store.list_sessions():
+            if rec.state != GONE and rec.server_socket == inv.socket_path and rec.pane_id == info.pane_id:
+                raise UserError(f"pane {info.pane_id} is already session {rec.name!r}", EXIT_USAGE)
+        taken = {r.name for r in self.store.list_sessions()}
+        if name is not None:
+            if not is_valid_name(name):
+                raise UserError(f"{name!r} is not a valid session name (letters, digits, . _ - : @ +)", EXIT_USAGE)
+            if name in taken:
+                raise UserError(f"a session named {name!r} already exists", EXIT_USAGE)
+        overrides = {n: o.command for n, o in self.daemon.config.agents.items() if o.command}
+        procs = [] if info.dead else identity.pane_processes(info.pane_pid)
+        ident = identity.identify(procs, self.daemon.plugins.agents, overrides)
+        if agent is not None:
+            spec = self._agent_spec(agent)
+            if ident.kind is IdentityKind.KNOWN and ident.agent != agent:
+                raise UserError(f"pane {info.pane_id} runs {ident.agent}, not {agent}", EXIT_USAGE)
+            source = "process" if ident.kind is IdentityKind.KNOWN else "user"
+        elif ident.kind is IdentityKind.KNOWN:
+            agent, source = ident.agent, "process"
+            spec = self._agent_spec(agent)
+        else:
+            raise UserError(
+                f"cannot tell which agent runs in pane {info.pane_id}: {ident.reason}; "
+                "pass --agent NAME to vouch for it",
+                EXIT_USAGE,
+            )
+        if mission is None and ident.argv:
+            mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(info.start_command, spec)
+        now = datetime.now(timezone.utc)
+        rec = SessionRecord(
+            name=name or unique_name(info.location, taken),
+            pane_id=info.pane_id,
+            server_socket=inv.socket_path,
+            server_pid=inv.server_pid,
+            agent=agent,
+            identity=IdentityKind.KNOWN.value,
+            identity_source=source,
+            state=IDLE,
+            created_at=now,
+            updated_at=now,
+            mission=(mission or "").strip() or None,
+            worktree=info.cwd or None,
+            branch=_branch(info.cwd),
+            agent_pid=ident.pid if ident.kind is not IdentityKind.NONE else None,
+            agent_started_at=ident.create_time if ident.kind is not IdentityKind.NONE else None,
+        )
+        self.store.upsert_session(rec)
+        vouched = " (identity on the user's word)" if source == "user" else ""
+        self.sup.event("session.adopted", f"adopted {agent} in pane {info.pane_id} ({info.location}){vouched}", rec.name)
+        return {"name": rec.name, "pane": rec.pane_id, "agent": agent, "identity_source": source, "mission": rec.mission}
+
+    def do_sessions_create(self, name: str, agent: str, repo: str, prompt: str, base: str | None = None) -> dict:
+        if not is_valid_name(name):
+            raise UserError(f"{name!r} is not a valid session name (letters, digits, . _ - : @ +)", EXIT_USAGE)
+        if self.store.get_session(name) is not None:
+            raise UserError(f"a session named {name!r} already exists", EXIT_USAGE)
+        spec = self._agent_spec(agent)
+        if not prompt.strip():
+            raise UserError("--prompt is empty: a session needs a mission", EXIT_USAGE)
+        branch = f"afd/{name}"
+        path = Path(self.daemon.config.worktree_root) / name.replace(":", "-")
+        try:
+            git.check_new_worktree(Path(repo), branch, path, base)
+        except git.GitError as exc:
+            raise UserError(str(exc), EXIT_USAGE) from None
+        session_name = f"afd-{name}"
+        inv = tmux.list_panes(self.daemon.server)
+        if inv.answered and inv.server_running:
+            if any(p.session_name == session_name for p in inv.panes):
+                raise UserError(f"tmux already has a session named {session_name!r}", EXIT_USAGE)
+
+        override = self.daemon.config.agents.get(agent)
+        argv = list(override.command) if override and override.command else list(spec.command)
+        if spec.prompt_delivery is PromptDelivery.ARGUMENT:
+            argv.append(prompt)
+        intent = {"repo": repo, "branch": branch, "worktree": str(path), "agent": agent, "argv": argv, "tmux_session": session_name}
+        journal = self.store.journal_begin(name, "create", intent)
+        try:
+            tree = git.add_worktree(Path(repo), branch, path, base)
+        except git.GitError as exc:
+            self.store.journal_finish(journal, JournalState.ROLLED_BACK, str(exc))
+            raise UserError(str(exc), EXIT_FAIL) from None
+        started = tmux.new_session(self.daemon.server, session_name, str(tree.path), argv)
+        if not started.ok or not started.value:
+            # A failed first start leaves nothing worth keeping in the new worktree.
+            cleanup = git.remove_worktree(Path(repo), tree.path, branch)
+            outcome = f"tmux could not start the agent: {started.error or started.outcome.value}; {cleanup}"
+            self.store.journal_finish(journal, JournalState.ROLLED_BACK, outcome)
+            raise UserError(outcome, EXIT_FAIL)
+        if spec.prompt_delivery is PromptDelivery.TYPED:
+            tmux.send_text(self.daemon.server, started.value, prompt)
+        info = tmux.server_info(self.daemon.server)
+        now = datetime.now(timezone.utc)
+        rec = SessionRecord(
+            name=name,
+            pane_id=started.value,
+            server_socket=info.socket_path or "",
+            server_pid=info.pid,
+            agent=agent,
+            identity=IdentityKind.KNOWN.value,
+            identity_source="process",
+            state=IDLE,
+            created_at=now,
+            updated_at=now,
+            mission=prompt.strip(),
+            worktree=str(tree.path),
+            branch=branch,
+        )
+        with self.store.transaction():
+            self.store.upsert_session(rec)
+            self.store.journal_finish(journal, JournalState.DONE, f"started in pane {started.value}")
+        self.sup._awaiting_agent.add(name)
+        self.sup.event(
+            "session.created",
+            f"created {branch} at {tree.base_sha[:12]} in {tree.path}; started {shlex.join(argv[:1])} in pane {started.value}",
+            name,
+        )
+        return {"name": name, "pane": started.value, "branch": branch, "worktree": str(tree.path), "tmux_session": session_name}
+
+
+def _branch(cwd: str) -> str | None:
+    try:
+        return git.current_branch(Path(cwd)) if cwd else None
+    except git.GitError:
+        return None

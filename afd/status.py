@@ -1,0 +1,66 @@
+"""The status report: one dict, from the store alone, whether or not the daemon runs.
+
+Its JSON form is a contract (versioned by `schema`); the CLI renders the
+same dict for people.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from afd.limits import LimitState, unknown_fact
+from afd.store import Store
+
+SCHEMA = 1
+
+
+def _iso(value) -> str | None:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
+
+
+def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int = 20) -> dict:
+    facts = store.load_limits()
+    names = sorted(set(agents) | set(facts))
+    sessions = []
+    for rec in store.list_sessions():
+        sessions.append(
+            {
+                "name": rec.name,
+                "pane": rec.pane_id,
+                "server": rec.server_socket,
+                "agent": rec.agent,
+                "identity": rec.identity,
+                "identity_source": rec.identity_source,
+                "state": rec.state,
+                "reset_at": _iso(rec.reset_at),
+                "banner": rec.last_banner,
+                "mission": rec.mission or None,
+                "worktree": rec.worktree,
+                "branch": rec.branch,
+                "next_action": rec.next_action,
+                "updated_at": _iso(rec.updated_at),
+            }
+        )
+    agent_rows = []
+    for name in names:
+        fact = facts.get(name) or unknown_fact(name)
+        agent_rows.append(
+            {
+                "name": name,
+                # Three values; unknown is never shown as available.
+                "state": fact.state.value,
+                "reset_at": _iso(fact.reset_at) if fact.state is LimitState.LIMITED else None,
+                "observed_at": _iso(fact.observed_at),
+                "source_session": fact.source_session,
+            }
+        )
+    return {
+        "schema": SCHEMA,
+        "daemon": daemon,
+        "sessions": sessions,
+        "agents": agent_rows,
+        "events": [
+            {"at": _iso(s.event.at), "session": s.event.session, "kind": s.event.kind, "message": s.event.message}
+            for s in store.recent_events(events)
+        ],
+    }

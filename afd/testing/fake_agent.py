@@ -1,0 +1,529 @@
+"""A stand-in for the claude, codex and devin CLIs, steered by a scenario.
+
+    python -m afd.testing.fake_agent --as claude [--scenario FILE] [--log FILE] [CLI ARGS...]
+
+Everything after the fake's own options is read the way the real CLI reads
+it: a first prompt as an argument, resume flags (`claude --continue`,
+`codex resume --last`, `devin --continue`), headless `claude -p`. The fake
+draws the CLI's screen, takes typed and bracketed-pasted input, does
+"work" (edits a file and commits it with its own git identity), shows a
+usage-limit banner when its scenario says so, and writes a JSON-lines log
+of everything that happened to it. It is never installed as `claude`,
+`codex` or `devin`: tests put executables with those names in a temporary
+bin directory of their own (see ``write_launcher``).
+"""
+
+from __future__ import annotations
+
+import codecs
+import collections
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import termios
+import time
+import tty
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from afd.testing import banners, screens
+from afd.testing.scenario import Scenario, load_scenario
+
+AGENTS = ("claude", "codex", "devin")
+PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
+
+# Options that take a value, so the value is not mistaken for the prompt.
+_VALUE_FLAGS = {
+    "claude": {"--model", "--permission-mode", "--append-system-prompt", "--allowedTools", "--add-dir", "-r", "--resume"},
+    "codex": {"-m", "--model", "-c", "--config", "-C", "--cd", "-p", "--profile", "-s", "--sandbox", "-a"},
+    "devin": {"--model", "--prompt-file"},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    prompt: str | None
+    resume: bool
+    headless: bool
+
+
+def parse_invocation(agent: str, args: list[str]) -> Invocation:
+    """Read the agent's own command line the way the real CLI would."""
+    words, resume, headless = [], False, False
+    it = iter(enumerate(args))
+    for i, arg in it:
+        if agent == "codex" and not words and arg == "resume":
+            resume = True
+        elif agent == "codex" and not words and arg == "exec":
+            headless = True
+        elif arg in ("--continue", "--last") or (arg == "-c" and agent != "codex"):
+            resume = True
+        elif agent == "claude" and arg in ("-p", "--print"):
+            headless = True
+        elif arg in _VALUE_FLAGS[agent]:
+            if arg in ("-r", "--resume"):
+                resume = True
+            next(it, None)
+        elif arg.startswith("-") and arg != "-":
+            continue  # a flag the fake does not care about
+        else:
+            words.append(arg)
+    return Invocation(prompt=" ".join(words) if words else None, resume=resume, headless=headless)
+
+
+class Log:
+    """JSON lines, one event per line, appended whole so concurrent writers never interleave."""
+
+    def __init__(self, path: str | None, agent: str):
+        self.path, self.agent = path, agent
+
+    def write(self, event: str, **data) -> None:
+        if not self.path:
+            return
+        record = {"event": event, "t": time.time(), "pid": os.getpid(), "agent": self.agent, **data}
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+
+class Exit(Exception):
+    def __init__(self, code: int, reason: str):
+        super().__init__(reason)
+        self.code, self.reason = code, reason
+
+
+def _git(cwd: str, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30
+    )
+
+
+def author(agent: str) -> tuple[str, str]:
+    """The git identity each fake commits as (a temporary HOME has none)."""
+    return f"Fake {agent.capitalize()}", f"{agent}@fake.invalid"
+
+
+def do_work(agent: str, cwd: str, prompt: str, work_file: str | None) -> tuple[str, str | None]:
+    """Append the prompt to the agent's notes file and commit it; returns (file, sha or None)."""
+    rel = work_file or f"notes/{agent}.md"
+    path = Path(cwd, rel)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(f"- {prompt}\n")
+    if _git(cwd, "rev-parse", "--is-inside-work-tree").returncode != 0:
+        return rel, None
+    name, email = author(agent)
+    ident = ["-c", f"user.name={name}", "-c", f"user.email={email}", "-c", "commit.gpgsign=false"]
+    _git(cwd, *ident, "add", "--", rel)
+    done = _git(cwd, *ident, "commit", "--no-verify", "-q", "-m", f"{agent}: {prompt.splitlines()[0][:60] if prompt else '(empty)'}")
+    if done.returncode != 0:
+        return rel, None
+    return rel, _git(cwd, "rev-parse", "HEAD").stdout.strip() or None
+
+
+def spawn_child(seconds: float) -> int:
+    # Ignores SIGHUP, so closing the pane does not take it along: the
+    # teardown has to find it in the process tree.
+    code = "import signal,sys,time; signal.signal(signal.SIGHUP, signal.SIG_IGN); time.sleep(float(sys.argv[1]))"
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, str(seconds), "afd-fake-child"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        close_fds=True,
+    )
+    return child.pid
+
+
+@dataclass
+class Turn:
+    prompt: str
+    started: float
+    ends: float
+
+
+@dataclass
+class FakeAgent:
+    agent: str
+    scenario: Scenario
+    invocation: Invocation
+    log: Log
+    cwd: str = field(default_factory=os.getcwd)
+    in_fd: int = 0
+    out_fd: int = 1
+    transcript: list[str] = field(default_factory=list)
+    composer: str = ""
+    composer_pasted: bool = False
+    queue: collections.deque = field(default_factory=collections.deque)
+    turn: Turn | None = None
+    status: str | None = None
+    prompts_done: int = 0
+    limited_since: float | None = None
+    limits_shown: int = 0
+    menu_open: bool = False
+    pending: str = ""
+    in_paste: bool = False
+    paste_text: str = ""
+    last_rows: list[str] | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    # --- limit ----------------------------------------------------------
+    @property
+    def banner_id(self) -> str:
+        if self.scenario.banner:
+            return self.scenario.banner
+        if self.invocation.headless and self.agent == "claude":
+            return "claude.headless"
+        return banners.DEFAULT_FAMILY[self.agent]
+
+    @property
+    def limited(self) -> bool:
+        if self.limited_since is None:
+            return False
+        lasts = self.scenario.limit_lasts_seconds
+        return lasts is None or time.monotonic() - self.limited_since < lasts
+
+    def at_wall_on_start(self) -> bool:
+        s = self.scenario
+        return s.limit_now or s.limit_after_prompts == 0 or (self.invocation.resume and not s.resume_succeeds)
+
+    def show_limit(self, reason: str) -> None:
+        rows = banners.render(self.banner_id, self.scenario.banner_params)
+        if self.limited_since is None or not self.limited:
+            self.limited_since = time.monotonic()
+        self.limits_shown += 1
+        if self.transcript and self.transcript[-1] != "":
+            self.transcript.append("")
+        self.transcript += rows
+        self.menu_open = banners.family(self.banner_id).replaces_composer
+        self.log.write("limit", banner=self.banner_id, rows=rows, reason=reason)
+
+    # --- turns ----------------------------------------------------------
+    def summary(self, elapsed: float) -> str | None:
+        # Only the current Claude UI prints a turn summary; the boxed one did not.
+        return screens.turn_summary(self.agent, elapsed) if self.scenario.ui == "modern" else None
+
+    def submit(self, text: str, via: str) -> None:
+        self.log.write("input", text=text, via=via, queued=self.turn is not None)
+        self.queue.append(text)
+
+    def begin(self, prompt: str) -> None:
+        self.status = None
+        if self.transcript and self.transcript[-1] != "":
+            self.transcript.append("")
+        self.transcript += [screens.user_row(self.agent, prompt), ""]
+        if self.limited:
+            self.show_limit("prompt while limited")
+            self.status = self.summary(0)
+            return
+        self.transcript += screens.reply_rows(self.agent, "I'll take care of that.")
+        if self.scenario.show_file:
+            try:
+                lines = Path(self.cwd, self.scenario.show_file).read_text(encoding="utf-8").splitlines()
+            except OSError as exc:
+                lines = [f"cat: {self.scenario.show_file}: {exc.strerror}"]
+            self.transcript += ["", *screens.file_rows(self.agent, self.scenario.show_file, lines)]
+        if self.scenario.work_output:
+            self.transcript += ["", *self.scenario.work_output]
+        now = time.monotonic()
+        self.turn = Turn(prompt, now, now + max(0.0, self.scenario.work_seconds))
+        self.log.write("work_start", prompt=prompt, n=self.prompts_done + 1)
+
+    def finish_turn(self) -> None:
+        turn, self.turn = self.turn, None
+        rel, sha = do_work(self.agent, self.cwd, turn.prompt, self.scenario.work_file)
+        self.prompts_done += 1
+        self.log.write("work", prompt=turn.prompt, n=self.prompts_done, file=rel, commit=sha)
+        self.transcript += ["", *screens.edit_rows(self.agent, rel, sha)]
+        self.status = self.summary(time.monotonic() - turn.started)
+        n = self.scenario.limit_after_prompts
+        if n is not None and self.limits_shown == 0 and self.prompts_done >= n:
+            self.show_limit(f"after {n} prompts")
+        n = self.scenario.exit_after_prompts
+        if n is not None and self.prompts_done >= n:
+            raise Exit(self.scenario.exit_code, f"after {n} prompts")
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        elapsed = now - self.started
+        if self.turn and now >= self.turn.ends:
+            self.finish_turn()
+        t = self.scenario.exit_after_seconds
+        if t is not None and elapsed >= t:
+            raise Exit(self.scenario.exit_code, f"after {t} seconds")
+        t = self.scenario.limit_after_seconds
+        if t is not None and self.limits_shown == 0 and elapsed >= t and not self.turn:
+            self.show_limit(f"after {t} seconds")
+        if not self.turn and self.queue and not self.menu_open:
+            self.begin(self.queue.popleft())
+        if self.turn:
+            self.status = screens.spinner(self.agent, now - self.turn.started)
+
+    # --- input ----------------------------------------------------------
+    def feed(self, text: str) -> None:
+        self.pending += text
+        while self.pending:
+            if self.in_paste:
+                end = self.pending.find(PASTE_END)
+                if end < 0:
+                    keep = max(0, len(self.pending) - len(PASTE_END))
+                    self.paste_text += self.pending[:keep]
+                    self.pending = self.pending[keep:]
+                    return
+                self.paste_text += self.pending[:end]
+                self.pending = self.pending[end + len(PASTE_END) :]
+                self.in_paste = False
+                # Terminals send line breaks in a paste as CR.
+                pasted = self.paste_text.replace("\r\n", "\n").replace("\r", "\n")
+                self.log.write("paste", text=pasted)
+                self.composer += pasted
+                self.composer_pasted = True
+                self.paste_text = ""
+                continue
+            ch = self.pending[0]
+            if ch == "\x1b":
+                if self.pending.startswith(PASTE_START):
+                    self.pending = self.pending[len(PASTE_START) :]
+                    self.in_paste = True
+                    continue
+                if len(self.pending) < len(PASTE_START) and PASTE_START.startswith(self.pending) and self.pending != "\x1b":
+                    return  # the rest of the sequence is still on its way
+                self.pending = self._skip_escape(self.pending)
+                continue
+            self.pending = self.pending[1:]
+            self.key(ch)
+
+    def _skip_escape(self, s: str) -> str:
+        if len(s) == 1:
+            self.log.write("key", key="esc")
+            return ""
+        if s[1] == "[":
+            for i in range(2, len(s)):
+                if "@" <= s[i] <= "~":
+                    return s[i + 1 :]
+            return ""
+        return s[2:]
+
+    def key(self, ch: str) -> None:
+        if ch in "\r\n":
+            if self.menu_open:
+                self.menu_open = False
+                self.log.write("menu", choice=self.composer.strip() or "1")
+                self.composer = ""
+                return
+            text, via = self.composer, "paste" if self.composer_pasted else "typed"
+            self.composer, self.composer_pasted = "", False
+            if text.strip():
+                self.submit(text, via)
+        elif ch in "\x7f\x08":
+            self.composer = self.composer[:-1]
+        elif ch == "\x03":
+            raise Exit(130, "ctrl-c")
+        elif ch == "\x04" and not self.composer:
+            raise Exit(0, "ctrl-d")
+        elif ch >= " ":
+            self.composer += ch
+
+    # --- screen ---------------------------------------------------------
+    def rows(self) -> list[str]:
+        try:
+            size = os.get_terminal_size(self.out_fd)
+            width, height = size.columns, size.lines
+        except OSError:
+            width, height = 80, 24
+        screen = screens.Screen(
+            agent=self.agent,
+            width=width,
+            height=height,
+            cwd=self.cwd,
+            transcript=tuple(self.transcript),
+            status=self.status,
+            composer=self.composer,
+            composer_hidden=self.menu_open,
+            ui=self.scenario.ui,
+        )
+        return screens.draw(screen)
+
+    def redraw(self, force: bool = False) -> None:
+        rows = self.rows()
+        if rows == self.last_rows and not force:
+            return
+        self.last_rows = rows
+        # Home and overwrite rather than clear: tmux's scroll-on-clear would
+        # push every frame into the history.
+        out = "\x1b[H" + "\r\n".join(row + "\x1b[K" for row in rows) + "\x1b[J"
+        os.write(self.out_fd, out.encode("utf-8"))
+
+    def next_wake(self) -> float:
+        if self.turn:
+            return 0.05
+        waits = [0.5]
+        elapsed = time.monotonic() - self.started
+        for t in (self.scenario.exit_after_seconds, self.scenario.limit_after_seconds):
+            if t is not None:
+                waits.append(max(0.0, t - elapsed))
+        return min(waits)
+
+    def run(self) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        if self.scenario.spawn_child:
+            self.log.write("child", child_pid=spawn_child(self.scenario.child_seconds))
+        if self.at_wall_on_start():
+            if self.invocation.prompt is None:
+                self.show_limit("resume still limited" if self.invocation.resume else "at start")
+            else:
+                self.limited_since = time.monotonic()  # the first prompt meets the wall
+        if self.invocation.prompt is not None:
+            self.log.write("input", text=self.invocation.prompt, via="argument", queued=False)
+            self.queue.append(self.invocation.prompt)
+        self.tick()
+        self.redraw()
+        self.log.write("ready")
+        while True:
+            ready, _, _ = select.select([self.in_fd], [], [], self.next_wake())
+            if ready:
+                data = os.read(self.in_fd, 4096)
+                if not data:
+                    raise Exit(0, "end of input")
+                self.feed(decoder.decode(data))
+            self.tick()
+            self.redraw()
+
+
+def run_headless(fake: FakeAgent) -> int:
+    """`claude -p PROMPT` / `codex exec PROMPT`: answer once on stdout and exit."""
+    prompt = fake.invocation.prompt or ""
+    fake.log.write("input", text=prompt, via="argument", queued=False)
+    if fake.at_wall_on_start():
+        rows = banners.render(fake.banner_id, fake.scenario.banner_params)
+        fake.log.write("limit", banner=fake.banner_id, rows=rows, reason="headless")
+        print("\n".join(rows), flush=True)
+        return 1
+    time.sleep(max(0.0, fake.scenario.work_seconds))
+    rel, sha = do_work(fake.agent, fake.cwd, prompt, fake.scenario.work_file)
+    fake.log.write("work", prompt=prompt, n=1, file=rel, commit=sha)
+    print(f"Done. Committed {sha[:7]}." if sha else "Done.", flush=True)
+    return fake.scenario.exit_code
+
+
+def _install_signals(fake: FakeAgent) -> None:
+    def on_term(signum, frame):
+        fake.log.write("signal", signal="SIGTERM", ignored=fake.scenario.ignore_sigterm)
+        if not fake.scenario.ignore_sigterm:
+            raise Exit(143, "SIGTERM")
+
+    def on_exit_signal(signum, frame):
+        name = signal.Signals(signum).name
+        fake.log.write("signal", signal=name, ignored=False)
+        raise Exit(128 + signum, name)
+
+    def on_winch(signum, frame):
+        fake.last_rows = None
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGHUP, on_exit_signal)
+    signal.signal(signal.SIGINT, on_exit_signal)
+    signal.signal(signal.SIGWINCH, on_winch)
+
+
+def _cmdline() -> list[str]:
+    """argv as the kernel has it (interpreter first), which is what process-tree identity reads."""
+    try:
+        return Path("/proc/self/cmdline").read_bytes().decode("utf-8", "replace").split("\0")[:-1]
+    except OSError:
+        return [sys.executable, *sys.argv]
+
+
+def _own_options(argv: list[str]) -> tuple[dict, list[str]]:
+    opts = {"as": None, "scenario": None, "log": None}
+    while argv and argv[0] in ("--as", "--scenario", "--log"):
+        if len(argv) < 2:
+            raise SystemExit(f"fake_agent: {argv[0]} needs a value")
+        opts[argv[0][2:]] = argv[1]
+        argv = argv[2:]
+    return opts, argv
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts, rest = _own_options(list(sys.argv[1:] if argv is None else argv))
+    agent = opts["as"]
+    if agent not in AGENTS:
+        print(f"fake_agent: --as must be one of {', '.join(AGENTS)}", file=sys.stderr)
+        return 2
+    log = Log(opts["log"] or os.environ.get("AFD_FAKE_LOG"), agent)
+    scenario = load_scenario(agent, opts["scenario"] or os.environ.get("AFD_FAKE_SCENARIO"))
+    invocation = parse_invocation(agent, rest)
+    fake = FakeAgent(agent=agent, scenario=scenario, invocation=invocation, log=log)
+    log.write(
+        "start",
+        argv=list(sys.argv),
+        cmdline=_cmdline(),
+        cwd=fake.cwd,
+        ppid=os.getppid(),
+        prompt=invocation.prompt,
+        resume=invocation.resume,
+        headless=invocation.headless,
+        tty=os.isatty(0),
+    )
+    _install_signals(fake)
+    if invocation.headless:
+        code = run_headless(fake)
+        log.write("exit", code=code, reason="headless")
+        return code
+    saved = None
+    if os.isatty(fake.in_fd):
+        saved = termios.tcgetattr(fake.in_fd)
+        tty.setraw(fake.in_fd)
+    if scenario.bracketed_paste:
+        os.write(fake.out_fd, b"\x1b[?2004h")
+    code, reason = 0, "exit"
+    try:
+        fake.run()
+    except Exit as done:
+        code, reason = done.code, done.reason
+    finally:
+        log.write("exit", code=code, reason=reason)
+        try:
+            if scenario.bracketed_paste:
+                os.write(fake.out_fd, b"\x1b[?2004l")
+            if saved is not None:
+                termios.tcsetattr(fake.in_fd, termios.TCSADRAIN, saved)
+        except OSError:
+            pass  # the pane is already gone (SIGHUP)
+    return code
+
+
+def write_launcher(bin_dir: Path, name: str, agent: str) -> Path:
+    """Write an executable ``bin_dir/name`` that runs the fake as ``agent``.
+
+    The script is both shell and Python: sh runs the first line, which
+    execs this Python with the script itself as argv[1], so the process
+    looks like an interpreter running a CLI script (`python …/bin/claude
+    "fix the test"`), which is what identity by argv has to handle. Name it
+    after something else (`my-wrapper`) to get a wrapper that hides the agent.
+    """
+    python = sys.executable
+    if any(c in python for c in "\"$`\\\n"):
+        raise ValueError(f"cannot write a launcher for an interpreter at {python!r}")
+    path = bin_dir / name
+    path.write_text(
+        "#!/bin/sh\n"
+        f'"exec" "{python}" "$0" "$@"\n'
+        "import sys\n"
+        "from afd.testing.fake_agent import main\n"
+        f"sys.exit(main(['--as', {agent!r}, *sys.argv[1:]]))\n",
+        encoding="utf-8",
+    )
+    path.chmod(0o755)
+    return path
+
+
+if __name__ == "__main__":
+    sys.exit(main())

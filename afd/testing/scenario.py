@@ -1,0 +1,108 @@
+"""What a fake agent is told to do: when to hit its limit, with which banner, how to die.
+
+A scenario is a JSON or TOML file (``--scenario FILE`` or ``AFD_FAKE_SCENARIO``)
+whose top-level keys are the fields of ``Scenario``; an ``[agents.NAME]``
+table overrides them for one agent, so one file can steer both sides of a
+handoff. Each field can also be set by ``AFD_FAKE_<FIELD>`` (a JSON value,
+or a bare string), which wins over the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    # When the limit wall is hit: at start, once the Nth prompt's work is
+    # done, or T seconds after start (shown as soon as the fake is idle).
+    limit_now: bool = False
+    limit_after_prompts: int | None = None
+    limit_after_seconds: float | None = None
+    # Banner family id from afd.testing.banners (None: the agent's default)
+    # and its parameters (reset time text, zone, form, prefix, wrap point).
+    banner: str | None = None
+    banner_params: Mapping[str, object] = field(default_factory=dict)
+    # How long the wall lasts inside this process; None: until it exits.
+    limit_lasts_seconds: float | None = None
+    # A resumed run (`--continue`, `resume --last`) either works, or is
+    # still at the wall and shows the banner again at once.
+    resume_succeeds: bool = True
+    ignore_sigterm: bool = False
+    # A child process that ignores SIGHUP, so it outlives the fake.
+    spawn_child: bool = False
+    child_seconds: float = 120.0
+    exit_after_prompts: int | None = None
+    exit_after_seconds: float | None = None
+    exit_code: int = 0
+    work_seconds: float = 0.3
+    # Lines printed as the agent's output in each turn, before its reply.
+    work_output: tuple[str, ...] = ()
+    # A file (relative to cwd) the agent "cats" into its output each turn.
+    show_file: str | None = None
+    # The file each turn edits and commits (relative to cwd).
+    work_file: str | None = None
+    # Claude's prompt box: "modern" (rules and `❯`) or "boxed" (`│ > │`, `? for shortcuts`).
+    ui: str = "modern"
+    bracketed_paste: bool = True
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Scenario)}
+
+
+def _read_file(path: Path) -> dict:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".toml":
+        return tomllib.loads(text)
+    return json.loads(text)
+
+
+def _env_value(raw: str) -> object:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def _coerce(name: str, value: object) -> object:
+    if name == "work_output":
+        return tuple(value) if not isinstance(value, str) else (value,)
+    if name == "banner_params":
+        return dict(value or {})
+    return value
+
+
+def load_scenario(agent: str, path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Scenario:
+    """The scenario for ``agent`` from ``path`` (if any) with ``AFD_FAKE_*`` overrides from ``env``."""
+    env = os.environ if env is None else env
+    data: dict = {}
+    if path:
+        raw = _read_file(Path(path))
+        data = {k: v for k, v in raw.items() if k != "agents"}
+        data.update(raw.get("agents", {}).get(agent, {}))
+    for name in _FIELDS:
+        key = f"AFD_FAKE_{name.upper()}"
+        if key in env:
+            data[name] = _env_value(env[key])
+    unknown = set(data) - set(_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown scenario keys: {', '.join(sorted(unknown))} (known: {', '.join(_FIELDS)})")
+    return Scenario(**{k: _coerce(k, v) for k, v in data.items()})
+
+
+def write_scenario(path: Path, scenario: Scenario | Mapping[str, object]) -> Path:
+    """Write a scenario as JSON (what tests hand to a fake)."""
+    if isinstance(scenario, Scenario):
+        data = {f: getattr(scenario, f) for f in _FIELDS}
+        data["work_output"] = list(data["work_output"])
+        data["banner_params"] = dict(data["banner_params"])
+    else:
+        data = dict(scenario)
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    return path
