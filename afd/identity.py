@@ -179,6 +179,25 @@ def _script_index(argv: Sequence[str], shells: frozenset[str]) -> int | None:
     return None
 
 
+def _script_of(words: Sequence[str], shells: frozenset[str]) -> int | None:
+    """Like `_script_index`, but through shims: a script named after an interpreter is one.
+
+    pyenv, asdf and nvm install `python3` or `node` as shell scripts, so
+    for a moment (or for good) the process is `bash …/shims/python3 SCRIPT`.
+    """
+    offset, found = 0, None
+    for _ in range(4):
+        script = _script_index(words[offset:], shells)
+        if script is None:
+            return found
+        found = offset + script
+        head = _base(words[found])
+        if not (_PYTHON.fullmatch(head) or head in _NODE_LIKE):
+            return found
+        offset = found
+    return found
+
+
 def _names(proc: ProcessFact, shells: frozenset[str]) -> set[str]:
     """Every name this process may go by: argv[0], the script an interpreter runs, exe, comm."""
     names = {proc.name}
@@ -187,7 +206,7 @@ def _names(proc: ProcessFact, shells: frozenset[str]) -> set[str]:
     words = _words(proc.argv)
     if words:
         names.add(_base(words[0]).lstrip("-"))
-        script = _script_index(words, shells)
+        script = _script_of(words, shells)
         if script is not None:
             names.add(_base(words[script]))
     names.discard("")
@@ -200,7 +219,7 @@ def _is_bare_shell(proc: ProcessFact, shells: frozenset[str]) -> bool:
         return _is_shell_name(proc.name, shells)
     # A shell running a script file is that script; a shell running
     # `-c CODE` or nothing is just a shell (its children are the work).
-    return _is_shell_name(_base(words[0]), shells) and _script_index(words, shells) is None
+    return _is_shell_name(_base(words[0]), shells) and _script_of(words, shells) is None
 
 
 def _matches(proc: ProcessFact, names: set[str], spec: AgentSpec) -> str | None:
@@ -321,7 +340,7 @@ def _agent_args(argv: Sequence[str], spec: AgentSpec, shells: frozenset[str]) ->
     """The arguments given to the agent itself, past any interpreter and its script."""
     if _base(argv[0]) in _agent_names(spec):
         return list(argv[1:])
-    script = _script_index(argv, shells)
+    script = _script_of(argv, shells)
     return list(argv[(script if script is not None else 0) + 1 :])
 
 

@@ -1,0 +1,280 @@
+"""afd.tmux against a real tmux server on a private socket."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from afd import tmux
+from afd.text import capture_rows
+
+pytestmark = pytest.mark.tmux
+
+
+def _server(tmux_server) -> tmux.ServerRef:
+    return tmux.ServerRef(socket_name=tmux_server.name)
+
+
+def _wait_for(predicate, what: str, limit: float = 20.0):
+    # Waits for a pane to print; the deadline only bounds a hung test.
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def _printing_pane(server: tmux.ServerRef, session: str, cwd: Path, text: str) -> str:
+    """A new session whose pane prints `text` (a file's content, verbatim) and then sleeps."""
+    source = cwd / f"{session}.txt"
+    source.write_text(text)
+    started = tmux.new_session(server, session, str(cwd), ["sh", "-c", f"cat {shlex.quote(str(source))}; exec sleep 600"])
+    assert started.ok, started.error
+    return started.value
+
+
+def _screen(server, pane_id: str) -> str:
+    result = tmux.capture_panes(server, [pane_id])[pane_id]
+    return result.text if result.presence is tmux.Presence.PRESENT else ""
+
+
+def test_server_ref_argv_picks_the_socket():
+    assert tmux.ServerRef(socket_name="x").argv()[-2:] == ["-L", "x"]
+    assert tmux.ServerRef(socket_path="/tmp/s").argv()[-2:] == ["-S", "/tmp/s"]
+    assert "-L" not in tmux.ServerRef().argv() and "-S" not in tmux.ServerRef().argv()
+    with pytest.raises(ValueError):
+        tmux.ServerRef(socket_name="x", socket_path="/tmp/s")
+
+
+def test_list_panes_with_no_server_running_is_a_normal_empty_answer():
+    inventory = tmux.list_panes(tmux.ServerRef(socket_name=f"afd-test-none-{secrets.token_hex(6)}"))
+    assert inventory == tmux.Inventory(
+        server_running=False, answered=True, socket_path=None, server_pid=None, panes=(), error=None
+    )
+
+
+def test_list_panes_on_a_server_without_sessions_is_running_and_empty(tmux_server):
+    inventory = tmux.list_panes(_server(tmux_server))
+    assert (inventory.server_running, inventory.answered, inventory.panes, inventory.error) == (True, True, (), None)
+    assert inventory.socket_path == str(tmux_server.socket_path)
+    assert inventory.server_pid is not None
+
+
+def test_list_panes_parses_every_field(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    odd_dir = tmp_path / "a dir with spaces\tand a tab\nand a newline ü"
+    odd_dir.mkdir()
+    first = tmux.new_session(server, "main", str(tmp_path), ["sleep", "600"])
+    assert first.ok, first.error
+    tmux_server.run("split-window", "-d", "-t", first.value, "-c", str(odd_dir), "exec sleep 601")
+    tmux_server.run("new-window", "-d", "-t", "main:", "-c", str(tmp_path), "--", "sh", "-c", "exec sleep 602", "x\ty")
+    inventory = tmux.list_panes(server)
+    assert inventory.answered and inventory.server_running and inventory.error is None
+    assert inventory.socket_path == str(tmux_server.socket_path)
+    by_location = {p.location: p for p in inventory.panes}
+    assert sorted(by_location) == ["main:0.0", "main:0.1", "main:1.0"]
+
+    top = by_location["main:0.0"]
+    assert top.pane_id == first.value
+    assert (top.current_command, top.cwd, top.dead, top.in_mode) == ("sleep", str(tmp_path), False, False)
+    assert top.pane_pid > 1 and top.width > 0 and top.height > 0 and top.window_activity > 0
+    assert top.fingerprint == (top.window_activity, top.cursor_x, top.cursor_y, top.history_size)
+
+    split = by_location["main:0.1"]
+    assert split.cwd == str(odd_dir)
+    assert (split.session_name, split.window_index, split.pane_index) == ("main", 0, 1)
+
+    window = by_location["main:1.0"]
+    assert "x\\ty" in window.start_command  # tmux quotes the start command; the tab arrives escaped
+    assert len({p.pane_id for p in inventory.panes}) == 3
+
+
+def test_list_panes_reports_a_dead_pane(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    started = tmux.new_session(server, "d", str(tmp_path), ["sleep", "600"])
+    assert tmux.set_pane_option(server, started.value, "remain-on-exit", "on").ok
+    tmux_server.run("respawn-pane", "-k", "-t", started.value, "true")
+    pane = _wait_for(lambda: [p for p in tmux.list_panes(server).panes if p.dead], "the pane to die")[0]
+    assert pane.pane_id == started.value
+
+
+def test_capture_panes_splits_one_chained_call_exactly(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    texts = {
+        "one": "first pane\nline two\n",
+        # A pane that prints what looks like afd's marker must not move the split.
+        "two": "@@afd-begin %0\n@@afd-0123456789abcdef-0 1 %0\nstill pane two\n",
+        "three": "%12 %% %s strftime bait\nthird\n",
+    }
+    panes = {name: _printing_pane(server, name, tmp_path, text) for name, text in texts.items()}
+    for name, pane_id in panes.items():
+        last = texts[name].splitlines()[-1]
+        _wait_for(lambda p=pane_id, last=last: last in _screen(server, p), f"pane {name} to print")
+
+    results = tmux.capture_panes(server, list(panes.values()))
+    assert list(results) == list(panes.values())
+    for name, pane_id in panes.items():
+        result = results[pane_id]
+        assert result.presence is tmux.Presence.PRESENT and result.error is None
+        assert capture_rows(result.text) == texts[name].splitlines()
+        assert result.server_pid == tmux.list_panes(server).server_pid
+
+
+def test_capture_keeps_every_row_of_the_screen(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    pane_id = _printing_pane(server, "rows", tmp_path, "top\n")
+    _wait_for(lambda: "top" in _screen(server, pane_id), "the pane to print")
+    height = next(p.height for p in tmux.list_panes(server).panes if p.pane_id == pane_id)
+    assert len(tmux.capture_panes(server, [pane_id])[pane_id].text.split("\n")) == height
+
+
+def test_pane_killed_between_list_and_capture_is_gone_and_others_are_captured(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    panes = [_printing_pane(server, f"s{i}", tmp_path, f"pane {i}\n") for i in range(4)]
+    for i, pane_id in enumerate(panes):
+        _wait_for(lambda p=pane_id, i=i: f"pane {i}" in _screen(server, p), f"pane {i} to print")
+    listed = [p.pane_id for p in tmux.list_panes(server).panes]
+    assert sorted(listed) == sorted(panes)
+    assert tmux.kill_pane(server, panes[1]).ok
+    assert tmux.kill_pane(server, panes[2]).ok
+
+    results = tmux.capture_panes(server, panes)
+    assert [results[p].presence for p in panes] == [
+        tmux.Presence.PRESENT,
+        tmux.Presence.GONE,
+        tmux.Presence.GONE,
+        tmux.Presence.PRESENT,
+    ]
+    assert capture_rows(results[panes[0]].text) == ["pane 0"]
+    assert capture_rows(results[panes[3]].text) == ["pane 3"]
+    assert results[panes[1]].text is None and "can't find pane" in results[panes[1]].error
+
+
+def test_capture_of_a_pane_id_that_never_existed_is_gone(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    real = _printing_pane(server, "r", tmp_path, "real\n")
+    _wait_for(lambda: "real" in _screen(server, real), "the pane to print")
+    results = tmux.capture_panes(server, ["%999", real])
+    assert results["%999"].presence is tmux.Presence.GONE
+    assert capture_rows(results[real].text) == ["real"]
+
+
+def test_capture_against_a_killed_server_answers_without_raising(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    pane_id = _printing_pane(server, "k", tmp_path, "bye\n")
+    tmux_server.kill()
+    result = tmux.capture_panes(server, [pane_id])[pane_id]
+    assert result.presence in (tmux.Presence.GONE, tmux.Presence.UNKNOWN)
+    assert result.text is None and result.error
+    assert tmux.list_panes(server).server_running is False
+    assert tmux.pane_exists(server, pane_id) is tmux.Presence.GONE
+    assert tmux.kill_pane(server, pane_id).outcome is tmux.Outcome.GONE
+
+
+def test_a_server_that_does_not_answer_is_unknown_not_gone(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    pane_id = _printing_pane(server, "t", tmp_path, "x\n")
+    server_pid = tmux.server_info(server).pid
+    os.kill(server_pid, signal.SIGSTOP)  # a hung server: the socket is there, nobody answers
+    try:
+        inventory = tmux.list_panes(server, timeout=0.5)
+        capture = tmux.capture_panes(server, [pane_id], timeout=0.5)[pane_id]
+        presence = tmux.pane_exists(server, pane_id, timeout=0.5)
+        killed = tmux.kill_pane(server, pane_id, timeout=0.5)
+    finally:
+        os.kill(server_pid, signal.SIGCONT)
+    assert (inventory.answered, inventory.error is not None) == (False, True)
+    assert (capture.presence, capture.text) == (tmux.Presence.UNKNOWN, None)
+    assert "did not answer" in capture.error
+    assert presence is tmux.Presence.UNKNOWN
+    assert killed.outcome is tmux.Outcome.UNKNOWN
+
+
+def test_capture_on_a_server_whose_sessions_all_closed_is_gone(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    pane_id = _printing_pane(server, "only", tmp_path, "x\n")
+    assert tmux.kill_pane(server, pane_id).ok
+    assert tmux.list_panes(server).server_running  # exit-empty off: the server stays up with nothing in it
+    assert tmux.capture_panes(server, [pane_id])[pane_id].presence is tmux.Presence.GONE
+
+
+def test_capture_of_no_panes_runs_nothing(tmux_server):
+    assert tmux.capture_panes(_server(tmux_server), []) == {}
+
+
+def test_capture_rejects_a_target_that_is_not_a_pane_id(tmux_server):
+    with pytest.raises(ValueError):
+        tmux.capture_panes(_server(tmux_server), ["main:0.0; kill-server"])
+
+
+def test_server_info_and_pane_exists(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    info = tmux.server_info(server)
+    assert (info.running, info.answered, info.socket_path) == (True, True, str(tmux_server.socket_path))
+    pane_id = tmux.new_session(server, "e", str(tmp_path), ["sleep", "600"]).value
+    assert tmux.pane_exists(server, pane_id) is tmux.Presence.PRESENT
+    assert tmux.pane_exists(server, pane_id, server_pid=info.pid) is tmux.Presence.PRESENT
+    assert tmux.pane_exists(server, pane_id, server_pid=info.pid + 1) is tmux.Presence.GONE
+    assert tmux.pane_exists(server, "%999") is tmux.Presence.GONE
+    stopped = tmux.server_info(tmux.ServerRef(socket_name=f"afd-test-none-{secrets.token_hex(6)}"))
+    assert (stopped.running, stopped.answered) == (False, True)
+
+
+def test_new_session_with_a_taken_name_fails_without_changing_anything(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    assert tmux.new_session(server, "dup", str(tmp_path), ["sleep", "600"]).ok
+    again = tmux.new_session(server, "dup", str(tmp_path), ["sleep", "600"])
+    assert again.outcome is tmux.Outcome.FAILED and "duplicate session" in again.error
+    assert len(tmux.list_panes(server).panes) == 1
+
+
+def test_new_session_passes_environment_and_cwd(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    pane_id = tmux.new_session(
+        server, "env", str(tmp_path), ["sh", "-c", 'echo "[$AFD_X] $(pwd)"; exec sleep 600'], env={"AFD_X": "a b"}
+    ).value
+    _wait_for(lambda: f"[a b] {tmp_path}" in _screen(server, pane_id), "the pane to print its environment")
+
+
+def test_send_text_pastes_multiline_text_then_enter(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    out = tmp_path / "typed.txt"
+    pane_id = tmux.new_session(server, "in", str(tmp_path), ["sh", "-c", f"cat > {shlex.quote(str(out))}"]).value
+    assert tmux.send_text(server, pane_id, 'line one\nline "two" $HOME').ok
+    _wait_for(lambda: out.exists() and out.read_text().endswith("\n") and "two" in out.read_text(), "the text to arrive")
+    assert out.read_text().replace("\r", "\n").split("\n")[:2] == ["line one", 'line "two" $HOME']
+    assert tmux.send_text(server, "%999", "x").outcome is tmux.Outcome.GONE
+    assert "afd-" not in tmux_server.run("list-buffers").stdout  # no paste buffer left behind
+
+
+def test_respawn_keeps_the_pane_id(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    pane_id = tmux.new_session(server, "re", str(tmp_path), ["sleep", "600"]).value
+    assert tmux.set_pane_option(server, pane_id, "remain-on-exit", "on").ok
+    old_pid = tmux.list_panes(server).panes[0].pane_pid
+    assert tmux.respawn_pane(server, pane_id, str(tmp_path), ["sh", "-c", "echo respawned; exec sleep 600"], kill=True).ok
+    _wait_for(lambda: "respawned" in _screen(server, pane_id), "the respawned process to print")
+    (pane,) = tmux.list_panes(server).panes
+    assert pane.pane_id == pane_id and pane.pane_pid != old_pid
+    # A live pane is not respawned without kill: tmux refuses and nothing changes.
+    refused = tmux.respawn_pane(server, pane_id, str(tmp_path), ["true"])
+    assert refused.outcome is tmux.Outcome.FAILED
+    assert tmux.list_panes(server).panes[0].pane_pid == pane.pane_pid
+
+
+def test_send_keys_and_kill_pane(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    pane_id = tmux.new_session(server, "keys", str(tmp_path), ["sh", "-c", "read x; echo got:$x; exec sleep 600"]).value
+    assert tmux.send_keys(server, pane_id, "hi", "Enter").ok
+    _wait_for(lambda: "got:hi" in _screen(server, pane_id), "the keys to arrive")
+    assert tmux.kill_pane(server, pane_id).ok
+    assert tmux.pane_exists(server, pane_id) is tmux.Presence.GONE
+    assert tmux.kill_pane(server, pane_id).outcome is tmux.Outcome.GONE
