@@ -1,0 +1,226 @@
+"""The supervisor on a real tmux server with fake agents: adoption, identity, limits, the limit map."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from afd.config import Config
+from afd.limits import LimitState
+from afd.loader import load_plugins
+from afd.status import build_status
+from afd.store import Store
+from afd.supervisor import Supervisor
+from afd.tmux import ServerRef
+from harness import start_fake, wait_for
+
+pytestmark = pytest.mark.tmux
+
+T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
+
+
+class Clock:
+    def __init__(self, now: datetime = T0):
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def plugins():
+    return load_plugins(None, entry_points=False)
+
+
+@pytest.fixture
+def make_supervisor(tmux_server, plugins, xdg_dirs):
+    stores = []
+
+    def make(clock=None, config=None, store_path=None):
+        store = Store(store_path or xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db")
+        stores.append(store)
+        return Supervisor(
+            config or Config(poll_interval=0.05),
+            plugins,
+            store,
+            ServerRef(socket_name=tmux_server.name),
+            clock=clock or Clock(),
+        )
+
+    yield make
+    for store in stores:
+        store.close()
+
+
+def session_of(sup: Supervisor, pane: str):
+    return next((r for r in sup.store.list_sessions() if r.pane_id == pane), None)
+
+
+def poll_until(sup: Supervisor, predicate, timeout: float = 15.0, message: str = "condition"):
+    def step():
+        sup.poll()
+        return predicate()
+
+    return wait_for(step, timeout=timeout, interval=0.05, message=message)
+
+
+def test_known_agent_pane_is_adopted_with_the_mission_from_its_argv(tmux_server, make_supervisor):
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="fix the login redirect")
+    fake.wait_ready()
+    sup = make_supervisor()
+    rec = poll_until(sup, lambda: session_of(sup, fake.pane), message="adoption")
+    assert rec.agent == "claude" and rec.identity == "known" and rec.identity_source == "process"
+    assert rec.mission == "fix the login redirect"
+    assert rec.agent_pid == fake.pid
+    assert any(e.event.kind == "session.adopted" for e in sup.store.recent_events())
+
+
+def test_agent_behind_a_wrapper_script_is_not_adopted(tmux_server, make_supervisor):
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, command_name="my-wrapper", prompt="x")
+    fake.wait_ready()
+    sup = make_supervisor()
+    for _ in range(3):
+        sup.poll()
+    assert session_of(sup, fake.pane) is None
+
+
+def test_agent_started_through_an_interpreter_path_is_known(tmux_server, make_supervisor):
+    # The fake bin scripts run as `<python> /…/bin/codex …`: the interpreter shows in tmux.
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, prompt="tidy the config", in_shell=True)
+    fake.wait_ready()
+    sup = make_supervisor()
+    rec = poll_until(sup, lambda: session_of(sup, fake.pane), message="adoption")
+    assert rec.agent == "codex" and rec.mission == "tidy the config"
+
+
+def test_limited_idle_fake_is_limited_with_a_reset_that_does_not_move(tmux_server, make_supervisor):
+    scenario = {"limit_now": True, "banner": "codex.usage-limit", "banner_params": {"form": "in", "reset": "3 hours 2 minutes"}}
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario=scenario, prompt="go")
+    fake.wait_for_event("limit")
+    clock = Clock()
+    sup = make_supervisor(clock)
+    rec = poll_until(sup, lambda: (r := session_of(sup, fake.pane)) and r.state == "limited" and r, message="limited")
+    expected = T0 + timedelta(hours=3, minutes=2)
+    assert rec.reset_at == expected
+    for minutes in range(1, 30, 3):  # a static "in 3 hours" must not be re-read every poll
+        clock.now = T0 + timedelta(minutes=minutes)
+        sup.poll()
+    rec = session_of(sup, fake.pane)
+    assert rec.state == "limited" and rec.reset_at == expected
+    fact = sup.store.load_limits()["codex"]
+    assert fact.state is LimitState.LIMITED and fact.reset_at == expected and fact.source_session == rec.name
+    report = build_status(sup.store, sup.plugins.agents, {"running": False})
+    assert [s["state"] for s in report["sessions"]] == ["limited"]
+    assert report["sessions"][0]["reset_at"] == "2026-07-13T12:02:00Z"
+
+
+def test_working_fake_is_never_judged(tmux_server, make_supervisor):
+    # Long work with a banner-like line in its output: the spinner keeps the pane changing.
+    scenario = {"work_seconds": 30, "work_output": ["■ You've hit your usage limit. Try again later."]}
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario=scenario, prompt="work")
+    fake.wait_for_event("work_start")
+    sup = make_supervisor()
+    states = set()
+    deadline = time.monotonic() + 4
+    while time.monotonic() < deadline:
+        sup.poll()
+        rec = session_of(sup, fake.pane)
+        if rec:
+            states.add(rec.state)
+        time.sleep(1.05)  # a poll interval longer than a second, as real ones are: the elapsed counter ticks
+    assert "limited" not in states and "working" in states
+    assert sup.store.load_limits().get("codex") is None or sup.store.load_limits()["codex"].state is not LimitState.LIMITED
+
+
+def test_second_codex_session_sees_codex_limited_from_the_first(tmux_server, make_supervisor):
+    walled = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario={"limit_now": True}, prompt="a")
+    other = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, prompt="b")
+    walled.wait_for_event("limit")
+    other.wait_ready()
+    sup = make_supervisor()
+    poll_until(sup, lambda: (r := session_of(sup, walled.pane)) and r.state == "limited", message="first limited")
+    second = session_of(sup, other.pane)
+    assert second is not None and second.state != "limited"
+    report = build_status(sup.store, sup.plugins.agents, {"running": False})
+    codex = next(a for a in report["agents"] if a["name"] == "codex")
+    assert codex["state"] == "limited" and codex["source_session"] == session_of(sup, walled.pane).name
+    # every agent the plugins provide is listed; the ones never seen are unknown, not available
+    assert {a["name"]: a["state"] for a in report["agents"]}["claude"] == "unknown"
+
+
+def test_limit_map_turns_unknown_after_the_reset_and_the_same_banner_does_not_renew_it(tmux_server, make_supervisor):
+    scenario = {"limit_now": True, "banner": "codex.usage-limit", "banner_params": {"form": "in", "reset": "1 hour"}}
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario=scenario, prompt="go")
+    fake.wait_for_event("limit")
+    clock = Clock()
+    sup = make_supervisor(clock)
+    poll_until(sup, lambda: sup.store.load_limits().get("codex") and sup.store.load_limits()["codex"].state is LimitState.LIMITED)
+    clock.now = T0 + timedelta(hours=1, minutes=1)
+    for _ in range(3):
+        sup.poll()
+    assert sup.store.load_limits()["codex"].state is LimitState.UNKNOWN
+    assert any(e.event.kind == "agent.unknown" for e in sup.store.recent_events())
+
+
+def test_pane_killed_between_polls_is_gone(tmux_server, make_supervisor):
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="x")
+    fake.wait_ready()
+    sup = make_supervisor()
+    rec = poll_until(sup, lambda: session_of(sup, fake.pane), message="adoption")
+    tmux_server.run("kill-pane", "-t", fake.pane)
+    poll_until(sup, lambda: sup.store.get_session(rec.name).state == "gone", message="gone")
+    assert any(e.event.kind == "session.gone" for e in sup.store.recent_events())
+
+
+def test_tmux_server_killed_under_the_supervisor_is_reported_not_a_crash(tmux_server, make_supervisor):
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="x")
+    fake.wait_ready()
+    sup = make_supervisor()
+    rec = poll_until(sup, lambda: session_of(sup, fake.pane), message="adoption")
+    tmux_server.kill()
+    summary = sup.poll()
+    assert summary.answered and not summary.server_running
+    assert sup.store.get_session(rec.name).state == "gone"
+    assert any(e.event.kind == "tmux.down" for e in sup.store.recent_events())
+
+
+def test_restart_keeps_sessions_and_the_limit_map_and_rebinds_the_same_process(tmux_server, make_supervisor, xdg_dirs):
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario={"limit_now": True}, prompt="go")
+    fake.wait_for_event("limit")
+    first = make_supervisor()
+    poll_until(first, lambda: (r := session_of(first, fake.pane)) and r.state == "limited")
+    name = session_of(first, fake.pane).name
+    first.store.close()
+
+    second = make_supervisor()
+    assert second.store.load_limits()["codex"].state is LimitState.LIMITED
+    for _ in range(3):
+        second.poll()
+    rec = second.store.get_session(name)
+    assert rec.state == "limited" and rec.pane_id == fake.pane and rec.agent_pid == fake.pid
+    assert len(second.store.list_sessions()) == 1
+
+
+def test_pane_id_on_a_new_server_is_not_the_old_session(tmux_server, make_supervisor):
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="x")
+    fake.wait_ready()
+    sup = make_supervisor()
+    rec = poll_until(sup, lambda: session_of(sup, fake.pane), message="adoption")
+    tmux_server.kill()
+    again = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="write the tests")  # pane ids restart at %0
+    again.wait_ready()
+    poll_until(sup, lambda: sup.store.get_session(rec.name).state == "gone", message="old session gone")
+    new = poll_until(sup, lambda: next((r for r in sup.store.list_sessions() if r.state != "gone"), None))
+    assert new.name != rec.name and new.mission == "write the tests"
+
+
+def test_watch_ignore_skips_matching_panes(tmux_server, make_supervisor):
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="x")
+    fake.wait_ready()
+    location = tmux_server.pane_field(fake.pane, "#{session_name}:#{window_index}.#{pane_index}")
+    sup = make_supervisor(config=Config(poll_interval=0.05, watch_ignore=(location.split(":")[0] + ":*",)))
+    for _ in range(3):
+        sup.poll()
+    assert sup.store.list_sessions() == []
