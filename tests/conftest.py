@@ -4,7 +4,8 @@ Every tmux server a test starts lives on its own private socket
 (`tmux -L afd-test-<random>`, no user config) and is killed, with its socket
 file removed, when the test ends, pass or fail. No test talks to the user's
 default server. (libtmux's pytest plugin is disabled in pyproject: its
-`server`/`session` fixtures would clash.)
+`server`/`session` fixtures would clash.) The helpers for fake agents on
+those servers (`start_fake`, `wait_for`, `read_log`, ...) are in `harness.py`.
 """
 
 from __future__ import annotations
@@ -12,38 +13,10 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-
-@dataclass
-class TmuxServer:
-    """A private tmux server: `run(...)` is `tmux -L <name> ...`."""
-
-    name: str
-    env: dict
-
-    def run(self, *args: str, check: bool = True, timeout: float = 10) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            ["tmux", "-L", self.name, *args],
-            capture_output=True,
-            text=True,
-            env=self.env,
-            check=check,
-            timeout=timeout,
-        )
-
-    @property
-    def socket_path(self) -> Path:
-        return Path(f"/tmp/tmux-{os.getuid()}") / self.name
-
-    def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True, env=self.env, timeout=10)
-        # tmux 3.3a leaves the socket file behind after kill-server.
-        self.socket_path.unlink(missing_ok=True)
+from harness import TmuxServer, add_worktree, install_fake_bin, make_git_repo
 
 
 @pytest.fixture
@@ -74,9 +47,33 @@ def tmux_server(xdg_dirs):
         pytest.fail("tmux is not installed; scripts/test installs it")
     env = dict(os.environ)
     env.pop("TMUX", None)
-    srv = TmuxServer(name=f"afd-test-{secrets.token_hex(6)}", env=env)
+    scratch = xdg_dirs["HOME"].parent / "t"
+    scratch.mkdir()
+    srv = TmuxServer(name=f"afd-test-{secrets.token_hex(6)}", env=env, scratch=scratch)
     srv.run("-f", "/dev/null", "start-server", ";", "set-option", "-g", "exit-empty", "off", check=False)
     try:
         yield srv
     finally:
         srv.kill()
+
+
+@pytest.fixture
+def fake_bin(xdg_dirs):
+    """A bin dir with the fake `claude`, `codex`, `devin` and a `my-wrapper` that runs claude under another name."""
+    return install_fake_bin(xdg_dirs["HOME"].parent / "fb", wrappers={"my-wrapper": "claude"})
+
+
+@pytest.fixture
+def git_repo(tmp_path):
+    """A git repository on `main` with three commits by the test identity."""
+    return make_git_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def worktree(git_repo, tmp_path):
+    """Factory: `worktree("feature")` adds a worktree of `git_repo` on a new branch and returns its path."""
+
+    def make(branch: str = "feature", base: str = "HEAD") -> Path:
+        return add_worktree(git_repo, tmp_path / "wt" / branch.replace("/", "-"), branch, base)
+
+    return make

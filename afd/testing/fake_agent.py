@@ -11,6 +11,19 @@ usage-limit banner when its scenario says so, and writes a JSON-lines log
 of everything that happened to it. It is never installed as `claude`,
 `codex` or `devin`: tests put executables with those names in a temporary
 bin directory of their own (see ``write_launcher``).
+
+Log events (``--log FILE`` or ``AFD_FAKE_LOG``; each line has ``event``,
+``t``, ``pid``, ``agent``):
+
+* ``start``: ``argv``, ``cmdline`` (interpreter first), ``cwd``, ``ppid``,
+  ``prompt``, ``resume``, ``headless``, ``tty``
+* ``ready``: the first screen is drawn and input is being read
+* ``input``: ``text``, ``via`` (``argument`` | ``typed`` | ``paste``), ``queued``
+* ``paste``: ``text`` of one bracketed paste; ``key``: ``esc``; ``menu``: ``choice``
+* ``work_start``: ``prompt``, ``n``; ``work``: ``prompt``, ``n``, ``file``, ``commit``
+* ``limit``: ``banner`` (family id), ``rows`` (as drawn), ``reason``
+* ``child``: ``child_pid``; ``signal``: ``signal``, ``ignored``
+* ``exit``: ``code``, ``reason``
 """
 
 from __future__ import annotations
@@ -130,14 +143,16 @@ def do_work(agent: str, cwd: str, prompt: str, work_file: str | None) -> tuple[s
 
 def spawn_child(seconds: float) -> int:
     # Ignores SIGHUP, so closing the pane does not take it along: the
-    # teardown has to find it in the process tree.
-    code = "import signal,sys,time; signal.signal(signal.SIGHUP, signal.SIG_IGN); time.sleep(float(sys.argv[1]))"
+    # teardown has to find it in the process tree. Ignored before exec, so
+    # there is no window in which an early hangup still kills it.
+    code = "import sys,time; time.sleep(float(sys.argv[1]))"
     child = subprocess.Popen(
         [sys.executable, "-c", code, str(seconds), "afd-fake-child"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         close_fds=True,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
     )
     return child.pid
 

@@ -7,6 +7,7 @@ the state handed in; the fake program owns the terminal.
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from dataclasses import dataclass
 
@@ -36,6 +37,7 @@ def display_width(text: str) -> int:
 
 
 def _boxed(lines: list[str], inner: int) -> list[str]:
+    inner = max(inner, *(display_width(line) for line in lines))
     rows = ["╭" + "─" * (inner + 2) + "╮"]
     for line in lines:
         rows.append("│ " + line + " " * max(0, inner - display_width(line)) + " │")
@@ -43,7 +45,15 @@ def _boxed(lines: list[str], inner: int) -> list[str]:
     return rows
 
 
+def _home_relative(path: str) -> str:
+    home = os.environ.get("HOME", "")
+    if home and (path == home or path.startswith(home.rstrip("/") + "/")):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
+
+
 def header(agent: str, cwd: str, width: int) -> list[str]:
+    cwd = _home_relative(cwd)
     if agent == "claude":
         inner = max(20, min(width, 60) - 4)
         return _boxed(["✻ Welcome to Claude Code!", "", f"  cwd: {cwd}"], inner)
@@ -117,7 +127,7 @@ def composer(agent: str, text: str, width: int, ui: str) -> list[str]:
 def draw(screen: Screen) -> list[str]:
     """The rows to show, newest at the bottom, cut to what fits the pane."""
     rows = [*header(screen.agent, screen.cwd, screen.width), "", *screen.transcript]
-    if screen.status:
+    if screen.status and not screen.composer_hidden:
         rows += ["", screen.status]
     if not screen.composer_hidden:
         rows += ["", *composer(screen.agent, screen.composer, screen.width, screen.ui)]
