@@ -1,0 +1,225 @@
+"""`afd run` as a process: readiness and watchdog, reload, stop, the lock, the control socket, sessions."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import commits_by, read_log, start_fake, wait_for
+
+pytestmark = pytest.mark.tmux
+
+
+def afd(*args: str, timeout: float = 30, check: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "afd", *args], capture_output=True, text=True, timeout=timeout, check=check)
+
+
+class Daemon:
+    def __init__(self, proc: subprocess.Popen, stderr: Path):
+        self.proc, self.stderr = proc, stderr
+
+    def log(self) -> str:
+        return self.stderr.read_text(errors="replace")
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                return self.proc.wait()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def run_daemon(tmux_server, xdg_dirs):
+    started: list[Daemon] = []
+
+    def start(*extra: str, env: dict | None = None, wait_ready: bool = True) -> Daemon:
+        err = xdg_dirs["HOME"] / f"daemon-{len(started)}.log"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "afd", "run", "-L", tmux_server.name, *extra],
+            stdout=subprocess.DEVNULL,
+            stderr=err.open("wb"),
+            env={**os.environ, **(env or {})},
+        )
+        d = Daemon(proc, err)
+        started.append(d)
+        if wait_ready:
+            wait_for(lambda: afd("status", "--json").returncode == 0, timeout=20, message="the daemon answering")
+        return d
+
+    yield start
+    for d in started:
+        d.stop()
+
+
+def status() -> dict:
+    done = afd("status", "--json")
+    assert done.returncode in (0, 3), done.stderr
+    return json.loads(done.stdout)
+
+
+def write_config(xdg_dirs, text: str) -> Path:
+    path = xdg_dirs["XDG_CONFIG_HOME"] / "afd" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def notify_socket(xdg_dirs):
+    path = xdg_dirs["XDG_RUNTIME_DIR"] / "notify.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
+    sock.settimeout(0.2)
+    messages: list[str] = []
+
+    def receive() -> list[str]:
+        while True:
+            try:
+                messages.append(sock.recv(4096).decode())
+            except (TimeoutError, socket.timeout):
+                return messages
+
+    yield str(path), receive
+    sock.close()
+
+
+def test_notify_protocol_ready_watchdog_reload_and_stop(run_daemon, notify_socket, xdg_dirs):
+    write_config(xdg_dirs, 'poll_interval = "200ms"\n')
+    path, receive = notify_socket
+    d = run_daemon(env={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "30000000"})
+    wait_for(lambda: any("READY=1" in m for m in receive()), message="READY=1")
+    wait_for(lambda: any(m.startswith("WATCHDOG=1") for m in receive()), message="WATCHDOG=1")
+    assert any(m.startswith("STATUS=") for m in receive())
+    d.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: any("RELOADING=1" in m for m in receive()), message="RELOADING=1")
+    reloading = next(i for i, m in enumerate(receive()) if "RELOADING=1" in m)
+    wait_for(lambda: any("READY=1" in m for m in receive()[reloading:]), message="READY=1 after the reload")
+    assert d.stop() == 0
+    assert any("STOPPING=1" in m for m in receive())
+
+
+def test_ready_is_sent_even_when_no_tmux_server_runs(xdg_dirs, notify_socket):
+    path, receive = notify_socket
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "afd", "run", "-L", "afd-test-nothing-here"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "NOTIFY_SOCKET": path},
+    )
+    try:
+        wait_for(lambda: any("READY=1" in m for m in receive()), message="READY=1")
+        assert any("no tmux server" in m for m in receive() if m.startswith("STATUS="))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+
+
+def test_second_daemon_on_the_same_state_refuses(run_daemon, tmux_server):
+    run_daemon()
+    done = afd("run", "-L", tmux_server.name)
+    assert done.returncode == 1
+    assert "another afd is already running" in done.stderr
+
+
+def test_invalid_config_at_start_exits_78_with_its_line(xdg_dirs, tmux_server):
+    write_config(xdg_dirs, 'tail_lines = 3\nlimit_action = "handoff"\n')
+    done = afd("run", "-L", tmux_server.name)
+    assert done.returncode == 78
+    assert "config.toml:2: limit_action" in done.stderr and "handoff_order" in done.stderr
+
+
+def test_sighup_with_a_broken_config_keeps_the_last_good_one(run_daemon, xdg_dirs):
+    config = write_config(xdg_dirs, 'poll_interval = "300ms"\n')
+    d = run_daemon()
+    config.write_text('poll_interval = "300ms"\ntail_lines = "three"\n')
+    d.proc.send_signal(signal.SIGHUP)
+
+    def invalid_reported():
+        return next((e for e in status()["events"] if e["kind"] == "config.invalid"), None)
+
+    event = wait_for(invalid_reported, timeout=20, message="config.invalid event")
+    assert "config.toml:2: tail_lines" in event["message"] and "last good config stays in force" in event["message"]
+    assert d.proc.poll() is None and status()["daemon"]["running"] is True
+
+
+def test_status_when_the_daemon_is_down(xdg_dirs, run_daemon, tmux_server):
+    done = afd("status", "--json")
+    assert done.returncode == 3 and "no state yet" in done.stderr
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="fix the login redirect")
+    fake.wait_ready()
+    d = run_daemon()
+    wait_for(lambda: status()["sessions"], timeout=20, message="adoption")
+    assert d.stop() == 0
+    done = afd("status", "--json")
+    assert done.returncode == 3
+    report = json.loads(done.stdout)
+    assert report["schema"] == 1 and report["daemon"]["running"] is False
+    assert report["sessions"][0]["mission"] == "fix the login redirect"
+    assert {a["name"] for a in report["agents"]} >= {"claude", "codex", "devin"}
+    human = afd("status")
+    assert human.returncode == 3 and "not running" in human.stdout
+
+
+def test_adopt_a_wrapper_on_the_users_word(run_daemon, tmux_server):
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, command_name="my-wrapper", prompt="x")
+    fake.wait_ready()
+    run_daemon()
+    refused = afd("sessions", "adopt", fake.pane)
+    assert refused.returncode == 2 and "pass --agent" in refused.stderr
+    done = afd("sessions", "adopt", fake.pane, "--agent", "claude", "--name", "wrapped", "--mission", "port the parser", "--json")
+    assert done.returncode == 0, done.stderr
+    session = next(s for s in status()["sessions"] if s["name"] == "wrapped")
+    assert session["identity_source"] == "user" and session["mission"] == "port the parser"
+    again = afd("sessions", "adopt", fake.pane, "--agent", "claude")
+    assert again.returncode == 2 and "already session" in again.stderr
+
+
+def test_sessions_create_starts_the_agent_in_a_new_worktree(run_daemon, tmux_server, git_repo, xdg_dirs):
+    fake_claude = tmux_server.scratch / "bin" / "claude"
+    start_fake(tmux_server, "codex", cwd=tmux_server.scratch).wait_ready()  # installs the fake bin
+    write_config(xdg_dirs, f'[agents.claude]\ncommand = ["{fake_claude}"]\n')
+    log = tmux_server.scratch / "created.jsonl"
+    # A new tmux session gets the server's environment, not the daemon's.
+    tmux_server.run("set-environment", "-g", "AFD_FAKE_LOG", str(log))
+    run_daemon()
+    done = afd("sessions", "create", "fix-login", "--agent", "claude", "--repo", str(git_repo), "--prompt", "fix the login redirect", "--json")
+    assert done.returncode == 0, done.stderr
+    created = json.loads(done.stdout)
+    assert created["branch"] == "afd/fix-login"
+    worktree = Path(created["worktree"])
+    assert worktree.is_dir() and worktree.is_relative_to(xdg_dirs["XDG_DATA_HOME"])
+    wait_for(lambda: any(e["event"] == "work" for e in read_log(log)), timeout=20, message="the agent's first work")
+    start = next(e for e in read_log(log) if e["event"] == "start")
+    assert start["argv"][-1] == "fix the login redirect" and Path(start["cwd"]) == worktree
+    assert commits_by(worktree, "claude", "main..HEAD")
+    session = wait_for(lambda: next((s for s in status()["sessions"] if s["name"] == "fix-login" and s["state"] != "exited"), None))
+    assert session["mission"] == "fix the login redirect" and session["branch"] == "afd/fix-login"
+    assert session["pane"] == created["pane"]
+    taken = afd("sessions", "create", "fix-login", "--agent", "claude", "--repo", str(git_repo), "--prompt", "again")
+    assert taken.returncode == 2 and "already exists" in taken.stderr
+    not_repo = afd("sessions", "create", "other", "--agent", "claude", "--repo", str(xdg_dirs["HOME"]), "--prompt", "p")
+    assert not_repo.returncode == 2 and "not a git repository" in not_repo.stderr
+    unknown = afd("sessions", "create", "third", "--agent", "gemni", "--repo", str(git_repo), "--prompt", "p")
+    assert unknown.returncode == 2 and "not an agent" in unknown.stderr
+
+
+def test_set_mission_and_forget(run_daemon, tmux_server):
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, prompt="first goal here")
+    fake.wait_ready()
+    run_daemon()
+    name = wait_for(lambda: next((s["name"] for s in status()["sessions"]), None), timeout=20)
+    assert afd("sessions", "set-mission", name, "the real goal").returncode == 0
+    assert status()["sessions"][0]["mission"] == "the real goal"
+    assert afd("sessions", "forget", name).returncode == 0
+    assert all(s["name"] != name for s in status()["sessions"])
+    missing = afd("sessions", "forget", "nope")
+    assert missing.returncode == 2 and "no session named" in missing.stderr
