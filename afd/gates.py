@@ -8,6 +8,7 @@ agent printed (tail-anchored) and the pane must sit unchanged on it
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,7 +17,27 @@ from datetime import datetime
 from afd.model import Detection
 
 
+@functools.lru_cache(maxsize=64)
+def _combined(chrome: tuple[re.Pattern[str], ...]) -> re.Pattern[str] | None:
+    """One alternation for a spec's chrome: a row is tested once, not once per pattern."""
+    if not chrome or any(not isinstance(p.pattern, str) or p.flags & re.ASCII for p in chrome):
+        return None
+    scoped = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}
+    parts = []
+    for p in chrome:
+        letters = "".join(ch for flag, ch in scoped.items() if p.flags & flag)
+        parts.append(f"(?{letters}:{p.pattern})" if letters else f"(?:{p.pattern})")
+    return re.compile("|".join(parts))
+
+
 def is_chrome(row: str, chrome: Sequence[re.Pattern[str]]) -> bool:
+    key = tuple(chrome)
+    try:
+        combined = _combined(key)
+    except (TypeError, re.error):  # unhashable or patterns that cannot be joined
+        combined = None
+    if combined is not None:
+        return combined.search(row) is not None
     return any(p.search(row) for p in chrome)
 
 
@@ -87,8 +108,12 @@ def judge(
     *,
     tail_lines: int,
     stability_polls: int,
+    contents: Sequence[tuple[str, ...]] | None = None,
 ) -> Verdict:
-    """Apply both gates to a pane's captures (oldest first) and their detections."""
+    """Apply both gates to a pane's captures (oldest first) and their detections.
+
+    ``contents`` may carry `content_of` of each capture, already computed.
+    """
     if not captures:
         return Verdict(agent, False, False, False, None, "no capture to judge")
     rows, found = captures[-1], detections[-1]
@@ -98,11 +123,12 @@ def judge(
     after = lines_after(rows, found, chrome)
     anchored = after is not None and after <= tail_lines - 1
 
-    recent = list(zip(captures, detections))[-stability_polls:]
+    if contents is None:
+        contents = [content_of(c, chrome) for c in captures[-stability_polls:]]
+    recent = list(zip(contents[-stability_polls:], detections[-stability_polls:]))
     stable = len(recent) >= stability_polls and all(d is not None and d.banner == found.banner for _, d in recent)
     if stable:
-        first = content_of(recent[0][0], chrome)
-        stable = all(content_of(c, chrome) == first for c, _ in recent[1:])
+        stable = all(c == recent[0][0] for c, _ in recent[1:])
 
     if not anchored:
         if after is None:

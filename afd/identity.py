@@ -111,17 +111,41 @@ def _fact(proc: psutil.Process, tpgid: int | None) -> ProcessFact | None:
     return ProcessFact(proc.pid, ppid, name, exe, argv, create_time, status, pgid, tpgid is not None and pgid == tpgid)
 
 
-def pane_processes(pane_pid: int) -> list[ProcessFact]:
+def process_tree() -> dict[int, list[int]]:
+    """Every process's children, read once: a poll over many panes walks /proc once, not per pane."""
+    children: dict[int, list[int]] = {}
+    for proc in psutil.process_iter(["ppid"]):
+        ppid = proc.info.get("ppid")
+        if ppid is not None:
+            children.setdefault(ppid, []).append(proc.pid)
+    return children
+
+
+def _descendants(root: int, tree: Mapping[int, list[int]]) -> list[int]:
+    found, stack = [], list(tree.get(root, ()))
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(tree.get(pid, ()))
+    return found
+
+
+def pane_processes(pane_pid: int, tree: Mapping[int, list[int]] | None = None) -> list[ProcessFact]:
     """The pane's process and all its descendants, as they are now; [] when the pane process is gone.
 
     Processes come and go while we look; one that vanishes is left out,
-    never an error.
+    never an error. ``tree`` (from `process_tree`) saves a /proc walk per pane.
     """
     try:
         root = psutil.Process(pane_pid)
-        procs = [root, *root.children(recursive=True)]
+        procs = [root, *root.children(recursive=True)] if tree is None else [root]
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return []
+    for pid in _descendants(pane_pid, tree) if tree is not None else ():
+        try:
+            procs.append(psutil.Process(pid))
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
     tpgid = _foreground_pgid(pane_pid)
     return [fact for fact in (_fact(p, tpgid) for p in procs) if fact is not None]
 

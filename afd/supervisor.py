@@ -150,8 +150,9 @@ class Supervisor:
         overrides = {n: o.command for n, o in self.config.agents.items() if o.command}
         live: dict[str, tuple[SessionRecord, tmux.PaneInfo, Identity]] = {}
 
+        tree = identity.process_tree()
         for pane in inv.panes:
-            procs = [] if pane.dead else identity.pane_processes(pane.pane_pid)
+            procs = [] if pane.dead else identity.pane_processes(pane.pane_pid, tree)
             ident = identity.identify(procs, self.plugins.agents, overrides)
             rec = bound.pop(pane.pane_id, None)
             if rec is not None and rec.server_pid != inv.server_pid:
@@ -325,6 +326,7 @@ class Supervisor:
             spec.chrome,
             tail_lines=self.config.tail_lines,
             stability_polls=self.config.stability_polls,
+            contents=list(watch.contents),
         )
         if not verdict.limited:
             new = replace(rec, state=IDLE, last_banner=None, reset_at=None, banner_first_seen_at=None, updated_at=now)

@@ -28,6 +28,7 @@ class PaneWatch:
     captured_at: float | None = None  # monotonic seconds of the last fresh capture
     captures: deque = field(default_factory=deque)
     detections: deque = field(default_factory=deque)
+    contents: deque = field(default_factory=deque)  # content_of each capture, computed once
 
     def needs_capture(self, fingerprint: tuple, now: float) -> bool:
         """Whether this poll must capture the pane afresh.
@@ -54,12 +55,15 @@ class PaneWatch:
 
         None for the first capture: one look cannot tell idle from working.
         """
-        idle = content_of(self.captures[-1], chrome) == content_of(rows, chrome) if self.captures else None
+        content = content_of(rows, chrome)
+        idle = self.contents[-1] == content if self.contents else None
         self.captures.append(list(rows))
         self.detections.append(detection)
+        self.contents.append(content)
         while len(self.captures) > max(self.keep, 2):
             self.captures.popleft()
             self.detections.popleft()
+            self.contents.popleft()
         self.fingerprint = fingerprint
         self.captured_at = now
         return idle
@@ -67,5 +71,6 @@ class PaneWatch:
     def reset(self) -> None:
         self.captures.clear()
         self.detections.clear()
+        self.contents.clear()
         self.fingerprint = None
         self.captured_at = None
