@@ -82,8 +82,11 @@ def run(args: argparse.Namespace) -> int:
         "anchored": verdict.anchored,
         "stable": verdict.stable,
         "limited": verdict.limited,
-        "reset_at": iso_utc(verdict.reset_at),
-        "has_reset_time": verdict.reset_at is not None,
+        # The reset of a wall the agent is stalled at; a banner that is not a
+        # limit (quoted, worked past, changing) has none to report.
+        "reset_at": iso_utc(verdict.reset_at) if verdict.limited else None,
+        "has_reset_time": verdict.limited and verdict.reset_at is not None,
+        "banner_reset_at": iso_utc(verdict.reset_at),
         "banner": found.banner if found else None,
         "kind": found.kind if found else None,
         "reason": verdict.reason,
@@ -110,6 +113,6 @@ def _print_human(result: dict) -> None:
     console.print(f"{result['agent']}: {head}")
     if result["banner"]:
         console.print(f"  banner: {result['banner']}", markup=False)
-    if result["limited"] or result["hit"]:
+    if result["limited"]:
         console.print(f"  reset:  {result['reset_at'] or 'not stated'}")
     console.print(f"  why:    {result['reason']}", markup=False)
