@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -223,3 +224,67 @@ def test_set_mission_and_forget(run_daemon, tmux_server):
     assert all(s["name"] != name for s in status()["sessions"])
     missing = afd("sessions", "forget", "nope")
     assert missing.returncode == 2 and "no session named" in missing.stderr
+
+
+def test_run_once_polls_and_prints_the_status(tmux_server, xdg_dirs):
+    write_config(xdg_dirs, 'poll_interval = "200ms"\n')
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario={"limit_now": True}, prompt="fix the flaky test")
+    fake.wait_for_event("limit")
+    done = afd("run", "-L", tmux_server.name, "--once", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert [(s["agent"], s["state"], s["mission"]) for s in report["sessions"]] == [("codex", "limited", "fix the flaky test")]
+    assert "poll 2/2" in done.stderr
+
+
+def test_pending_intent_from_a_crash_is_rolled_back_and_reported(tmux_server, xdg_dirs):
+    from afd.store import Store
+
+    with Store(xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db") as store:
+        store.journal_begin("fix-login", "create", {"branch": "afd/fix-login"})
+    done = afd("run", "-L", tmux_server.name, "--once", "--json")
+    assert done.returncode == 0, done.stderr
+    events = [e for e in json.loads(done.stdout)["events"] if e["kind"] == "journal.rolled-back"]
+    assert events and events[0]["session"] == "fix-login" and "nothing more was done" in events[0]["message"]
+    with Store(xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db") as store:
+        assert store.pending_journal() == []
+
+
+def test_corrupt_state_is_moved_aside_and_reported(tmux_server, xdg_dirs):
+    db = xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db"
+    db.parent.mkdir(parents=True)
+    db.write_bytes(b"this is not a database" * 100)
+    done = afd("run", "-L", tmux_server.name, "--once", "--json")
+    assert done.returncode == 0, done.stderr
+    event = next(e for e in json.loads(done.stdout)["events"] if e["kind"] == "store.corrupt")
+    aside = [p for p in db.parent.iterdir() if p.name.startswith("state.db.corrupt-")]
+    assert len(aside) == 1 and aside[0].read_bytes().startswith(b"this is not a database")
+    assert str(aside[0]) in event["message"]
+
+
+def test_events_follow_streams_new_events(run_daemon, tmux_server):
+    run_daemon()
+    follower = subprocess.Popen([sys.executable, "-m", "afd", "events", "--follow", "--json", "-n", "0"],
+                                stdout=subprocess.PIPE, text=True)
+    try:
+        fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="write the docs")
+        fake.wait_ready()
+        ready, _, _ = select.select([follower.stdout], [], [], 20)
+        assert ready, "no event streamed within 20 s"
+        line = follower.stdout.readline()
+        event = json.loads(line)
+        assert event["kind"] in {"session.adopted", "tmux.up"}
+    finally:
+        follower.terminate()
+        follower.wait(timeout=10)
+
+
+def test_doctor_reports_each_check(xdg_dirs, tmux_server):
+    done = afd("doctor", "--json")
+    checks = {c["check"]: c["status"] for c in json.loads(done.stdout)}
+    assert checks["tmux"] == "ok" and checks["config"] == "ok" and checks["daemon"] == "warn"
+    assert {"agent claude", "agent codex", "agent devin", "state dir", "systemd unit"} <= set(checks)
+    write_config(xdg_dirs, "tail_lines = 0\n")
+    bad = afd("doctor", "--json")
+    assert bad.returncode == 1
+    assert {c["check"]: c["status"] for c in json.loads(bad.stdout)}["config"] == "fail"
