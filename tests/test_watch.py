@@ -1,0 +1,83 @@
+"""When a pane is captured afresh, and how adopted panes are named and ignored."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from afd.model import Detection
+from afd.naming import is_ignored, is_valid_name, unique_name
+from afd.watch import MAX_CAPTURE_AGE, PaneWatch
+
+CHROME = (re.compile(r"^\s*\? for shortcuts"),)
+FP = (100, 0, 10, 0)
+
+
+def banner():
+    return Detection("codex", 0, 0, None, "codex.usage-limit", "■ You've hit your usage limit.")
+
+
+def test_first_look_always_captures():
+    assert PaneWatch().needs_capture(FP, 0.0)
+
+
+def test_unchanged_fingerprint_reuses_the_capture_but_not_for_long():
+    w = PaneWatch()
+    w.record(["work"], None, FP, 0.0, CHROME)
+    assert not w.needs_capture(FP, 1.0)
+    assert w.needs_capture(FP, MAX_CAPTURE_AGE)
+
+
+def test_changed_fingerprint_captures():
+    w = PaneWatch()
+    w.record(["work"], None, FP, 0.0, CHROME)
+    assert w.needs_capture((101, 0, 10, 0), 0.5)
+
+
+def test_a_banner_on_screen_always_gets_fresh_captures():
+    # a limit decision must never rest on a reused capture
+    w = PaneWatch()
+    w.record(["■ You've hit your usage limit."], banner(), FP, 0.0, CHROME)
+    assert w.needs_capture(FP, 0.1)
+
+
+def test_first_capture_is_neither_idle_nor_working_then_chrome_changes_are_idle():
+    w = PaneWatch()
+    assert w.record(["work", "  ? for shortcuts 80% left"], None, FP, 0.0, CHROME) is None
+    assert w.record(["work", "  ? for shortcuts 79% left"], None, FP, 1.0, CHROME) is True
+    assert w.record(["more work", "  ? for shortcuts 79% left"], None, FP, 2.0, CHROME) is False
+
+
+def test_history_keeps_stability_polls_captures():
+    w = PaneWatch(keep=3)
+    for i in range(5):
+        w.record([str(i)], None, FP, float(i), CHROME)
+    assert [c[0] for c in w.captures] == ["2", "3", "4"] and len(w.contents) == 3
+
+
+@pytest.mark.parametrize(
+    "base,taken,expected",
+    [
+        pytest.param("work:1.0", set(), "work:1.0", id="free"),
+        pytest.param("work:1.0", {"work:1.0"}, "work:1.0-2", id="taken"),
+        pytest.param("work:1.0", {"work:1.0", "work:1.0-2"}, "work:1.0-3", id="taken-twice"),
+        pytest.param("my session:0.0", set(), "my-session:0.0", id="space"),
+    ],
+)
+def test_unique_names(base, taken, expected):
+    assert unique_name(base, taken) == expected
+
+
+@pytest.mark.parametrize(
+    "name,ok",
+    [("fix-login", True), ("work:1.0", True), ("a/b", False), ("..", False), ("", False), ("-x", False)],
+)
+def test_valid_session_names(name, ok):
+    assert is_valid_name(name) is ok
+
+
+def test_watch_ignore_globs_match_locations():
+    assert is_ignored("scratch:2.1", ["scratch:*"])
+    assert is_ignored("main:0.3", ["*:0.3"])
+    assert not is_ignored("main:0.3", ["scratch:*", "*:1.*"])
