@@ -156,16 +156,19 @@ def parse_relative(text: str) -> timedelta | None:
     if not text or not _REL_WHOLE.match(text):
         return None
     total = timedelta()
-    for m in _REL_UNIT.finditer(text):
-        n, unit = int(m["n"]), m["unit"].lower()
-        if unit.startswith("d"):
-            total += timedelta(days=n)
-        elif unit.startswith("h"):
-            total += timedelta(hours=n)
-        elif unit.startswith("m"):
-            total += timedelta(minutes=n)
-        else:
-            total += timedelta(seconds=n)
+    try:
+        for m in _REL_UNIT.finditer(text):
+            n, unit = int(m["n"]), m["unit"].lower()
+            if unit.startswith("d"):
+                total += timedelta(days=n)
+            elif unit.startswith("h"):
+                total += timedelta(hours=n)
+            elif unit.startswith("m"):
+                total += timedelta(minutes=n)
+            else:
+                total += timedelta(seconds=n)
+    except (OverflowError, ValueError):  # "in 99999999999 days": no instant a clock can hold
+        return None
     return total
 
 
@@ -196,7 +199,10 @@ def parse_reset(phrase: str, zone_name: str | None, clock: Clock) -> datetime | 
         return None
     delta = parse_relative(phrase)
     if delta is not None:
-        return _utc(clock.now) + delta
+        try:
+            return _utc(clock.now) + delta
+        except OverflowError:
+            return None
     zone = resolve_zone(zone_name, clock)
     if zone is None:
         return None

@@ -1,0 +1,388 @@
+"""Claude Code: its agent spec, its screen chrome, and its usage-limit banners.
+
+Loaded like any drop-in plugin (by path), so it imports only ``afd`` and the
+standard library.
+
+A banner counts only in the shape Claude prints it: at the start of its own
+row, after nothing but indentation and Claude's own markers (``⎿``, ``⏺``,
+``●``). That one rule turns away the traps real screens set: a banner quoted
+in a sentence, a ``grep``/``git diff`` line (``file:12:``, ``+``, ``-``), text
+typed into the prompt (``│ >``, ``❯``). Rows inside a code fence never count.
+"""
+
+# No `from __future__ import annotations`: a drop-in loaded by path may not be
+# in sys.modules, and dataclasses would then fail to resolve string annotations.
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from afd import hookimpl
+from afd.model import AgentSpec, Clock, Detection, PromptDelivery
+from afd.resettime import from_epoch, parse_reset
+from afd.text import normalise_row
+
+AGENT = "claude"
+
+# How many screen rows one wrapped banner may span.
+_MAX_WRAP_ROWS = 4
+
+_CHROME = (
+    # The boxed prompt: top and bottom border, the input row, its continuation
+    # rows (but not a numbered menu option or a menu footer drawn in a box).
+    re.compile(r"^\s*╭─.*╮\s*$"),
+    re.compile(r"^\s*╰─.*╯\s*$"),
+    re.compile(r"^\s*│\s*>(?:\s.*)?│\s*$"),
+    re.compile(r"^\s*+│\s{2,}+(?![❯>›]?\s*\d+\.\s)(?!.*\b(?:Enter to confirm|Esc to cancel)\b).*│\s*$"),
+    re.compile(r"^\s*│\s*│\s*$"),
+    # Horizontal rules around the frameless composer.
+    re.compile(r"^\s*[─━]{3,}"),
+    # The frameless composer row; `❯ 1. …` is a menu option, not a composer.
+    re.compile(r"^\s*❯(?!\s*\d+\.\s)(?:\s.*)?$"),
+    # Footers and status lines.
+    re.compile(r"^\s*\?\s+for shortcuts\b"),
+    re.compile(r"^\s*[!/@#&]\s+for\s+\w+"),
+    re.compile(r"^\s*⏵⏵?\s"),
+    re.compile(r"^\s*⏸\s"),
+    re.compile(r"\(shift\+tab to cycle\)"),
+    re.compile(r"\b(?:accept edits|plan mode|bypass permissions|auto-accept edits) on\b"),
+    re.compile(r"\bContext left until auto-compact:\s*\d+%"),
+    re.compile(r"^\s*Context low\b.*%"),
+    re.compile(r"\b\d+%\s+context left\b", re.IGNORECASE),
+    re.compile(r"^\s*new task\? /clear to save\b"),
+    re.compile(r"^\s*Press Ctrl-[CD] again to exit\s*$", re.IGNORECASE),
+    # The turn summary, any verb ("Worked", "Cooked", "Sautéed"); the live
+    # spinner ("… (1s · esc to interrupt)") is work, not chrome.
+    re.compile(
+        r"^\s*+[✻✽✢✳✶*]\s++(?!.*\binterrupt\b)[^\W\d_][^\W\d_'-]*(?:\s+[^\W\d_]+)?\s+for\s+"
+        r"\d+\s*[hms](?:\s*\d+\s*[hms])*(?:\s*·.*)?$"
+    ),
+)
+
+
+@hookimpl
+def afd_agents() -> list[AgentSpec]:
+    return [
+        AgentSpec(
+            name=AGENT,
+            executables=("claude",),
+            command=("claude",),
+            resume_args=("--continue",),
+            prompt_delivery=PromptDelivery.ARGUMENT,
+            chrome=_CHROME,
+            argv_patterns=(re.compile(r"@anthropic-ai/claude-code|claude-code/cli\.js"),),
+        )
+    ]
+
+
+# --- reading one banner's text ------------------------------------------------
+
+# Family heads, tried in order, matched at the start of a row's text.
+_HEADS = (
+    ("claude.headless", re.compile(r"(?:(?:API\s+)?Error:\s*)?Claude AI usage limit reached\|(?P<epoch>\d*)")),
+    ("claude.legacy", re.compile(r"Claude (?:(?:AI|Pro|Max|Team) )?usage limit reached(?![|\w])\.?", re.I)),
+    ("claude.auto-continue", re.compile(r"Usage limit reached\s*·\s*continuing automatically\b", re.I)),
+    ("claude.hit-limit", re.compile(r"You(?:'ve| have) hit your (?:[\w-]+ ){0,2}?limit\b", re.I)),
+    ("claude.extra-usage", re.compile(r"You(?:'re| are) out of extra usage\b", re.I)),
+    (
+        "claude.limit-reached",
+        re.compile(
+            r"(?:(?:Opus|Sonnet)\s+)?(?:\d+-hour|session|weekly|daily|monthly|opus|sonnet) limit reached\b",
+            re.I,
+        ),
+    ),
+)
+# The first words of a head, so a banner wrapped inside its head is still tried.
+_HEAD_START = re.compile(
+    r"^(?:You(?:'ve| have)? hit|You(?:'re| are)? out|Claude(?: AI)? usage|Usage limit|"
+    r"\d+-hour|Session|Opus|Sonnet|Weekly|Daily|Monthly)\b",
+    re.I,
+)
+_LEGACY_LINK = " Your limit will reset at "
+_LEGACY_CLAUSE = re.compile(r"\s*+Your limit will reset at\s+(?P<clause>.*)$", re.I | re.S)
+# Possessive quantifiers keep a row of blanks from costing quadratic time.
+_RESETS_CLAUSE = re.compile(r"\s*+(?:[·•|,–—]\s*+)?resets?(?:\s++at)?\s++(?P<clause>.*)$", re.I | re.S)
+_AT_CLAUSE = re.compile(r"\s+at\s+(?P<clause>.*)$", re.I | re.S)
+_SEPARATOR = re.compile(r"\s*+[·•|–—]\s*+")
+_SEPARATOR_MARK = re.compile(r"[·•|–—]")
+# Where the sentence of a reset clause ends when it names no zone.
+_SENTENCE_END = re.compile(r"\.(?=\s++[A-Z/]|\s*+$)")
+# Anywhere in a row, for a user's own banner pattern.
+_ANY_CLAUSE = re.compile(
+    r"\b(?:resets?(?:\s+at)?|reset at|continuing automatically at|try again at)\s+(?P<clause>.*)$", re.I | re.S
+)
+_ANY_EPOCH = re.compile(r"\|(?P<epoch>\d{9,13})\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """What one banner's (possibly joined) text says."""
+
+    kind: str
+    text: str
+    reset_at: datetime | None
+    zone: str | None  # the name in parentheses, as printed
+    zone_open: bool  # "(America/Bog" — a parenthesis the wrap has not closed yet
+    complete: bool  # the sentence visibly ended, so no further row belongs to it
+
+
+def _read_clause(
+    kind: str, text: str, clause: str, clock: Clock, zone_default: str | None, strict: bool = True
+) -> _Reading | None:
+    tail = _SEPARATOR_MARK.search(clause)
+    if tail:
+        clause = clause[: tail.start()]
+    clause = clause.strip()
+    zone, zone_open, complete = None, False, tail is not None
+    if "(" in clause:
+        open_at = clause.index("(")
+        close_at = clause.find(")", open_at)
+        when = clause[:open_at]
+        if close_at == -1:
+            zone, zone_open = clause[open_at + 1 :].strip(), True
+        else:
+            zone, complete = clause[open_at + 1 : close_at].strip(), True
+            if strict and clause[close_at + 1 :].strip() not in ("", "."):
+                return None  # "(UTC), so I'll wait": a sentence that quotes a banner
+    else:
+        end = _SENTENCE_END.search(clause)
+        when = clause[: end.start()] if end else clause
+        complete = complete or end is not None
+    when = when.strip()
+    reset_at = None
+    if when and not zone_open:
+        reset_at = parse_reset(when, zone if zone is not None else zone_default, clock)
+    return _Reading(kind, text, reset_at, zone, zone_open, complete)
+
+
+def _no_clause(kind: str, text: str, complete: bool) -> _Reading:
+    return _Reading(kind, text, None, None, False, complete)
+
+
+def _read(text: str, clock: Clock, zone_default: str | None = None) -> _Reading | None:
+    """Read a banner's text (markers already removed); None if it is not one."""
+    for kind, head in _HEADS:
+        m = head.match(text)
+        if m:
+            break
+    else:
+        return None
+    rest = text[m.end() :]
+    if kind != "claude.auto-continue":
+        zone_default = None  # only the auto-continue line borrows its banner's zone
+    if kind == "claude.headless":
+        if rest.strip():
+            return None
+        epoch = m["epoch"]
+        return _Reading(kind, text, from_epoch(epoch) if epoch else None, None, False, len(epoch) >= 10)
+    if kind == "claude.legacy":
+        link = _LEGACY_CLAUSE.match(rest)
+        if link:
+            return _read_clause(kind, text, link["clause"], clock, zone_default)
+        if _LEGACY_LINK.startswith(rest.rstrip() or " "):
+            return _no_clause(kind, text, complete=False)  # wrapped before its reset clause
+        if not rest[0].isspace():
+            return None
+        return _no_clause(kind, text, complete=True)
+    link = (_AT_CLAUSE if kind == "claude.auto-continue" else _RESETS_CLAUSE).match(rest)
+    if link:
+        return _read_clause(kind, text, link["clause"], clock, zone_default)
+    if not rest.strip() or rest.strip() == ".":
+        return _no_clause(kind, text, complete=rest.strip() == ".")
+    sep = _SEPARATOR.match(rest)
+    if sep:
+        after = rest[sep.end() :]
+        pending = kind != "claude.auto-continue" and "resets".startswith(after.lower().rstrip())
+        return _no_clause(kind, text, complete=not pending)
+    return None  # the sentence goes on: quoted prose, not a banner
+
+
+def _read_pattern(text: str, clock: Clock, zone_default: str | None = None) -> _Reading:
+    """A row a user's pattern picked: find whatever reset clause it carries."""
+    epoch = _ANY_EPOCH.search(text)
+    if epoch:
+        return _Reading("claude.pattern", text, from_epoch(epoch["epoch"]), None, False, True)
+    clause = _ANY_CLAUSE.search(text)
+    if clause:
+        return _read_clause("claude.pattern", text, clause["clause"], clock, zone_default, strict=False)
+    return _no_clause("claude.pattern", text, complete=False)
+
+
+def _improves(old: _Reading | None, new: _Reading | None) -> bool:
+    """Whether joining the next row made the banner say more (the wrap rule)."""
+    if new is None:
+        return False
+    if old is None:
+        return True  # the head itself was wrapped
+    if new.reset_at is not None:
+        return old.reset_at is None or new.reset_at != old.reset_at or (new.zone is not None and old.zone is None)
+    return old.zone_open and not new.zone_open and new.zone is not None
+
+
+# --- where banners may stand --------------------------------------------------
+
+_ROW = re.compile(r"^(?P<indent>\s*)(?P<markers>(?:[⎿⏺●]\s*)*)(?P<text>.*)$")
+_NOT_CONTINUATION = re.compile(r"^(?:[⎿⏺●/>❯│╭╰─━✻✽✢✳✶*$#]|```|~~~)")
+_DIFF_HEADER = re.compile(r"^(?:@@ -\d|diff --git |--- a/|\+\+\+ b/)")
+_FENCE = re.compile(r"^\s*(?:[⎿⏺●]\s*)*(?:```|~~~)")
+_HINT = re.compile(r"^\s*(?:⎿\s*)?(?:(?:Run|Use|Type|Try|Or)\s+)?/[a-z][\w-]*(?=[\s,.]|$)", re.I)
+_RATE_LIMIT_COMMAND = re.compile(r"^\s*(?:[>❯⎿]\s*)?/rate-limit-options\s*$")
+_MENU_OPTION = re.compile(r"^\s*(?:[❯>›]\s*)?\d+\.\s+\S")
+_MENU_FOOTER = re.compile(r"\b(?:Enter to (?:confirm|select|continue)|Esc to (?:cancel|exit|go back))\b", re.I)
+_MENU_QUESTION = re.compile(r"^\s*[^\s⎿⏺●>❯].*\?\s*$")
+_RULE = re.compile(r"^\s*[╭╰]?[─━═]{3,}")
+_LIMIT_RESET = re.compile(r"Usage limit reset\b", re.I)
+_TYPED = re.compile(r"^\s*(?:│\s*)?[>❯]\s")
+_HEADS_ANY = re.compile("|".join(f"(?:{head.pattern})" for _, head in _HEADS), re.I)
+
+
+def _quoted(lines: list[str]) -> list[bool]:
+    """Rows inside a code fence or a diff hunk: text shown, never printed by Claude as a banner."""
+    fenced, in_diff, out = False, False, []
+    for row in lines:
+        text = _ROW.match(row)["text"]
+        if _FENCE.match(row):
+            fenced = not fenced
+            out.append(True)
+            continue
+        if _DIFF_HEADER.match(text):
+            in_diff = True
+        elif in_diff and (not row.strip() or _ROW.match(row)["markers"].startswith(("⏺", "●"))):
+            in_diff = False  # a diff ends at a blank row or Claude's next message
+        out.append(fenced or in_diff)
+    return out
+
+
+def _unbox(row: str) -> str:
+    """A menu row drawn inside a box, without its side borders."""
+    return re.sub(r"^\s*│(.*?)│?\s*$", r"\1", row) if row.lstrip().startswith("│") else row
+
+
+def _is_chrome(row: str) -> bool:
+    return any(p.search(row) for p in _CHROME)
+
+
+def _continuation(row: str, banner_at_margin: bool) -> str | None:
+    """The text of ``row`` if it can continue a wrapped banner: Claude indents the rest."""
+    text = row.strip()
+    if not text or _NOT_CONTINUATION.match(text) or _is_chrome(row):
+        return None
+    if row[:1].isspace() or banner_at_margin:
+        return text
+    return None
+
+
+def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] | None, zone: str | None):
+    """The banner starting at row ``i`` as (reading, last row of its text), or None.
+
+    ``zone`` is the zone of the banner above, for a line that names none.
+    """
+    row = lines[i]
+    shape = _ROW.match(row)
+    text = shape["text"].rstrip()
+    if pattern is not None:
+        if not pattern.search(row) or _TYPED.match(row):
+            return None
+        reader = _read_pattern
+    else:
+        reader = _read
+        if _HEADS_ANY.match(text) is None and not _HEAD_START.match(text):
+            return None
+    reading = reader(text, clock, zone)
+    at_margin = not shape["indent"] and not shape["markers"]
+    last = i
+    for j in range(i + 1, min(len(lines), i + _MAX_WRAP_ROWS)):
+        if reading is not None and reading.complete:
+            break
+        more = _continuation(lines[j], at_margin)
+        if more is None:
+            break
+        joins = [reader(text + " " + more, clock, zone), reader(text + more, clock, zone)]
+        better = [r for r in joins if _improves(reading, r)]
+        if not better:
+            break
+        reading = next((r for r in better if r.reset_at is not None), better[0])
+        text, last = reading.text, j
+    return (reading, last) if reading is not None else None
+
+
+def _block_end(lines: list[str], end: int, fenced: list[bool], clock: Clock, zone: str | None):
+    """Extend a banner over what Claude prints with it; returns (last row, auto-continue reading)."""
+    last, hint_open, auto = end, False, None
+    for j in range(end + 1, len(lines)):
+        row = lines[j]
+        if fenced[j]:
+            break
+        if not row.strip():
+            hint_open = False
+            continue
+        boxed = _unbox(row)
+        shape = _ROW.match(row)
+        reading = _read(shape["text"].rstrip(), clock, zone)
+        if reading is not None and reading.kind == "claude.auto-continue" and auto is None:
+            auto, last, hint_open = reading, j, False
+        elif reading is not None or _LIMIT_RESET.match(shape["text"]):
+            break  # another banner, or the wall lifting: not part of this block
+        elif _HINT.match(row) and not _RATE_LIMIT_COMMAND.match(row):
+            last, hint_open = j, not row.rstrip().endswith((".", ")"))
+        elif hint_open and row[:1].isspace() and _continuation(row, False):
+            last, hint_open = j, not row.rstrip().endswith((".", ")"))
+        elif _RATE_LIMIT_COMMAND.match(row) or _MENU_OPTION.match(boxed) or _MENU_FOOTER.search(boxed):
+            last, hint_open = j, False
+        elif _RULE.match(boxed) or _MENU_QUESTION.match(boxed) or boxed.strip() in ("", "│"):
+            hint_open = False  # part of the block only if a menu row follows
+        else:
+            break
+    return last, auto
+
+
+def _block_start(lines: list[str], start: int) -> int:
+    """Include the `/rate-limit-options` line that opened a menu around the banner."""
+    for j in range(start - 1, max(-1, start - 4), -1):
+        if _RATE_LIMIT_COMMAND.match(lines[j]):
+            return j
+        if lines[j].strip() and not _RULE.match(lines[j]):
+            break
+    return start
+
+
+def _wall_lifted_below(lines: list[str], row: int, fenced: list[bool]) -> bool:
+    """A later ``Usage limit reset · continuing automatically`` says the wall is gone."""
+    for j in range(row + 1, len(lines)):
+        if not fenced[j] and _LIMIT_RESET.match(_ROW.match(lines[j])["text"]):
+            return True
+    return False
+
+
+@hookimpl
+def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[str] | None) -> Detection | None:
+    if agent != AGENT:
+        return None
+    lines = [normalise_row(row) for row in lines]
+    fenced = _quoted(lines)
+    found, zone = None, None
+    i = 0
+    while i < len(lines):
+        banner = None if fenced[i] else _banner_at(lines, i, clock, pattern, zone)
+        if banner is None:
+            i += 1
+            continue
+        reading, end = banner
+        if reading.zone is not None and not reading.zone_open:
+            zone = reading.zone
+        last, auto = _block_end(lines, end, fenced, clock, zone)
+        found = (i, last, reading, auto)
+        i = last + 1
+    if found is None:
+        return None
+    start, last, reading, auto = found
+    if _wall_lifted_below(lines, start, fenced):
+        return None
+    reset_at = reading.reset_at if reading.reset_at is not None else (auto.reset_at if auto else None)
+    return Detection(
+        agent=AGENT,
+        first_row=_block_start(lines, start),
+        last_row=last,
+        reset_at=reset_at,
+        kind=reading.kind,
+        banner=reading.text,
+    )
