@@ -68,9 +68,10 @@ def lines_after(rows: Sequence[str], detection: Detection, chrome: Sequence[re.P
     """Non-blank rows between the end of the banner block and the agent's chrome.
 
     None when the banner lies inside the chrome itself (typed into the prompt box).
+    A block whose tail (a menu footer, say) reaches into the chrome ends the pane.
     """
     body = strip_bottom_chrome(rows, chrome)
-    if detection.last_row >= len(body):
+    if detection.first_row >= len(body):
         return None
     return sum(1 for r in body[detection.last_row + 1 :] if r.strip())
 

@@ -97,3 +97,8 @@ def test_no_banner_is_not_limited():
 def test_stability_polls_three_needs_three_captures():
     assert not verdict([SCREEN, SCREEN], stability_polls=3).stable
     assert verdict([SCREEN, SCREEN, SCREEN], stability_polls=3).limited
+
+
+def test_block_whose_tail_reaches_into_the_chrome_is_anchored():
+    rows = ["work", BANNER, "  Enter to confirm", "────", "❯ ", "────"]
+    assert is_anchored(rows, det(1, last=4), CHROME, 1)
