@@ -9,6 +9,7 @@ never back up.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -68,7 +69,8 @@ class Supervisor:
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
     watches: dict[str, PaneWatch] = field(default_factory=dict)
     _server_state: str | None = None  # "running" | "down" | "unanswered", for events on change
-    _awaiting_agent: set[str] = field(default_factory=set)  # sessions whose next agent in their pane is theirs (seen exiting, or just created)
+    _awaiting_agent: set[str] = field(default_factory=set)
+    _socket_path: str | None = None  # as the server last reported it  # sessions whose next agent in their pane is theirs (seen exiting, or just created)
 
     # --- events -----------------------------------------------------------
 
@@ -98,6 +100,7 @@ class Supervisor:
         if not inv.server_running:
             self._server_down()
             return PollSummary(False, True, 0, 0, 0, ())
+        self._socket_path = inv.socket_path
         if self._server_state != "running":
             self._server_state = "running"
             self.event("tmux.up", f"watching tmux server {inv.socket_path} (pid {inv.server_pid})")
@@ -112,7 +115,9 @@ class Supervisor:
     # --- server-level states ------------------------------------------------
 
     def _server_sessions(self) -> list[SessionRecord]:
-        return [r for r in self.store.list_sessions() if r.state != GONE]
+        """Live sessions of this supervisor's server (the store may hold other servers' too)."""
+        socket = self._socket_path or expected_socket_path(self.server)
+        return [r for r in self.store.list_sessions() if r.state != GONE and (socket is None or r.server_socket == socket)]
 
     def _server_unanswered(self, error: str | None) -> None:
         # Unanswered is not gone: sessions become unknown, and are kept bound.
@@ -219,8 +224,15 @@ class Supervisor:
         if own_pid_alive:
             # Same agent process as before (even if a child tool is in front of it now).
             return rec
-        if rec.identity_source == "user" and ident.kind is not IdentityKind.NONE and rec.agent_pid is None:
-            return self._save(rec, replace(rec, agent_pid=ident.pid, agent_started_at=ident.create_time, updated_at=now))
+        if (
+            rec.identity_source == "user"
+            and ident.kind is not IdentityKind.NONE
+            and rec.agent_pid is None
+            and rec.name in self._awaiting_agent
+        ):
+            # The user vouched for this pane's agent, and we saw it go: its successor is theirs too.
+            self._awaiting_agent.discard(rec.name)
+            return self._save(rec, replace(rec, agent_pid=ident.pid, agent_started_at=ident.create_time, state=IDLE, updated_at=now))
         if ident.kind is IdentityKind.NONE and rec.agent_pid is None and rec.name in self._awaiting_agent and not pane.dead:
             return rec  # created a moment ago; its agent has not started yet
         if ident.kind is IdentityKind.NONE or pane.dead:
@@ -232,9 +244,10 @@ class Supervisor:
                 return self._save(rec, replace(rec, state=EXITED, agent_pid=None, last_banner=None, updated_at=now))
             return rec
         if rec.agent_pid is None and rec.name in self._awaiting_agent and ident.kind is IdentityKind.KNOWN:
-            # We saw the agent exit in this run and the same pane runs one again.
+            # We saw the agent exit in this run (or created the session) and the pane runs one now.
             self._awaiting_agent.discard(rec.name)
-            self.event("session.restarted", f"{ident.agent} started again in pane {rec.pane_id}", rec.name)
+            again = " again" if rec.state == EXITED else ""
+            self.event("session.started", f"{ident.agent} started{again} in pane {rec.pane_id} (pid {ident.pid})", rec.name)
             return self._save(
                 rec,
                 replace(
@@ -248,8 +261,6 @@ class Supervisor:
                     updated_at=now,
                 ),
             )
-        if rec.identity_source == "user":
-            return rec
         # A different process than the one this session was bound to: after a
         # restart of afd that is not provably the same agent, so let it go; a
         # known agent there is adopted afresh by the caller on the next poll.
@@ -378,6 +389,14 @@ class Supervisor:
     def _expire_limits(self, now: datetime) -> None:
         for fact in self.store.load_limits().values():
             self._store_fact(fact, limits.expire(fact, now), fact.source_session)
+
+
+def expected_socket_path(server: tmux.ServerRef) -> str | None:
+    """Where tmux puts this server's socket, for when the server cannot be asked."""
+    if server.socket_path:
+        return os.path.abspath(server.socket_path)
+    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+    return os.path.join(base, f"tmux-{os.getuid()}", server.socket_name or "default")
 
 
 def _branch_of(cwd: str) -> str | None:

@@ -224,3 +224,30 @@ def test_watch_ignore_skips_matching_panes(tmux_server, make_supervisor):
     for _ in range(3):
         sup.poll()
     assert sup.store.list_sessions() == []
+
+
+def test_agent_that_exits_leaves_an_exited_session_that_follows_its_next_start(tmux_server, make_supervisor):
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="write the changelog",
+                      scenario={"exit_after_seconds": 1.5}, in_shell=True)
+    fake.wait_ready()
+    sup = make_supervisor()
+    rec = poll_until(sup, lambda: session_of(sup, fake.pane), message="adoption")
+    poll_until(sup, lambda: sup.store.get_session(rec.name).state == "exited", message="exited")
+    tmux_server.send_keys(fake.pane, "claude 'write the release notes'", literal=True)
+    tmux_server.send_keys(fake.pane, "Enter")
+    again = poll_until(sup, lambda: (r := sup.store.get_session(rec.name)).state != "exited" and r.agent_pid and r,
+                       message="the same session following the new agent")
+    assert again.pane_id == fake.pane and again.agent_pid != rec.agent_pid
+    assert len(sup.store.list_sessions()) == 1
+    assert any(e.event.kind == "session.started" for e in sup.store.recent_events())
+
+
+def test_sessions_of_another_server_are_left_alone_when_this_one_is_down(tmux_server, make_supervisor):
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="x")
+    fake.wait_ready()
+    sup = make_supervisor()
+    rec = poll_until(sup, lambda: session_of(sup, fake.pane), message="adoption")
+    other = make_supervisor()
+    other.server = ServerRef(socket_name=tmux_server.name + "-absent")
+    other.poll()
+    assert other.store.get_session(rec.name).state != "gone"
