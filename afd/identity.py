@@ -197,7 +197,12 @@ def _script_index(argv: Sequence[str], shells: frozenset[str]) -> int | None:
             return None  # the script comes on stdin
         if not arg.startswith("-"):
             return i
-        if (python and arg in ("-W", "-X")) or (node and arg in ("-r", "--require", "--import", "--loader")):
+        if (
+            (python and arg in ("-W", "-X"))
+            or (node and arg in ("-r", "--require", "--import", "--loader"))
+            # an interactive shell's startup file is not a script it runs
+            or (shell and arg in ("--rcfile", "--init-file", "-o", "-O", "+O"))
+        ):
             i += 1  # the flag's value
         i += 1
     return None

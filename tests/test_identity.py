@@ -334,3 +334,10 @@ def test_any_argv_gives_an_identity_and_a_mission_or_none(argv):
     assert identity.kind in IdentityKind
     mission = mission_from_argv(argv, CLAUDE)
     assert mission is None or mission in [a.strip() for a in argv]  # taken from argv, never made up
+
+
+def test_interactive_shell_with_an_rcfile_is_only_a_shell():
+    from afd.identity import IdentityKind, ProcessFact, identify
+
+    shell = ProcessFact(10, 1, "bash", "/usr/bin/bash", ("bash", "--noprofile", "--rcfile", "/tmp/rc", "-i"), 1.0, "sleeping", 10, True)
+    assert identify([shell], {}).kind is IdentityKind.NONE
