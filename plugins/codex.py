@@ -39,6 +39,10 @@ _BANNER = re.compile(
 # Rows that are never a banner nor the wrapped tail of one: indented rows
 # (command output, reply continuations) and rows led by another UI marker.
 _NOT_OWN_ROW = re.compile(r"^(?:\s|[›▌•└├│╭╰╮╯─❯])")
+# A terminal wrapping a long row at the column (or tmux reflowing a resized
+# pane) carries the space it broke at onto the next row; codex itself never
+# indents by one, its output rows are indented by two or more.
+_WRAPPED_AT_A_SPACE = re.compile(r"^ \S")
 _FENCE = re.compile(r"^\s*(?:[•›]\s*)?(?:```|~~~)")
 
 # After a finished sentence, a column-0 row only continues the banner if it
@@ -129,9 +133,11 @@ def _block_end(lines: list[str], first: int) -> int:
     text = lines[first].strip()
     while last + 1 < len(lines) and last - first + 1 < _MAX_BLOCK_ROWS:
         nxt = lines[last + 1]
-        if not nxt.strip() or _NOT_OWN_ROW.match(nxt) or _FENCE.match(nxt) or _BANNER.match(nxt):
+        if not nxt.strip() or _FENCE.match(nxt) or _BANNER.match(nxt.lstrip(" ")):
             break
-        if _SENTENCE_END.search(text) and (_is_final(text) or not _NEXT_SENTENCE.match(nxt)):
+        if _NOT_OWN_ROW.match(nxt) and not _WRAPPED_AT_A_SPACE.match(nxt):
+            break
+        if _SENTENCE_END.search(text) and (_is_final(text) or not _NEXT_SENTENCE.match(nxt.lstrip(" "))):
             break
         text = f"{text} {nxt.strip()}"
         last += 1

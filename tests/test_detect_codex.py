@@ -248,6 +248,18 @@ WRAP_CASES = [
         None,
         id="split-inside-a-url",
     ),
+    pytest.param(
+        ["■ You've hit your usage limit. Upgrade to", " Pro or try again at 2:51 PM."],
+        utc(2026, 7, 13, 14, 51),
+        "■ You've hit your usage limit. Upgrade to Pro or try again at 2:51 PM.",
+        id="wrapped-at-the-column-on-a-space",
+    ),
+    pytest.param(
+        ["■ You've hit your usage limit.", " Try again in 4 days 20 hours 9 minutes."],
+        utc(2026, 7, 18, 5, 9),
+        "■ You've hit your usage limit. Try again in 4 days 20 hours 9 minutes.",
+        id="wrapped-at-the-column-after-the-first-sentence",
+    ),
 ]
 
 
