@@ -32,30 +32,27 @@ import tomlkit
 import tomlkit.exceptions
 import tomlkit.items
 
+from afd import paths
 from afd.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
 
 LIMIT_ACTIONS = ("wait", "handoff")
 
-
-def _xdg_dir(variable: str, fallback: str) -> Path:
-    # The XDG spec says a relative value is invalid and must be ignored.
-    value = os.environ.get(variable, "")
-    if value and os.path.isabs(value):
-        return Path(value)
-    return Path.home() / fallback
+# The poll loop waits on a selector, whose timeout cannot exceed about 24 days;
+# and a pane looked at less than hourly is not being supervised.
+MAX_POLL_INTERVAL = 3600.0
 
 
 def default_config_path() -> Path:
     """The one place afd looks for its config when no `--config` is given."""
-    return _xdg_dir("XDG_CONFIG_HOME", ".config") / "afd" / "config.toml"
+    return paths.config_dir() / "config.toml"
 
 
 def default_plugins_dir() -> Path:
-    return _xdg_dir("XDG_CONFIG_HOME", ".config") / "afd" / "plugins"
+    return paths.config_dir() / "plugins"
 
 
 def default_worktree_root() -> Path:
-    return _xdg_dir("XDG_DATA_HOME", ".local/share") / "afd" / "worktrees"
+    return paths.data_dir() / "worktrees"
 
 
 def _empty_mapping() -> Mapping:
@@ -150,7 +147,7 @@ def _describe(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
-def _duration(*, positive: bool) -> Callable[[object], float]:
+def _duration(*, positive: bool, maximum: float | None = None) -> Callable[[object], float]:
     def read(value: object) -> float:
         if value == 0 and not isinstance(value, bool):
             value = "0"  # 0 is zero in every unit, so it needs no quotes
@@ -162,6 +159,8 @@ def _duration(*, positive: bool) -> Callable[[object], float]:
             raise _Invalid(str(exc)) from None
         if positive and seconds <= 0:
             raise _Invalid(f'must be longer than zero, got "{value}"')
+        if maximum is not None and seconds > maximum:
+            raise _Invalid(f'must be at most "{format_duration(maximum)}", got "{value}"')
         return seconds
 
     return read
@@ -271,7 +270,7 @@ def _as_str(value: object) -> object:
 
 # Top-level keys, in the order `config show` and config.example.toml list them.
 _TOP: dict[str, _Key] = {
-    "poll_interval": _Key(_duration(positive=True), format_duration),
+    "poll_interval": _Key(_duration(positive=True, maximum=MAX_POLL_INTERVAL), format_duration),
     "tail_lines": _Key(_integer(minimum=1), _as_is),
     "stability_polls": _Key(_integer(minimum=1), _as_is),
     "limit_action": _Key(_choice(*LIMIT_ACTIONS), _as_is),
@@ -366,7 +365,7 @@ class _KeyLines:
 # -- reading the whole file -------------------------------------------------
 
 
-def _syntax_problem(path: Path | None, exc: tomllib.TOMLDecodeError) -> ConfigProblem:
+def _syntax_problem(path: Path | None, exc: tomllib.TOMLDecodeError, text: str) -> ConfigProblem:
     message = str(exc)
     line = getattr(exc, "lineno", None)
     col = getattr(exc, "colno", None)
@@ -379,7 +378,9 @@ def _syntax_problem(path: Path | None, exc: tomllib.TOMLDecodeError) -> ConfigPr
     elif line is None:
         found = re.search(r"\s*\(at end of document\)$", message)
         if found:
+            # FILE:LINE lets an editor jump there: the last line, where the file ended unfinished.
             message = message[: found.start()] + " at the end of the file"
+            line = max(len(text.splitlines()), 1)
     message = message[:1].lower() + message[1:]
     return ConfigProblem(path, line, col, None, f"invalid TOML: {message}")
 
@@ -489,10 +490,8 @@ class _Reader:
             try:
                 re.compile(value)
             except re.error as exc:
-                if self.lenient_patterns:
-                    self.problem(parts, f"invalid regex ({exc}); the built-in pattern stays in use", warning=True)
-                else:
-                    self.problem(parts, f"invalid regex: {exc}")
+                # Lenient: a warning, and whoever reports it says the built-in stays in force.
+                self.problem(parts, f"invalid regex: {exc}", warning=self.lenient_patterns)
                 continue
             patterns[name] = value
             self.from_file.add(".".join(parts))
@@ -528,7 +527,7 @@ def _read_text(text: str, path: Path | None, known_agents, lenient_patterns: boo
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError([_syntax_problem(path, exc)]) from None
+        raise ConfigError([_syntax_problem(path, exc, text)]) from None
     reader = _Reader(path, text, known_agents, lenient_patterns)
     config = reader.read(data)
     if reader.problems:
@@ -540,7 +539,8 @@ def _read_text(text: str, path: Path | None, known_agents, lenient_patterns: boo
 
 def _read_file(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        # utf-8-sig: some Windows editors start a UTF-8 file with a byte-order mark.
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         message = "is not UTF-8 text"
     except IsADirectoryError:
@@ -682,7 +682,25 @@ def set_value(
         raise ConfigError([ConfigProblem(path, exc.line, exc.col + 1, None, f"invalid TOML: {_without_position(str(exc))}")]) from None
     _set_in(path, doc, parts, _toml_value(path, dotted_key, raw_value))
     result = doc.as_string()
-    config = _read_text(result, path, known_agents, False)
+    if not result.endswith("\n"):
+        result += "\n"  # tomlkit leaves a table it appends without one
+    try:
+        config = _read_text(result, path, known_agents, False)
+    except ConfigError as exc:
+        raise ConfigError(_lines_in_file(exc.problems, text), exc.partial) from None
     _write_atomic(path, result)
     return config
+
+
+def _lines_in_file(problems: list[ConfigProblem], text: str) -> list[ConfigProblem]:
+    """Problems of an edit refused, with lines of the file as it still is.
+
+    They were found in the edited text, which was never written: a key the
+    edit adds has no line in the file, and the lines after it have moved.
+    """
+    where = _KeyLines(text)
+    return [
+        ConfigProblem(p.path, where.line(*p.key.split(".")) if p.key else None, None, p.key, p.message)
+        for p in problems
+    ]
 

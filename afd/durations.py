@@ -14,6 +14,10 @@ import re
 
 UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
+# No afd duration needs more than a year (a weekly limit resets within 7 days);
+# a larger one overflows datetime arithmetic and the sleeps of the poll loop.
+MAX_SECONDS = 365 * 86400.0
+
 # "ms" is listed before "m" so "500ms" is not read as 500 minutes and a stray "s".
 _PART = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)")
 _HINT = '(use a number with a unit: ms, s, m, h, d, e.g. "90s" or "1h30m")'
@@ -42,8 +46,8 @@ def parse_duration(text: str) -> float:
             raise DurationError(f'"{text}" is not a duration {_HINT}')
         total += float(match.group(1)) * UNITS[match.group(2)]
         pos = match.end()
-    if not math.isfinite(total):
-        raise DurationError(f'"{text}" is too long')
+    if not math.isfinite(total) or total > MAX_SECONDS:
+        raise DurationError(f'"{text}" is too long (at most "365d")')
     return total
 
 

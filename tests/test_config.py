@@ -227,6 +227,8 @@ def test_handoff_with_an_order_is_valid(cfg):
         ),
         ("poll_interval = 2\n", '1: poll_interval: expected a duration string such as "90s", got integer 2'),
         ('poll_interval = "0"\n', '1: poll_interval: must be longer than zero, got "0"'),
+        ('poll_interval = "2h"\n', '1: poll_interval: must be at most "1h", got "2h"'),
+        ('resume_grace = "400d"\n', '1: resume_grace: "400d" is too long (at most "365d")'),
         (
             'limit_retry_interval = "soon"\n',
             '1: limit_retry_interval: "soon" is not a duration (use a number with a unit: ms, s, m, h, d, '
@@ -283,6 +285,8 @@ def test_handoff_with_an_order_is_valid(cfg):
         "duration-without-unit",
         "duration-not-a-string",
         "poll-interval-zero",
+        "poll-interval-too-long",
+        "duration-longer-than-a-year",
         "bad-optional-duration",
         "order-not-a-list",
         "order-duplicate",
@@ -317,6 +321,16 @@ def test_syntax_error_has_line_and_column(cfg, text, line, col):
     write(cfg, text)
     (problem,) = problems_of(cfg)
     assert problem.startswith(f"{cfg}:{line}:{col}: invalid TOML: ")
+
+
+def test_syntax_error_at_the_end_of_the_file_names_the_last_line(cfg):
+    write(cfg, 'tail_lines = 3\nhandoff_order = ["codex"\n')
+    assert problems_of(cfg) == [f"{cfg}:2: invalid TOML: unclosed array at the end of the file"]
+
+
+def test_a_byte_order_mark_is_not_a_syntax_error(cfg):
+    cfg.write_bytes(b'\xef\xbb\xbftail_lines = 4\n')
+    assert load_config(cfg).tail_lines == 4
 
 
 def test_every_problem_is_listed_not_just_the_first(cfg):
@@ -402,8 +416,8 @@ def test_lenient_patterns_keep_the_builtin_and_warn(cfg):
     config = load_config(cfg, lenient_patterns=True)
     assert dict(config.limit_patterns) == {"devin": "Quota"}
     assert [str(w) for w in config.warnings] == [
-        f"{cfg}:2: limit_patterns.codex: invalid regex (missing ), unterminated subpattern at position 0); "
-        "the built-in pattern stays in use"
+        # the caller that reports it adds what happens next, so the problem does not say it
+        f"{cfg}:2: limit_patterns.codex: invalid regex: missing ), unterminated subpattern at position 0"
     ]
     assert compiled_limit_patterns(config)["devin"].pattern == "Quota"
 
@@ -476,6 +490,28 @@ def test_set_refuses_when_the_existing_file_is_broken(cfg):
         set_value(cfg, "tail_lines", "4", known_agents=KNOWN)
     assert str(info.value.problems[0]).startswith(f"{cfg}:2:")
     assert cfg.read_bytes() == before
+
+
+def test_refused_set_points_at_lines_of_the_file_as_it_is(cfg):
+    cfg.write_text(COMMENTED)
+    with pytest.raises(ConfigError) as info:
+        set_value(cfg, "tail_lines", "0", known_agents=KNOWN)
+    assert [str(p) for p in info.value.problems] == [f"{cfg}:3: tail_lines: must be at least 1, got 0"]
+
+
+def test_refused_set_of_a_new_key_names_no_line_the_file_lacks(cfg):
+    cfg.write_text(COMMENTED)
+    with pytest.raises(ConfigError) as info:
+        set_value(cfg, "poll_intervall", '"5s"', known_agents=KNOWN)
+    assert [str(p) for p in info.value.problems] == [
+        f'{cfg}: poll_intervall: unknown key (did you mean "poll_interval"?)'
+    ]
+
+
+def test_set_of_a_new_table_leaves_the_file_ending_in_a_newline(cfg):
+    cfg.write_text(COMMENTED)
+    set_value(cfg, "limit_patterns.devin", "'Quota'", known_agents=KNOWN)
+    assert cfg.read_text().endswith("devin = 'Quota'\n")
 
 
 @pytest.mark.parametrize(
@@ -660,6 +696,28 @@ def test_cli_path_says_whether_the_file_exists(default_file, capsys):
     write(default_file, "")
     assert main(["config", "path", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"path": str(default_file), "exists": True}
+
+
+def test_cli_path_of_a_missing_explicit_file_does_not_promise_defaults(cfg, capsys):
+    assert main(["config", "path", "--config", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    assert str(cfg) in out and "defaults are in force" not in out and "refuses" in out
+
+
+def test_cli_check_warns_about_a_skipped_drop_in_and_still_passes(cfg, tmp_path, capsys):
+    plugins = tmp_path / "plugins"
+    write(plugins / "cfgtest_broken.py", "import nonexistent_module_for_afd\n")
+    write(cfg, f'plugins_dir = "{plugins}"\n')
+    assert main(["config", "check", "--config", str(cfg)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("ok:")
+    assert "plugin cfgtest_broken" in err and "nonexistent_module_for_afd" in err
+
+
+def test_cli_set_refusal_on_a_missing_file_says_nothing_was_created(default_file, capsys):
+    assert main(["config", "set", "limit_action", "handoff"]) == 1
+    assert f"{default_file} not created" in capsys.readouterr().err
+    assert not default_file.exists()
 
 
 def test_cli_set_round_trip(default_file, capsys):

@@ -86,18 +86,19 @@ def _explicit_path(args: argparse.Namespace) -> Path | None:
     return path
 
 
-def _known_agents(config: Config) -> set[str] | None:
-    """The agent names the config's plugins provide; None while plugin loading is not available."""
-    try:
-        from afd.loader import known_agent_names
-    except ImportError as exc:
-        if getattr(exc, "name", None) not in ("afd.loader", None):
-            raise
-        return None
-    return known_agent_names(config)
+def _known_agents(config: Config, *, warn: bool = False) -> set[str]:
+    """The agent names the config's plugins provide; with ``warn``, a skipped plugin is said on stderr."""
+    from afd.loader import load_for_config
+
+    plugins = load_for_config(config)
+    if warn:
+        # A broken drop-in's agents are missing from the names checked against.
+        for failure in plugins.failures:
+            print(f"afd: warning: plugin {failure.name} ({failure.origin}) was skipped: {failure.error}", file=sys.stderr)
+    return set(plugins.agents)
 
 
-def _problems(path: Path | None) -> list[ConfigProblem]:
+def _problems(path: Path | None, *, warn: bool = False) -> list[ConfigProblem]:
     """Every problem in the config, agent names included."""
     try:
         config = load_config(path)
@@ -110,9 +111,7 @@ def _problems(path: Path | None) -> list[ConfigProblem]:
         problems = []
     # Agent names are checked only now: plugins_dir, which says which plugins
     # (and so which agents) exist, comes from the file itself.
-    known = _known_agents(config)
-    if known is None:
-        return problems
+    known = _known_agents(config, warn=warn)
     try:
         load_config(path, known_agents=known)
     except ConfigError as exc:
@@ -129,7 +128,7 @@ def _valid_config(path: Path | None) -> Config:
 
 def run_check(args: argparse.Namespace) -> int:
     path = _explicit_path(args)
-    problems = _problems(path)
+    problems = _problems(path, warn=True)
     if problems:
         for problem in problems:
             print(problem)
@@ -173,6 +172,9 @@ def run_path(args: argparse.Namespace) -> int:
         print_json({"path": str(path), "exists": exists})
     elif exists:
         print(f"{path} (exists)")
+    elif args.config:
+        # Only the default path may be absent; afd refuses a missing --config.
+        print(f"{path} (does not exist; afd refuses a --config file that is missing)")
     else:
         print(f"{path} (does not exist; the defaults are in force)")
     return EXIT_OK
@@ -186,10 +188,12 @@ def run_set(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         current = exc.partial
     known = _known_agents(current) if current is not None else None
+    existed = path.exists()
     try:
         config = set_value(path, args.key, args.value, known_agents=known)
     except ConfigError as exc:
-        print(f"afd: {path} left unchanged:", file=sys.stderr)
+        outcome = "left unchanged" if existed else "not created"
+        print(f"afd: {path} {outcome}:", file=sys.stderr)
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return EXIT_FAIL
