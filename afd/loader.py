@@ -7,6 +7,7 @@ so a user's plugin can replace a built-in detector without editing afd.
 
 from __future__ import annotations
 
+import difflib
 import importlib.metadata
 import importlib.util
 import logging
@@ -74,7 +75,7 @@ class PluginSet:
         for impl in ordered:
             try:
                 found = impl.function(agent=agent, lines=list(rows), clock=clock, pattern=pattern)
-            except Exception as exc:  # a plugin bug must not take the caller down
+            except (Exception, SystemExit) as exc:  # a plugin bug must not take the caller down
                 self._report_once(impl.plugin_name, "afd_detect", exc)
                 continue
             if found is not None:
@@ -86,10 +87,10 @@ class PluginSet:
         for impl in self.manager.hook.afd_event.get_hookimpls():
             try:
                 impl.function(event=event)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 self._report_once(impl.plugin_name, "afd_event", exc)
 
-    def _report_once(self, plugin: str, hook: str, exc: Exception) -> None:
+    def _report_once(self, plugin: str, hook: str, exc: BaseException) -> None:
         key = (plugin, f"{hook}:{type(exc).__name__}")
         if key in self._reported:
             return
@@ -149,18 +150,28 @@ def load_plugins(
             candidates.append((path.stem, DROP_IN, str(path), lambda p=path: _import_file(p, "afd_dropin_")))
 
     for name, source, origin, load in candidates:
+        if pm.has_plugin(name) and source != BUILTIN:
+            # `plugins_dir/claude.py` is the obvious name for a replacement of
+            # the built-in claude; it is told apart by where it came from.
+            name = f"{source}:{name}"
         if pm.has_plugin(name):
             result.failures.append(PluginFailure(name, source, origin, f"a plugin named {name!r} is already loaded"))
             continue
+        # SystemExit too: a plugin that calls sys.exit() must not stop afd.
         try:
             plugin = load()
             pm.register(plugin, name=name)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             result.failures.append(PluginFailure(name, source, origin, f"{type(exc).__name__}: {exc}"))
+            continue
+        unknown = _unknown_hooks(pm, name)
+        if unknown:
+            pm.unregister(name=name)
+            result.failures.append(PluginFailure(name, source, origin, unknown))
             continue
         try:
             specs = _agents_of(pm, name)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             pm.unregister(name=name)
             result.failures.append(PluginFailure(name, source, origin, f"afd_agents raised {type(exc).__name__}: {exc}"))
             continue
@@ -178,6 +189,24 @@ def load_plugins(
     return result
 
 
+def _unknown_hooks(pm: pluggy.PluginManager, name: str) -> str:
+    """Why the plugin's hook implementations do not all name a hook, or "" when they do.
+
+    pluggy accepts a misspelt `@hookimpl` silently and never calls it; a
+    plugin that seems loaded but never detects anything is worse than a
+    refusal naming the typo.
+    """
+    known = [n for n in dir(hookspecs) if n.startswith(f"{PROJECT}_")]
+    problems = []
+    for caller in pm.get_hookcallers(pm.get_plugin(name)) or ():
+        if caller.has_spec():
+            continue
+        close = difflib.get_close_matches(caller.name, known, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else f" (hooks: {', '.join(known)})"
+        problems.append(f"{caller.name} is not an afd hook{hint}")
+    return "; ".join(problems)
+
+
 def _agents_of(pm: pluggy.PluginManager, name: str) -> list[AgentSpec]:
     specs: list[AgentSpec] = []
     for impl in pm.hook.afd_agents.get_hookimpls():
@@ -193,7 +222,3 @@ def _agents_of(pm: pluggy.PluginManager, name: str) -> list[AgentSpec]:
 def load_for_config(config) -> PluginSet:
     """The plugins a config asks for: built-ins, entry points, and its `plugins_dir`."""
     return load_plugins(Path(config.plugins_dir) if config.plugins_dir else None)
-
-
-def known_agent_names(config) -> set[str]:
-    return set(load_for_config(config).agents)

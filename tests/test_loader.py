@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import textwrap
 from datetime import datetime, timezone
 
 import pytest
 
+from afd.cli import main
 from afd.loader import BUILTIN, DROP_IN, ENTRY_POINT, load_plugins
 from afd.model import Clock
 
@@ -147,3 +149,91 @@ def test_event_plugin_failure_never_raises(tmp_path, caplog):
         plugins.emit(Event(at=CLOCK.now, kind="session.limited", message="m"))
     assert seen.read_text() == "session.limited\n"
     assert any("webhook down" in r.getMessage() for r in caplog.records)
+
+
+def test_drop_in_named_like_a_builtin_overrides_it(tmp_path):
+    # plugins_dir/claude.py is the obvious name for a replacement of the built-in claude
+    write_plugin(tmp_path, "claude", "claude", marker="CUSTOM WALL")
+    plugins = load_plugins(tmp_path, entry_points=False)
+    assert not plugins.failures
+    info = next(p for p in plugins.plugins if p.source == DROP_IN)
+    assert info.name == "drop-in:claude" and info.overrides == ("claude (from claude)",)
+    assert plugins.owners["claude"] == "drop-in:claude"
+    assert plugins.detect("claude", ["CUSTOM WALL"], CLOCK) is not None
+
+
+def test_drop_in_that_exits_is_skipped_not_fatal(tmp_path):
+    (tmp_path / "quitter.py").write_text("import sys\nsys.exit(3)\n")
+    write_plugin(tmp_path, "good", "gemini")
+    plugins = load_plugins(tmp_path, entry_points=False)
+    assert [(f.name, f.error) for f in plugins.failures] == [("quitter", "SystemExit: 3")]
+    assert "gemini" in plugins.agents
+
+
+def test_detector_that_exits_counts_as_no_detection(tmp_path):
+    (tmp_path / "exiter.py").write_text(
+        textwrap.dedent(
+            """
+            import sys
+            from afd import hookimpl
+            from afd.model import AgentSpec
+
+            @hookimpl
+            def afd_agents():
+                return [AgentSpec(name="exiter", executables=("exiter",), command=("exiter",))]
+
+            @hookimpl
+            def afd_detect(agent, lines, clock, pattern):
+                sys.exit(1)
+            """
+        )
+    )
+    plugins = load_plugins(tmp_path, entry_points=False)
+    assert plugins.detect("exiter", ["x"], CLOCK) is None
+
+
+def test_misspelt_hook_is_named_and_the_plugin_skipped(tmp_path):
+    (tmp_path / "typo.py").write_text(
+        "from afd import hookimpl\n@hookimpl\ndef afd_detct(agent, lines, clock, pattern):\n    return None\n"
+    )
+    plugins = load_plugins(tmp_path, entry_points=False)
+    assert [(f.name, f.error) for f in plugins.failures] == [
+        ("typo", "afd_detct is not an afd hook (did you mean afd_detect?)")
+    ]
+    assert all(p.name != "typo" for p in plugins.plugins)
+
+
+# -- `afd plugins` -----------------------------------------------------------
+
+
+@pytest.fixture
+def plugins_config(xdg_dirs, tmp_path):
+    """A config whose plugins_dir holds an overriding drop-in and a broken one."""
+    folder = tmp_path / "a-rather-long-folder-name-for-drop-in-plugins" / "plugins"
+    write_plugin(folder, "claude", "claude", marker="CUSTOM WALL")
+    (folder / "broken.py").write_text("import nonexistent_module_for_afd\n")
+    config = tmp_path / "afd.toml"
+    config.write_text(f'plugins_dir = "{folder}"\n')
+    return config, folder
+
+
+def test_cli_plugins_json_is_pure_json_with_warnings_on_stderr(plugins_config, capsys):
+    config, folder = plugins_config
+    assert main(["plugins", "--json", "--config", str(config)]) == 0
+    out, err = capsys.readouterr()
+    shown = json.loads(out)
+    assert set(shown) == {"plugins_dir", "plugins", "agents", "failed"}
+    assert {p["name"] for p in shown["plugins"]} >= {"claude", "codex", "devin", "drop-in:claude"}
+    assert shown["agents"]["claude"] == "drop-in:claude"
+    assert [f["name"] for f in shown["failed"]] == ["broken"]
+    assert "plugin broken" in err
+
+
+def test_cli_plugins_piped_keeps_each_path_whole_on_its_row(plugins_config, capsys):
+    config, folder = plugins_config
+    assert main(["plugins", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b[" not in out
+    row = next(line for line in out.splitlines() if "drop-in:claude" in line)
+    assert str(folder / "claude.py") in row and "overrides claude (from claude)" in row
+    assert any(line.startswith("failed broken") for line in out.splitlines())

@@ -36,17 +36,25 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False)
+    from rich.text import Text
+
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        # Piped, a row keeps its paths whole on one line (80 columns would fold them).
+        console.width = 10_000
     table = Table(title="afd plugins", title_justify="left")
-    for col in ("plugin", "source", "agents", "hooks", "from"):
+    for col in ("plugin", "source", "agents", "hooks"):
         table.add_column(col)
+    # Folded rather than cropped to "…": a path must stay whole to be opened.
+    table.add_column("from", overflow="fold")
     for p in plugins.plugins:
-        agents = ", ".join(p.agents) or "-"
+        agents = Text(", ".join(p.agents) or "-")
         if p.overrides:
-            agents += f" [yellow](overrides {', '.join(p.overrides)})[/]"
+            agents.append(f" overrides {', '.join(p.overrides)}", style="yellow")
         table.add_row(p.name, p.source, agents, ", ".join(p.hooks), p.origin)
     console.print(table)
     console.print(f"drop-in folder: {config.plugins_dir}", markup=False)
     for f in plugins.failures:
-        console.print(f"[red]failed[/] {f.name} ({f.source}, {f.origin}): {f.error}")
+        # Text, not markup: an error message may hold brackets rich would eat.
+        console.print(Text.assemble(("failed", "red"), f" {f.name} ({f.source}, {f.origin}): {f.error}"))
     return 0
