@@ -84,12 +84,13 @@ def test_install_uninstall_round_trip(tmp_path, capsys):
 
     code, out, _ = run_cli(capsys, "service", "uninstall", "--dir", str(target))
     assert code == 0
-    assert f"Removed {unit_file}" in out
+    assert f"Removed {unit_file}" in out and service.STOP_LINE in out
     assert not unit_file.exists()
 
     code, out, _ = run_cli(capsys, "service", "uninstall", "--dir", str(target))
     assert code == 0
-    assert "Nothing to remove" in out
+    # nothing was removed, so there is no service to stop
+    assert "Nothing to remove" in out and service.STOP_LINE not in out
 
 
 def test_install_json_names_the_path_and_the_next_step(tmp_path, capsys):

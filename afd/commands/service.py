@@ -200,10 +200,10 @@ def run_uninstall(args: argparse.Namespace) -> int:
         print_json({"action": action, "path": str(path), "next": STOP_LINE})
         return 0
     console = _console()
-    if action == "removed":
-        console.print(f"Removed {path}", markup=False)
-    else:
+    if action != "removed":
         console.print(f"Nothing to remove: {path} does not exist", markup=False)
+        return 0
+    console.print(f"Removed {path}", markup=False)
     console.print("If afd is still running as a service, stop it and reload systemd with:")
     console.print(f"  {STOP_LINE}", markup=False)
     return 0
