@@ -215,12 +215,17 @@ def _improves(old: _Reading | None, new: _Reading | None) -> bool:
         return True  # the head itself was wrapped
     if new.reset_at is not None:
         return old.reset_at is None or new.reset_at != old.reset_at or (new.zone is not None and old.zone is None)
-    return old.zone_open and not new.zone_open and new.zone is not None
+    if new.zone_open:
+        # The clause reached its zone, or more of a zone broken inside its name.
+        return not old.zone_open or len(new.zone or "") > len(old.zone or "")
+    return old.zone_open and new.zone is not None
 
 
 # --- where banners may stand --------------------------------------------------
 
 _ROW = re.compile(r"^(?P<indent>\s*)(?P<markers>(?:[⎿⏺●]\s*)*)(?P<text>.*)$")
+# The rest of a zone name: "s_Aires)", "/Argentina/Buenos_Aires)", ")".
+_ZONE_TAIL = re.compile(r"^[\w/+-]*\)?\.?$")
 _NOT_CONTINUATION = re.compile(r"^(?:[⎿⏺●/>❯│╭╰─━✻✽✢✳✶*$#]|```|~~~)")
 _DIFF_HEADER = re.compile(r"^(?:@@ -\d|diff --git |--- a/|\+\+\+ b/)")
 _FENCE = re.compile(r"^\s*(?:[⎿⏺●]\s*)*(?:```|~~~)")
@@ -261,9 +266,15 @@ def _is_chrome(row: str) -> bool:
     return any(p.search(row) for p in _CHROME)
 
 
-def _continuation(row: str, banner_at_margin: bool) -> str | None:
-    """The text of ``row`` if it can continue a wrapped banner: Claude indents the rest."""
+def _continuation(row: str, banner_at_margin: bool, zone_open: bool = False) -> str | None:
+    """The text of ``row`` if it can continue a wrapped banner: Claude indents the rest.
+
+    A zone name broken inside a word (a hard wrap, or tmux reflowing a resized
+    pane to column 0) continues with the rest of the name, whatever its column.
+    """
     text = row.strip()
+    if zone_open and _ZONE_TAIL.match(text):
+        return text
     if not text or _NOT_CONTINUATION.match(text) or _is_chrome(row):
         return None
     if row[:1].isspace() or banner_at_margin:
@@ -293,10 +304,12 @@ def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] 
     for j in range(i + 1, min(len(lines), i + _MAX_WRAP_ROWS)):
         if reading is not None and reading.complete:
             break
-        more = _continuation(lines[j], at_margin)
+        zone_open = reading is not None and reading.zone_open
+        more = _continuation(lines[j], at_margin, zone_open)
         if more is None:
             break
-        joins = [reader(text + " " + more, clock, zone), reader(text + more, clock, zone)]
+        spaced, glued = reader(text + " " + more, clock, zone), reader(text + more, clock, zone)
+        joins = [glued, spaced] if zone_open else [spaced, glued]  # zone names hold no spaces
         better = [r for r in joins if _improves(reading, r)]
         if not better:
             break

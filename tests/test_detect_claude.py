@@ -245,6 +245,31 @@ WRAPPED = [
         ["Claude AI usage limit reached|178394", "0400"],
         "Claude AI usage limit reached|1783940400", "2026-07-13T11:00", id="headless-epoch-wrapped",
     ),
+    pytest.param(
+        ["  ⎿  You've hit your session limit · res", "     ets 3pm (America/Argentina/Bueno", "     s_Aires)"],
+        "You've hit your session limit · resets 3pm (America/Argentina/Buenos_Aires)", "2026-07-13T18:00",
+        id="split-inside-resets-then-inside-the-zone",
+    ),
+    pytest.param(
+        ["  ⎿  You've hit your session limit · resets", "     3pm (America/Argentina/Buenos_Aires", "     )"],
+        "You've hit your session limit · resets 3pm (America/Argentina/Buenos_Aires)", "2026-07-13T18:00",
+        id="closing-parenthesis-alone",
+    ),
+    pytest.param(
+        ["  ⎿  You're out of extra usage · resets 5pm (America", "     /Argentina/Buenos_Aires)"],
+        "You're out of extra usage · resets 5pm (America/Argentina/Buenos_Aires)", "2026-07-13T20:00",
+        id="zone-split-before-a-slash",
+    ),
+    pytest.param(
+        ["  ⎿  You've hit your limit · resets 3pm (Amer", "     ica/Argentina/Bue", "     nos_Aires)"],
+        "You've hit your limit · resets 3pm (America/Argentina/Buenos_Aires)", "2026-07-13T18:00",
+        id="zone-over-three-rows",
+    ),
+    pytest.param(
+        ["  ⎿  You've hit your limit · resets 3pm (America/Arg", "entina/Buenos_Aires)"],
+        "You've hit your limit · resets 3pm (America/Argentina/Buenos_Aires)", "2026-07-13T18:00",
+        id="zone-reflowed-to-column-zero",
+    ),
 ]
 
 
