@@ -257,6 +257,51 @@ def _quoted(lines: list[str]) -> list[bool]:
     return out
 
 
+_COMPOSER_ROW = re.compile(r"^\s*❯(?!\s*\d+\.\s)(?:\s|$)")
+_BARE_RULE = re.compile(r"^\s*[─━]{3,}\s*$")
+
+
+def _continuing(lines: list[str]) -> list[bool]:
+    """Rows that carry on something above them, so they never open a banner.
+
+    Claude sets each message of its transcript off with a blank row, and a
+    banner is a message of its own. So a row directly under a reply or a tool
+    call with no blank between is part of it: the reply's wrapped text, the
+    first result row of a tool (a ``cat``, a ``Read``, a ``grep`` match) and
+    that result's continuation rows. A second ``⎿`` row of the block is
+    Claude's own again and is left alone. The rows under the frameless
+    composer's ``❯`` row, up to its closing rule, are what the user typed.
+    """
+    out, block, typing = [], None, False
+    for k, row in enumerate(lines):
+        shape = _ROW.match(row)
+        text, markers = shape["text"].rstrip(), shape["markers"]
+        if typing:
+            typing = not _BARE_RULE.match(row)
+            out.append(typing)
+            continue
+        if _COMPOSER_ROW.match(row) and k and _BARE_RULE.match(lines[k - 1]):
+            typing = True
+            out.append(False)  # the ❯ row itself is chrome
+            continue
+        if not row.strip():
+            block = None
+            out.append(False)
+        elif markers.startswith(("⏺", "●")):
+            banner_like = _HEADS_ANY.match(text) or _HEAD_START.match(text)
+            block = None if banner_like else "message"
+            out.append(False)
+        elif markers.startswith("⎿"):
+            out.append(block == "message")
+            block = "result" if block == "message" else None
+        elif shape["indent"] and not markers and block is not None:
+            out.append(True)
+        else:
+            block = None
+            out.append(False)
+    return out
+
+
 def _unbox(row: str) -> str:
     """A menu row drawn inside a box, without its side borders."""
     return re.sub(r"^\s*│(.*?)│?\s*$", r"\1", row) if row.lstrip().startswith("│") else row
@@ -372,10 +417,11 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
         return None
     lines = [normalise_row(row) for row in lines]
     fenced = _quoted(lines)
+    continuing = _continuing(lines)
     found, zone = None, None
     i = 0
     while i < len(lines):
-        banner = None if fenced[i] else _banner_at(lines, i, clock, pattern, zone)
+        banner = None if fenced[i] or continuing[i] else _banner_at(lines, i, clock, pattern, zone)
         if banner is None:
             i += 1
             continue
