@@ -113,15 +113,29 @@ def _utc(local: datetime) -> datetime:
     return local.astimezone(timezone.utc)
 
 
+def _first_pass_after(wall: datetime, now: datetime) -> datetime | None:
+    """The first instant strictly after ``now`` at which the wall clock reads ``wall``, in UTC.
+
+    In the hour a zone falls back, a wall time happens twice (``fold`` 0 then
+    1); its next occurrence may be the second pass. Instants are compared in
+    UTC: datetimes sharing a tzinfo compare by wall clock and ignore ``fold``.
+    """
+    for fold in (0, 1):
+        candidate = _utc(wall.replace(fold=fold))
+        if candidate > now:
+            return candidate
+    return None
+
+
 def next_time_of_day(hour: int, minute: int, zone: tzinfo, now: datetime) -> datetime:
     """The next instant strictly after ``now`` at which the wall clock in ``zone`` reads hour:minute."""
-    local_now = now.astimezone(zone)
-    candidate = local_now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    day = now.astimezone(zone).replace(hour=hour, minute=minute, second=0, microsecond=0, fold=0)
     for _ in range(3):
-        if candidate > local_now:
-            return _utc(candidate)
-        candidate = (candidate + timedelta(days=1)).replace(hour=hour, minute=minute)
-    return _utc(candidate)
+        found = _first_pass_after(day, now)
+        if found is not None:
+            return found
+        day += timedelta(days=1)  # wall-clock arithmetic: the same time on the next day
+    return _utc(day)
 
 
 def next_date_time(month: int, day: int, hour: int, minute: int, zone: tzinfo, now: datetime) -> datetime | None:
@@ -132,8 +146,9 @@ def next_date_time(month: int, day: int, hour: int, minute: int, zone: tzinfo, n
             candidate = datetime(year, month, day, hour, minute, tzinfo=zone)
         except ValueError:  # Feb 29 in a common year
             continue
-        if candidate > local_now:
-            return _utc(candidate)
+        found = _first_pass_after(candidate, now)
+        if found is not None:
+            return found
     return None
 
 
@@ -144,9 +159,9 @@ def next_weekday_time(weekday: int, hour: int, minute: int, zone: tzinfo, now: d
         day = local_now + timedelta(days=days)
         if day.weekday() != weekday:
             continue
-        candidate = day.replace(hour=hour, minute=minute, second=0, microsecond=0)
-        if candidate > local_now:
-            return _utc(candidate)
+        found = _first_pass_after(day.replace(hour=hour, minute=minute, second=0, microsecond=0, fold=0), now)
+        if found is not None:
+            return found
     return _utc((local_now + timedelta(days=7)).replace(hour=hour, minute=minute, second=0, microsecond=0))
 
 
@@ -193,16 +208,20 @@ def parse_reset(phrase: str, zone_name: str | None, clock: Clock) -> datetime | 
     (``in 3 hours 2 minutes``). Returns None for anything else or an
     unknown zone.
     """
+    try:
+        return _parse_reset(phrase, zone_name, clock)
+    except OverflowError:  # "Dec 31, 9999 11pm (Etc/GMT+12)": past the last instant a datetime holds
+        return None
+
+
+def _parse_reset(phrase: str, zone_name: str | None, clock: Clock) -> datetime | None:
     phrase = phrase.strip().rstrip(".").strip()
     phrase = re.sub(r"^at\s+", "", phrase, flags=re.IGNORECASE)
     if not phrase:
         return None
     delta = parse_relative(phrase)
     if delta is not None:
-        try:
-            return _utc(clock.now) + delta
-        except OverflowError:
-            return None
+        return _utc(clock.now) + delta
     zone = resolve_zone(zone_name, clock)
     if zone is None:
         return None

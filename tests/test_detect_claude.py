@@ -171,6 +171,7 @@ RESETS = [
     pytest.param("6pm (UTC)", Clock(NOW, ZoneInfo("America/New_York")), "2026-07-13T18:00", id="named-zone-beats-local"),
     pytest.param("3pm (Mars/Olympus)", Clock(NOW, ZoneInfo("America/New_York")), None, id="unknown-zone-is-no-guess"),
     pytest.param("someday", UTC_CLOCK, None, id="unparseable"),
+    pytest.param("Dec 31, 9999 11pm (Etc/GMT+12)", UTC_CLOCK, None, id="date-beyond-datetime-is-no-reset-not-a-crash"),
 ]
 
 

@@ -115,6 +115,8 @@ RESETS = [
     pytest.param("soon", None, UTC_CLOCK, None, id="unparseable"),
     pytest.param("", None, UTC_CLOCK, None, id="empty"),
     pytest.param("in 99999999999 days", None, UTC_CLOCK, None, id="beyond-any-clock"),
+    pytest.param("Dec 31, 9999 11pm", "Etc/GMT+12", UTC_CLOCK, None, id="full-date-past-the-last-instant"),
+    pytest.param("Jan 1, 0001 1am", "Etc/GMT-14", UTC_CLOCK, None, id="full-date-before-the-first-instant"),
 ]
 
 
@@ -132,6 +134,25 @@ def test_next_occurrence_crosses_a_dst_change_on_the_wall_clock():
     # 2026-11-01 is the night New York falls back: 9am after it is 14:00 UTC, not 13:00.
     clock = Clock(now=utc("2026-10-31T14:00"), local_zone=ZoneInfo("America/New_York"))
     assert parse_reset("9am", None, clock) == utc("2026-11-01T14:00")
+
+
+@pytest.mark.parametrize(
+    ("phrase", "now", "expected"),
+    [
+        # New York falls back at 2am EDT on 2026-11-01: 1:00-1:59 happens twice.
+        pytest.param("1:15am", "2026-11-01T05:45", "2026-11-01T06:15", id="second-pass-of-the-repeated-hour"),
+        pytest.param("1:30am", "2026-11-01T05:10", "2026-11-01T05:30", id="first-pass-still-ahead"),
+        pytest.param("1:30am", "2026-11-01T06:15", "2026-11-01T06:30", id="now-inside-the-second-pass"),
+        pytest.param("1:10am", "2026-11-01T06:15", "2026-11-02T06:10", id="both-passes-gone-is-tomorrow"),
+        pytest.param("Nov 1, 1:15am", "2026-11-01T05:45", "2026-11-01T06:15", id="dated-second-pass"),
+        pytest.param("Sun 1:15am", "2026-11-01T05:45", "2026-11-01T06:15", id="weekday-second-pass"),
+        # Springs forward at 2am EST on 2026-03-08: 3am EDT is 07:00 UTC.
+        pytest.param("3am", "2026-03-08T06:30", "2026-03-08T07:00", id="after-the-skipped-hour"),
+    ],
+)
+def test_a_wall_time_in_a_repeated_hour_is_its_next_occurrence(phrase, now, expected):
+    clock = Clock(now=utc(now), local_zone=timezone.utc)
+    assert parse_reset(phrase, "America/New_York", clock) == utc(expected)
 
 
 @pytest.mark.parametrize(
