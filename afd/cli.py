@@ -59,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
-        parser.print_help()
-        return EXIT_OK
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     try:
         return int(args.func(args) or 0)
     except UserError as exc:

@@ -20,8 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from afd import __version__, control, notify, tmux
-from afd.config import Config, ConfigError, default_config_path, load_config
-from afd.loader import PluginSet, load_for_config
+from afd.config import Config, ConfigError, default_config_path
+from afd.loader import PluginSet, load_config_and_plugins
 from afd.model import Event
 from afd.store import JournalState, StateLock, Store, StoreError
 from afd.store import default_path as default_db_path
@@ -34,14 +34,20 @@ _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERRO
 
 
 class JournaldFormatter(logging.Formatter):
+    """One event per line; under journald (JOURNAL_STREAM set) with its priority prefix."""
+
+    def __init__(self, fmt: str, prefix: bool):
+        super().__init__(fmt)
+        self.prefix = prefix
+
     def format(self, record: logging.LogRecord) -> str:
         text = super().format(record).replace("\n", " ⏎ ")
-        return f"<{_PRIORITY.get(record.levelno, 6)}>{text}"
+        return f"<{_PRIORITY.get(record.levelno, 6)}>{text}" if self.prefix else text
 
 
 def setup_logging(verbose: bool = False) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JournaldFormatter("%(name)s: %(message)s"))
+    handler.setFormatter(JournaldFormatter("%(name)s: %(message)s", prefix=bool(os.environ.get("JOURNAL_STREAM"))))
     root = logging.getLogger("afd")
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
@@ -55,11 +61,7 @@ class StartupError(Exception):
 
 
 def load_checked(path: Path | None) -> tuple[Config, PluginSet]:
-    """Config and plugins, agent names checked against what the plugins provide."""
-    config = load_config(path, lenient_patterns=True)
-    plugins = load_for_config(config)
-    config = load_config(path, known_agents=set(plugins.agents), lenient_patterns=True)
-    return config, plugins
+    return load_config_and_plugins(path, lenient_patterns=True)
 
 
 def server_ref(config: Config, socket_name: str | None, socket_path: str | None) -> tmux.ServerRef:
@@ -249,7 +251,8 @@ class Daemon:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
-                for key, _ in selector.select(left):
+                # Capped so a wake-up is never more than a minute away, whatever the config says.
+                for key, _ in selector.select(min(left, 60.0)):
                     if key.data == "wake":
                         try:
                             while self._wake_r.recv(512):

@@ -1,9 +1,11 @@
 """The two core gates that stand between a detector's hit and a limit decision.
 
 A detector only says "this text is on screen". The gates ask whether the
-agent is *stalled* at it (seed §2.1): the banner must be the last thing the
-agent printed (tail-anchored) and the pane must sit unchanged on it
-(stability-gated). Both are pure functions over captured rows.
+agent is *stalled* at it: a pane that merely shows the banner (a file, a
+diff, the agent quoting it) must never pass for a wall, because the action a
+limit triggers can swap who edits the user's branch. So the banner must be
+the last thing the agent printed (tail-anchored) and the pane must sit
+unchanged on it (stability-gated). Both are pure functions over captured rows.
 """
 
 from __future__ import annotations

@@ -222,3 +222,16 @@ def _agents_of(pm: pluggy.PluginManager, name: str) -> list[AgentSpec]:
 def load_for_config(config) -> PluginSet:
     """The plugins a config asks for: built-ins, entry points, and its `plugins_dir`."""
     return load_plugins(Path(config.plugins_dir) if config.plugins_dir else None)
+
+
+def load_config_and_plugins(path: Path | None, *, lenient_patterns: bool = True):
+    """The config and the plugins it asks for, agent names checked against what those plugins provide.
+
+    Two passes, because `plugins_dir` itself comes from the config. Raises
+    `afd.config.ConfigError` listing every problem.
+    """
+    from afd.config import load_config
+
+    config = load_config(path, lenient_patterns=lenient_patterns)
+    plugins = load_for_config(config)
+    return load_config(path, known_agents=set(plugins.agents), lenient_patterns=lenient_patterns), plugins

@@ -49,7 +49,9 @@ def tmux_server(xdg_dirs):
     env.pop("TMUX", None)
     scratch = xdg_dirs["HOME"].parent / "t"
     scratch.mkdir()
-    srv = TmuxServer(name=f"afd-test-{secrets.token_hex(6)}", env=env, scratch=scratch)
+    # scripts/test sets a per-run prefix so its leak check sees only its own servers.
+    prefix = os.environ.get("AFD_TEST_SOCKET_PREFIX", "afd-test-")
+    srv = TmuxServer(name=f"{prefix}{secrets.token_hex(6)}", env=env, scratch=scratch)
     srv.run("-f", "/dev/null", "start-server", ";", "set-option", "-g", "exit-empty", "off", check=False)
     try:
         yield srv

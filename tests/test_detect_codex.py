@@ -479,6 +479,7 @@ CHROME_ROWS = [
     pytest.param("› You've hit your usage limit. Try again later.", id="composer-typed-banner"),
     pytest.param("  ? for shortcuts                                            82% context left", id="footer"),
     pytest.param("  100% context left", id="context-left"),
+    pytest.param("  gpt-5.5 high · 82% context left · ~/src/shop", id="status-line-item"),
     pytest.param("  ⏎ send   ⇧⏎ newline   ⌃T transcript   ⌃C quit", id="old-footer"),
     pytest.param("  ctrl + c again to quit", id="quit-hint"),
     pytest.param("  esc again to edit previous message", id="edit-previous"),
@@ -497,6 +498,7 @@ NOT_CHROME_ROWS = [
     pytest.param("■ You've hit your usage limit. Try again at 2:51 PM.", id="the-banner"),
     pytest.param("gain at 2:51 PM.", id="a-wrapped-banner-tail"),
     pytest.param("• I'll run the suite first to see the failure.", id="a-reply"),
+    pytest.param("• Press ? for shortcuts — you have 40% context left.", id="a-reply-quoting-the-footer"),
     pytest.param("  └ ..F.", id="command-output"),
 ]
 

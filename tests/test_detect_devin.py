@@ -199,6 +199,7 @@ def test_chrome_rows(row):
     [
         pytest.param("Quota exhausted: You have used all of your ACUs for this billing cycle.", id="the-banner"),
         pytest.param("  Editing src/shop/pricing.py", id="work"),
+        pytest.param("  You have 59% remaining (resets in 3d 11h), plenty for this.", id="a-reply-quoting-the-quota"),
     ],
 )
 def test_not_chrome_rows(row):

@@ -350,6 +350,30 @@ def test_codex_banner_word_wrapped_in_a_narrow_pane(width):
     assert verdict("codex", codex_screen(rows)) == (True, "2026-07-13T14:51:00Z")
 
 
+# --- chrome never eats output -----------------------------------------------------
+
+# A banner the agent worked past: three rows follow it, the last reading like
+# footer text. Chrome must not strip a reply row, or the banner would look like
+# the last thing the agent printed.
+WORKED_PAST_FOOTER_LIKE = [
+    pytest.param("claude", claude_screen("  ⎿  You've hit your limit · resets 8am (UTC)\n\n> continue\n\n⏺ Resumed and finished the refactor.\n\n⏺ Tip: keep plan mode on while you review it."), id="claude-plan-mode-on"),
+    pytest.param("claude", claude_screen("  ⎿  You've hit your limit · resets 8am (UTC)\n\n> continue\n\n⏺ Resumed and finished the refactor.\n\n⏺ This session has 12% context left, so I will compact soon."), id="claude-context-left"),
+    pytest.param(
+        "codex",
+        codex_screen(
+            "■ You've hit your usage limit. Try again at 8:00 AM.\n\n› continue\n\n• Done.\n\n"
+            "• Press ? for shortcuts — you have 40% context left."
+        ),
+        id="codex-for-shortcuts-and-context-left",
+    ),
+]
+
+
+@pytest.mark.parametrize(("agent", "text"), WORKED_PAST_FOOTER_LIKE)
+def test_reply_row_reading_like_a_footer_is_not_stripped_as_chrome(agent, text):
+    assert verdict(agent, text) == (False, None)
+
+
 # --- devin -------------------------------------------------------------------------
 
 DEVIN_WORK = "  v3000.2.17 · Teams · 0% remaining (resets in 3d 11h)\n\n❭ split the pricing module\n\n  Editing src/shop/pricing.py\n"

@@ -10,25 +10,21 @@ from pathlib import Path
 from afd.cli import EXIT_USAGE, UserError
 
 
-def load_effective(config_path: str | None):
+def load_effective(config_path: str | None, *, warn_failed_plugins: bool = True):
     """The config (explicit path or the global default) and the plugins it asks for.
 
     A syntax or validation error is a UserError naming file and line.
     """
-    from afd.config import ConfigError, load_config
-    from afd.loader import load_for_config
+    from afd.config import ConfigError
+    from afd.loader import load_config_and_plugins
 
-    path = Path(config_path) if config_path else None
     try:
-        # plugins_dir comes from the config, so agent names are checked in a second pass.
-        config = load_config(path, lenient_patterns=True)
-        plugins = load_for_config(config)
-        config = load_config(path, known_agents=set(plugins.agents), lenient_patterns=True)
+        config, plugins = load_config_and_plugins(Path(config_path) if config_path else None)
     except ConfigError as exc:
         raise UserError("\n".join(str(p) for p in exc.problems), EXIT_USAGE) from None
     for warning in config.warnings:
         print(f"afd: warning: {warning}; the built-in pattern stays in force", file=sys.stderr)
-    for failure in plugins.failures:
+    for failure in plugins.failures if warn_failed_plugins else ():
         print(f"afd: warning: plugin {failure.name} ({failure.origin}) was skipped: {failure.error}", file=sys.stderr)
     return config, plugins
 
@@ -38,6 +34,19 @@ def compiled_pattern(config, agent: str) -> re.Pattern[str] | None:
     from afd.config import compiled_limit_patterns
 
     return compiled_limit_patterns(config).get(agent)
+
+
+def count(text: str) -> int:
+    """An argparse type: a whole number, zero or more."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; give 0 or more")
+    return value
 
 
 def print_json(value) -> None:

@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
 def _print_human(result: dict) -> None:
     from rich.console import Console
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     if result["limited"]:
         head = "[bold red]limited[/]"
     elif result["hit"]:

@@ -21,7 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config, plugins = load_effective(args.config)
+    # the human listing shows failures itself; with --json they also go to stderr
+    config, plugins = load_effective(args.config, warn_failed_plugins=args.json)
     if args.json:
         print_json(
             {

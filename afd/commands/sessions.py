@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ad = s.add_parser(
         "adopt",
         help="watch an existing pane as a session",
-        description="Adopt a pane (a pane id like %%3 or a target like work:1.0). --agent vouches for the agent "
+        description="Adopt a pane (a pane id like %3 or a target like work:1.0). --agent vouches for the agent "
         "when afd cannot tell (a wrapper script); that is recorded as your word.",
     )
     ad.add_argument("pane", help="pane id (%%3) or target (session:window.pane)")
@@ -44,13 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     ad.set_defaults(func=run_adopt)
 
     sm = s.add_parser("set-mission", help="set a session's mission", description="Set (or, with an empty TEXT, clear) a session's mission.")
-    sm.add_argument("name")
-    sm.add_argument("text")
+    sm.add_argument("name", help="the session")
+    sm.add_argument("text", help="the goal, in a sentence or two (empty clears it)")
     sm.add_argument("--json", action="store_true", help="print the result as JSON")
     sm.set_defaults(func=run_set_mission)
 
     fg = s.add_parser("forget", help="drop a session from afd's state (the pane is not touched)", description="Forget a session; its pane and worktree are left alone.")
-    fg.add_argument("name")
+    fg.add_argument("name", help="the session")
     fg.add_argument("--json", action="store_true", help="print the result as JSON")
     fg.set_defaults(func=run_forget)
 

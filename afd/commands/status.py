@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from afd.cli import EXIT_DAEMON_DOWN, EXIT_OK, UserError
+from afd.commands.common import count
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,13 +17,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "events. Works read-only from the store when the daemon is down (exit 3).",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object (schema in the README)")
-    p.add_argument("--events", type=int, default=10, metavar="N", help="how many recent events to show (default 10)")
+    p.add_argument("--events", type=count, default=10, metavar="N", help="how many recent events to show (default 10)")
     p.set_defaults(func=run)
 
     e = sub.add_parser("events", help="recent events; --follow streams new ones", description="Print afd's recent events, one per line.")
     e.add_argument("--follow", "-f", action="store_true", help="keep printing events as they happen (needs the daemon)")
     e.add_argument("--json", action="store_true", help="one JSON object per line")
-    e.add_argument("-n", type=int, default=50, metavar="N", help="how many recent events (default 50)")
+    e.add_argument("-n", type=count, default=50, metavar="N", help="how many recent events (default 50)")
     e.set_defaults(func=run_events)
 
 
@@ -39,7 +40,7 @@ def read_report(events: int) -> tuple[dict, bool]:
         pass
     db = default_path()
     if not db.exists():
-        raise UserError(f"afd has no state yet ({db} does not exist) and the daemon is not running; start it with `afd run`", EXIT_DAEMON_DOWN)
+        return empty_report(), False
     try:
         store = Store.open_readonly(db)
     except StoreError as exc:
@@ -51,6 +52,23 @@ def read_report(events: int) -> tuple[dict, bool]:
         return build_status(store, agents, daemon, events), False
     finally:
         store.close()
+
+
+def empty_report() -> dict:
+    """The report when afd has never run: every agent unknown, nothing else."""
+    from afd.status import SCHEMA
+
+    return {
+        "schema": SCHEMA,
+        "daemon": {"running": False, "pid": None, "version": None, "started_at": None},
+        "sessions": [],
+        "agents": [
+            {"name": n, "state": "unknown", "reset_at": None, "observed_at": None, "source_session": None}
+            for n in _agent_names()
+        ],
+        "events": [],
+        "no_state": True,
+    }
 
 
 def _agent_names() -> list[str]:
@@ -80,17 +98,22 @@ def render(report: dict, as_json: bool, once: bool = False) -> None:
         from afd.commands.common import print_json
 
         print_json(report)
-        if not report["daemon"].get("running") and not once:
+        if report.get("no_state"):
+            print("afd: no state yet and the daemon is not running; start it with `afd run`", file=sys.stderr)
+        elif not report["daemon"].get("running") and not once:
             print("afd: the daemon is not running; this is the state it last stored", file=sys.stderr)
         return
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     d = report["daemon"]
     if once:
         pass
+    elif report.get("no_state"):
+        console.print("[yellow]afd has no state yet and is not running[/]; start it with `afd run`")
+        return
     elif d.get("running"):
         console.print(f"afd {d.get('version')} running (pid {d.get('pid')}, since {d.get('started_at')}, tmux server: {d.get('server')})", markup=False)
     else:
