@@ -26,7 +26,7 @@ from afd.naming import is_ignored, unique_name
 from afd.resettime import local_zone
 from afd.store import SessionRecord, Store
 from afd.text import capture_rows
-from afd.watch import PaneWatch
+from afd.watch import PaneWatch, occurrence_key
 
 log = logging.getLogger("afd.supervisor")
 
@@ -302,19 +302,20 @@ class Supervisor:
             spec = self.plugins.agents[rec.agent]
             found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
             idle = self.watches[name].record(rows, found, pane.fingerprint, mono, spec.chrome)
-            live[name] = (self._judge(rec, name, idle, found, spec, now), pane, _ident)
+            live[name] = (self._judge(rec, name, idle, found, rows, spec, now), pane, _ident)
         return len(wanted)
 
-    def _judge(self, rec: SessionRecord, name: str, idle: bool | None, found: Detection | None, spec, now: datetime) -> SessionRecord:
+    def _judge(self, rec: SessionRecord, name: str, idle: bool | None, found: Detection | None, rows, spec, now: datetime) -> SessionRecord:
         if found is None and rec.last_banner is not None:
             self.store.clear_banner(name)
         reset_at, first_seen_at = None, None
         if found is not None:
-            sighting = self.store.banner_first_seen(name, found.banner)
+            key = occurrence_key(rows, found, spec.chrome)
+            sighting = self.store.banner_first_seen(name, key)
             if sighting is None:
                 # Parsed once, against the instant it was first seen; re-parsing a
                 # static "in 3 hours" every poll would push the reset away forever.
-                self.store.record_banner(name, found.banner, now, found.reset_at)
+                self.store.record_banner(name, key, now, found.reset_at)
                 reset_at, first_seen_at = found.reset_at, now
             else:
                 reset_at, first_seen_at = sighting.reset_at, sighting.first_seen_at
@@ -345,7 +346,8 @@ class Supervisor:
                 self.event("session.idle", f"no longer at a usage limit: {verdict.reason}", name)
             return self._save(rec, new)
 
-        first_judged = rec.last_banner != found.banner
+        # A limit is a new observation once per appearance of a banner, not once per poll.
+        first_judged = rec.banner_first_seen_at != first_seen_at
         self._observe_limited(rec.agent, name, found.banner, reset_at, now, first_judged)
         new = replace(
             rec,
@@ -355,7 +357,7 @@ class Supervisor:
             reset_at=reset_at,
             updated_at=now,
         )
-        if rec.state != LIMITED or first_judged:
+        if first_judged:
             when = reset_at.strftime("%Y-%m-%dT%H:%M:%SZ") if reset_at else "no reset time stated"
             self.event("session.limited", f"{rec.agent} is at its usage limit ({when}): {found.banner}", name)
         return self._save(rec, new)

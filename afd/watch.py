@@ -11,7 +11,9 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from afd.gates import content_of
+import hashlib
+
+from afd.gates import content_of, is_chrome
 from afd.model import Detection
 
 # The list-panes fingerprint has a one-second grain and can hide a change;
@@ -74,3 +76,16 @@ class PaneWatch:
         self.contents.clear()
         self.fingerprint = None
         self.captured_at = None
+
+
+def occurrence_key(rows: Sequence[str], detection: Detection, chrome: Sequence[re.Pattern[str]], context: int = 3) -> str:
+    """Names one appearance of a banner: its text and a digest of the rows just above it.
+
+    The same sentence printed again after the agent worked (the user said
+    "continue" at the wall) is a new banner with its own first-seen time,
+    while a banner that merely stays on screen keeps its identity. Only a
+    digest of the context is kept: captures can hold secrets.
+    """
+    above = [r for r in rows[: detection.first_row] if r.strip() and not is_chrome(r, chrome)][-context:]
+    digest = hashlib.sha256("\n".join(above).encode("utf-8", "replace")).hexdigest()[:16]
+    return f"{detection.banner}\n#{digest}"
