@@ -44,10 +44,14 @@ _CHROME = (
     re.compile(r"^\s*⏵⏵?\s"),
     re.compile(r"^\s*⏸\s"),
     re.compile(r"\(shift\+tab to cycle\)"),
-    re.compile(r"\b(?:accept edits|plan mode|bypass permissions|auto-accept edits) on\b"),
+    # Footer phrases stand at the row's start, after the mode glyph, or in a
+    # column of their own (two spaces or a "·" before): never mid-sentence,
+    # or a reply row ("keep plan mode on while you review") would be stripped
+    # and a banner the agent worked past would look like the last thing on screen.
+    re.compile(r"(?:^\s*|\s{2}|[⏵⏸·]\s*)(?:accept edits|plan mode|bypass permissions|auto-accept edits) on\b"),
     re.compile(r"\bContext left until auto-compact:\s*\d+%"),
     re.compile(r"^\s*Context low\b.*%"),
-    re.compile(r"\b\d+%\s+context left\b", re.IGNORECASE),
+    re.compile(r"(?:^\s*|\s{2}|·\s*)\d+%\s+context left\b", re.IGNORECASE),
     re.compile(r"^\s*new task\? /clear to save\b"),
     re.compile(r"^\s*Press Ctrl-[CD] again to exit\s*$", re.IGNORECASE),
     # The turn summary, any verb ("Worked", "Cooked", "Sautéed"); the live

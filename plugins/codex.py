@@ -62,9 +62,11 @@ _TRY_IN = re.compile(r"\btry again in\s+(?P<phrase>.+?)\s*(?:[.!](?=\s|$)|$)", r
 
 _CHROME = (
     re.compile(r"^\s*[›▌](?:\s|$)"),  # the frameless composer, empty, placeholder or typed text
-    re.compile(r"\?\s+for shortcuts\b"),
-    re.compile(r"\b\d{1,3}% context left\b"),
-    re.compile(r"\bcontext\s+\d{1,3}% left\b", re.IGNORECASE),
+    # Footer items stand at the row's start or in a column of their own (two
+    # spaces or a "·" before), never inside a reply sentence.
+    re.compile(r"(?:^\s*|\s{2}|·\s*)\?\s+for shortcuts\b"),
+    re.compile(r"(?:^\s*|\s{2}|·\s*)\d{1,3}% context left\b"),
+    re.compile(r"(?:^\s*|\s{2}|·\s*)context\s+\d{1,3}% left\b", re.IGNORECASE),
     re.compile(r"^\s*⏎\s+send\b"),
     re.compile(r"^\s+(?:[⌃⇧⌥]|ctrl\s*\+\s*)\S*\s+\w+.*\b(?:newline|transcript|quit)\b", re.IGNORECASE),
     re.compile(r"^\s+esc\s+(?:again\s+)?to edit previous message\b", re.IGNORECASE),

@@ -30,8 +30,9 @@ _MAX_BLOCK_ROWS = 4
 
 _CHROME = (
     re.compile(r"^\s*❭(?:\s|$)"),  # the frameless composer, placeholder or typed text
-    re.compile(r"\b\d{1,3}% remaining \(resets in [^)]*\)"),
-    re.compile(r"\?\s+for shortcuts\b"),
+    # Status items stand at the row's start or after a "·"/two spaces, never mid-sentence.
+    re.compile(r"(?:^\s*|\s{2}|·\s*)\d{1,3}% remaining \(resets in [^)]*\)"),
+    re.compile(r"(?:^\s*|\s{2}|·\s*)\?\s+for shortcuts\b"),
     re.compile(r"^\s*[─━]{3,}\s*$"),
 )
 
