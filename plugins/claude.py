@@ -155,7 +155,20 @@ def _read_clause(
     reset_at = None
     if when and not zone_open:
         reset_at = parse_reset(when, zone if zone is not None else zone_default, clock)
+        if reset_at is None and zone is None and strict and _runs_on_as_prose(when, zone_default, clock):
+            return None  # "resets 11pm is what the CLI prints …": a sentence that quotes a banner
     return _Reading(kind, text, reset_at, zone, zone_open, complete)
+
+
+def _runs_on_as_prose(when: str, zone: str | None, clock: Clock) -> bool:
+    """Whether a reset clause is a time followed by a sentence's worth of words.
+
+    An unreadable clause ("resets soon") is still a limit; but a time that
+    parses and then goes on for three words or more is prose around a quoted
+    banner, the zone-less twin of "(UTC), so I'll wait".
+    """
+    words = when.split()
+    return any(parse_reset(" ".join(words[:k]), zone, clock) is not None for k in range(1, len(words) - 2))
 
 
 def _no_clause(kind: str, text: str, complete: bool) -> _Reading:

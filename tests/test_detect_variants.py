@@ -138,6 +138,9 @@ CLAUDE_LIMITS = [
         NOW, "UTC", "2026-07-13T22:00:00Z", id="banner-time-wins-over-auto-continue",
     ),
     pytest.param("⏺ Usage limit reached · continuing automatically at 7pm", NOW, "Asia/Tokyo", "2026-07-13T10:00:00Z", id="auto-continue-alone-local"),
+    pytest.param("  ⎿  You've hit your limit · resets soon", NOW, "UTC", None, id="unreadable-clause-still-a-limit"),
+    pytest.param("  ⎿  You've hit your limit · resets 9am tomorrow", NOW, "UTC", None, id="time-and-a-word-still-a-limit"),
+    pytest.param("  ⎿  5-hour limit reached ∙ resets 2am · /upgrade to keep using Claude Code", NOW, "UTC", "2026-07-14T02:00:00Z", id="hint-on-the-same-row"),
     # shape: the banner is printed by claude right after a tool's output
     pytest.param(
         "⏺ Bash(git push)\n  ⎿  Everything up-to-date\n\n  ⎿  You've hit your limit · resets 11pm (America/Anchorage)",
@@ -174,6 +177,14 @@ CLAUDE_NOT_LIMITS = [
         id="reply-sentence-wrapped-to-start-with-the-words",
     ),
     pytest.param(f"> {BANNER}", id="users-earlier-message"),
+    pytest.param(
+        "⏺ I read the docs.\n\n  You've hit your limit · resets 11pm is what the CLI prints when the quota runs out.",
+        id="reply-paragraph-opening-with-a-zone-less-banner",
+    ),
+    pytest.param(
+        "⏺ I read the docs.\n\n  Claude usage limit reached. Your limit will reset at 2pm is the old wording.",
+        id="reply-paragraph-opening-with-the-legacy-banner",
+    ),
 ]
 
 
