@@ -66,6 +66,9 @@ def test_human_output_says_limited_and_why(xdg_dirs):
         pytest.param(["--agent", "claude", "/nonexistent/capture.txt"], "no such capture file", id="missing-file"),
         pytest.param(["--agent", "gemni", "{capture}"], "not an agent any plugin provides (known: claude, codex, devin)", id="unknown-agent"),
         pytest.param(["--agent", "claude", "--now", "yesterday", "{capture}"], "--now", id="bad-now"),
+        pytest.param(["--agent", "claude", "--now", "", "{capture}"], "--now", id="empty-now"),
+        pytest.param(["--agent", "claude", "--now", "9999-12-31T23:59:59-12:00", "{capture}"], "--now", id="now-beyond-utc"),
+        pytest.param(["--agent", "claude", "--now", "0001-01-01T00:00:00+14:00", "{capture}"], "--now", id="now-before-utc"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message, xdg_dirs, tmp_path):

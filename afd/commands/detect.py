@@ -30,13 +30,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def parse_now(text: str | None, zone) -> datetime:
-    if not text:
+    if text is None:
         return datetime.now(timezone.utc)
     try:
         value = datetime.fromisoformat(text.strip())
     except ValueError:
         raise UserError(f"--now: {text!r} is not an ISO 8601 time (e.g. 2026-07-13T09:00:00Z)", EXIT_USAGE) from None
-    return value if value.tzinfo else value.replace(tzinfo=zone)
+    value = value if value.tzinfo else value.replace(tzinfo=zone)
+    try:
+        value.astimezone(timezone.utc)
+    except OverflowError:  # 9999-12-31T23:59-12:00 is past the last instant UTC can hold
+        raise UserError(f"--now: {text!r} is outside the range of times afd can judge by", EXIT_USAGE) from None
+    return value
 
 
 def read_captures(files: list[str]) -> list[list[str]]:
