@@ -383,6 +383,7 @@ def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] 
 def _block_end(lines: list[str], end: int, fenced: list[bool], clock: Clock, zone: str | None):
     """Extend a banner over what Claude prints with it; returns (last row, auto-continue reading)."""
     last, hint_open, auto = end, False, None
+    option_at = None  # column of the last menu option's number, for its wrapped or described rows
     for j in range(end + 1, len(lines)):
         row = lines[j]
         if fenced[j]:
@@ -393,6 +394,7 @@ def _block_end(lines: list[str], end: int, fenced: list[bool], clock: Clock, zon
         boxed = _unbox(row)
         shape = _ROW.match(row)
         reading = _read(shape["text"].rstrip(), clock, zone)
+        indent = len(boxed) - len(boxed.lstrip())
         if reading is not None and reading.kind == "claude.auto-continue" and auto is None:
             auto, last, hint_open = reading, j, False
         elif reading is not None or _LIMIT_RESET.match(shape["text"]):
@@ -401,13 +403,33 @@ def _block_end(lines: list[str], end: int, fenced: list[bool], clock: Clock, zon
             last, hint_open = j, not row.rstrip().endswith((".", ")"))
         elif hint_open and row[:1].isspace() and _continuation(row, False):
             last, hint_open = j, not row.rstrip().endswith((".", ")"))
-        elif _RATE_LIMIT_COMMAND.match(row) or _MENU_OPTION.match(boxed) or _MENU_FOOTER.search(boxed):
+        elif _MENU_OPTION.match(boxed):
+            last, hint_open, option_at = j, False, re.search(r"\d", boxed).start()
+            continue
+        elif _RATE_LIMIT_COMMAND.match(row) or _MENU_FOOTER.search(boxed):
             last, hint_open = j, False
+        elif option_at is not None and indent > option_at and not _NOT_CONTINUATION.match(boxed.strip()):
+            last = j  # an option's text wrapped in a narrow pane, or its description row
+            continue
         elif _RULE.match(boxed) or _MENU_QUESTION.match(boxed) or boxed.strip() in ("", "│"):
             hint_open = False  # part of the block only if a menu row follows
+        elif _opens_a_wrapped_question(lines, j):
+            hint_open = False  # the first rows of a question a narrow pane wrapped
         else:
             break
+        option_at = None
     return last, auto
+
+
+def _opens_a_wrapped_question(lines: list[str], j: int) -> bool:
+    """Whether row ``j`` starts a menu question wrapped over rows, the last ending in "?"."""
+    for k in range(j, min(len(lines), j + 3)):
+        boxed = _unbox(lines[k])
+        if not boxed.strip() or _ROW.match(boxed)["markers"] or _NOT_CONTINUATION.match(boxed.strip()):
+            return False
+        if _MENU_QUESTION.match(boxed):
+            return k > j  # like the question itself, in the block only if a menu row follows
+    return False
 
 
 def _block_start(lines: list[str], start: int) -> int:

@@ -134,6 +134,23 @@ CLAUDE_LIMITS = [
         NOW, "UTC", "2026-07-13T17:50:00Z", id="boxed-menu",
     ),
     pytest.param(
+        "> /rate-limit-options\n  ⎿  You've hit your session limit ·\n     resets 6:50pm (Europe/London)\n\n" + "─" * 40
+        + "\n What do you want to do?\n\n ❯ 1. Stop and wait for limit to\n      reset\n   2. Upgrade your plan\n"
+        "   3. Switch to extra usage to finish\n      what you're working on\n\n Enter to confirm · Esc to cancel",
+        NOW, "UTC", "2026-07-13T17:50:00Z", id="menu-options-wrapped-in-a-narrow-pane",
+    ),
+    pytest.param(
+        "You've hit your session limit · resets\n6:50pm (Europe/London)\nWhat do you want to do about your usage\nlimit?\n"
+        "❯ 1. Upgrade your plan\n  2. Stop and wait for limit to reset",
+        NOW, "UTC", "2026-07-13T17:50:00Z", id="menu-question-wrapped-in-a-narrow-pane",
+    ),
+    pytest.param(
+        "> /rate-limit-options\nYou've hit your session limit · resets 6:50pm (Europe/London)\n\n What do you want to do?\n\n"
+        " ❯ 1. Stop and wait for limit to reset\n      Claude will continue when your limit resets\n   2. Upgrade your plan\n"
+        "      Get more usage with Max\n\n Enter to confirm · Esc to cancel",
+        NOW, "UTC", "2026-07-13T17:50:00Z", id="menu-options-with-description-rows",
+    ),
+    pytest.param(
         "You've hit your session limit · resets 6pm (America/New_York)\n\n⏺ Usage limit reached · continuing automatically at 7pm (UTC)",
         NOW, "UTC", "2026-07-13T22:00:00Z", id="banner-time-wins-over-auto-continue",
     ),
