@@ -247,6 +247,9 @@ class Daemon:
                 self.store.prune_events(datetime.now(timezone.utc))
                 last_prune = started
             deadline = started + self.config.poll_interval
+            if self.control is not None:
+                # A poll that overran its interval (tmux hanging) must not starve requests.
+                self.control.serve_pending(0)
             while not self._stop and not self._reload:
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -267,13 +270,15 @@ class Daemon:
     def close(self) -> None:
         if getattr(self, "_watch_stop", None) is not None:
             self._watch_stop.set()
-        if self.control is not None:
-            self.control.close()
         if getattr(self, "store", None) is not None:
             try:
-                self.supervisor.event("daemon.stopped", "afd stopped")
+                self.supervisor.event("daemon.stopped", "afd stopped")  # followers hear it before the socket closes
             except Exception:
                 pass
+        if getattr(self, "control", None) is not None:
+            self.control.serve_pending(0)
+            self.control.close()
+        if getattr(self, "store", None) is not None:
             self.store.close()
         if getattr(self, "lock", None) is not None:
             self.lock.release()

@@ -8,6 +8,7 @@ anything is changed.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -51,6 +52,7 @@ class RequestHandler:
             "version": self.daemon_version(),
             "started_at": self.daemon.started_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "server": self.daemon.server.socket_name or self.daemon.server.socket_path or "default",
+            "server_ref": [self.daemon.server.socket_name, self.daemon.server.socket_path],
         }
 
     @staticmethod
@@ -97,6 +99,13 @@ class RequestHandler:
 
     def do_sessions_forget(self, name: str) -> dict:
         rec = self._session(name)
+        if rec.state in ("working", "idle", "limited"):
+            # It would be adopted again on the next poll, its reset re-read and its mission lost.
+            raise UserError(
+                f"session {name!r} is still running ({rec.state}) in pane {rec.pane_id}; "
+                "close the pane first, or add its location to watch_ignore",
+                EXIT_USAGE,
+            )
         self.store.delete_session(rec.name)
         self.sup.watches.pop(rec.name, None)
         self.sup.event("session.forgotten", f"session forgotten (it was {rec.state}); its pane was not touched", name)
@@ -152,7 +161,8 @@ class RequestHandler:
             server_socket=inv.socket_path,
             server_pid=inv.server_pid,
             agent=agent,
-            identity=IdentityKind.KNOWN.value,
+            # afd could not establish it; the agent name is the user's word.
+            identity=IdentityKind.KNOWN.value if source == "process" else IdentityKind.UNKNOWN.value,
             identity_source=source,
             state=IDLE,
             created_at=now,
@@ -182,7 +192,7 @@ class RequestHandler:
             git.check_new_worktree(Path(repo), branch, path, base)
         except git.GitError as exc:
             raise UserError(str(exc), EXIT_USAGE) from None
-        session_name = f"afd-{name}"
+        session_name = "afd-" + re.sub(r"[.:]", "_", name)  # tmux would rename them itself
         inv = tmux.list_panes(self.daemon.server)
         if inv.answered and inv.server_running:
             if any(p.session_name == session_name for p in inv.panes):

@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from afd import git, identity, limits, tmux
@@ -29,6 +29,10 @@ from afd.text import capture_rows
 from afd.watch import PaneWatch, occurrence_key
 
 log = logging.getLogger("afd.supervisor")
+
+# "Available" is evidence that an agent ran without a banner *recently*;
+# older than this, it is no longer evidence of anything.
+AVAILABLE_FOR = timedelta(hours=1)
 
 # Events a person should notice in the journal.
 _WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited"})
@@ -140,12 +144,12 @@ class Supervisor:
             self._mark_gone(rec, "its tmux server is not running", now)
         self.watches.clear()
 
-    def _mark_gone(self, rec: SessionRecord, why: str, now: datetime) -> None:
+    def _mark_gone(self, rec: SessionRecord, why: str, now: datetime, message: str | None = None) -> None:
         self._save(rec, replace(rec, state=GONE, agent_pid=None, updated_at=now))
         self.watches.pop(rec.name, None)
         self._awaiting_agent.discard(rec.name)
         self.store.clear_banner(rec.name)
-        self.event("session.gone", f"pane {rec.pane_id} is gone: {why}", rec.name)
+        self.event("session.gone", message or f"pane {rec.pane_id} is gone: {why}", rec.name)
 
     # --- binding panes to sessions ------------------------------------------
 
@@ -264,7 +268,10 @@ class Supervisor:
         # A different process than the one this session was bound to: after a
         # restart of afd that is not provably the same agent, so let it go; a
         # known agent there is adopted afresh by the caller on the next poll.
-        self._mark_gone(rec, "a different process now runs in the pane", now)
+        self._mark_gone(
+            rec, "", now,
+            message=f"let go of pane {rec.pane_id}: a different process now runs there, not provably this session's agent",
+        )
         return None
 
     # --- capture, gates, limit map ----------------------------------------
@@ -375,6 +382,8 @@ class Supervisor:
                 msg = f"{new.agent} is limited for every session ({when}), seen in {new.source_session}"
             elif new.state is limits.LimitState.AVAILABLE:
                 msg = f"{new.agent} is available: seen working without a banner in {new.source_session}"
+            elif old.state is limits.LimitState.AVAILABLE:
+                msg = f"{new.agent} is unknown again: not seen working for {AVAILABLE_FOR}"
             else:
                 msg = f"{new.agent} is unknown again: its limit's reset time has passed"
             self.event(f"agent.{new.state.value}", msg, session)
@@ -390,7 +399,7 @@ class Supervisor:
 
     def _expire_limits(self, now: datetime) -> None:
         for fact in self.store.load_limits().values():
-            self._store_fact(fact, limits.expire(fact, now), fact.source_session)
+            self._store_fact(fact, limits.expire(fact, now, available_for=AVAILABLE_FOR), fact.source_session)
 
 
 def expected_socket_path(server: tmux.ServerRef) -> str | None:

@@ -183,6 +183,7 @@ def test_adopt_a_wrapper_on_the_users_word(run_daemon, tmux_server):
     assert done.returncode == 0, done.stderr
     session = next(s for s in status()["sessions"] if s["name"] == "wrapped")
     assert session["identity_source"] == "user" and session["mission"] == "port the parser"
+    assert session["identity"] == "unknown" and session["agent"] == "claude"  # the user's word, not afd's knowledge
     again = afd("sessions", "adopt", fake.pane, "--agent", "claude")
     assert again.returncode == 2 and "already session" in again.stderr
 
@@ -223,6 +224,10 @@ def test_set_mission_and_forget(run_daemon, tmux_server):
     name = wait_for(lambda: next((s["name"] for s in status()["sessions"]), None), timeout=20)
     assert afd("sessions", "set-mission", name, "the real goal").returncode == 0
     assert status()["sessions"][0]["mission"] == "the real goal"
+    live = afd("sessions", "forget", name)
+    assert live.returncode == 2 and "still running" in live.stderr  # it would only be adopted again
+    tmux_server.run("kill-pane", "-t", fake.pane)
+    wait_for(lambda: status()["sessions"][0]["state"] == "gone", timeout=20, message="gone")
     assert afd("sessions", "forget", name).returncode == 0
     assert all(s["name"] != name for s in status()["sessions"])
     missing = afd("sessions", "forget", "nope")
@@ -291,3 +296,54 @@ def test_doctor_reports_each_check(xdg_dirs, tmux_server):
     bad = afd("doctor", "--json")
     assert bad.returncode == 1
     assert {c["check"]: c["status"] for c in json.loads(bad.stdout)}["config"] == "fail"
+
+
+def test_a_config_file_edit_reloads_without_a_signal(run_daemon, xdg_dirs):
+    config = write_config(xdg_dirs, 'poll_interval = "300ms"\n')
+    run_daemon()
+    config.write_text('poll_interval = "400ms"\nwatch_ignore = ["scratch:*"]\n')
+    wait_for(lambda: any(e["kind"] == "config.reloaded" for e in status()["events"]), timeout=20, message="config.reloaded")
+
+
+def test_status_answers_while_tmux_hangs(run_daemon, tmux_server):
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="fix the login redirect")
+    fake.wait_ready()
+    run_daemon()
+    wait_for(lambda: status()["sessions"], timeout=20, message="adoption")
+    pid = int(tmux_server.run("display-message", "-p", "#{pid}").stdout)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        done = wait_for(lambda: (d := afd("status", "--json", timeout=60)).returncode == 0 and d, timeout=40)
+        assert json.loads(done.stdout)["sessions"][0]["mission"] == "fix the login redirect"
+        wait_for(lambda: status()["sessions"][0]["state"] == "unknown", timeout=40, message="unknown while tmux hangs")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    wait_for(lambda: status()["sessions"][0]["state"] != "unknown", timeout=40, message="back from unknown")
+
+
+def test_tmux_server_killed_under_the_daemon(run_daemon, tmux_server):
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, prompt="fix the flaky test")
+    fake.wait_ready()
+    d = run_daemon()
+    wait_for(lambda: status()["sessions"], timeout=20, message="adoption")
+    tmux_server.kill()
+    wait_for(lambda: status()["sessions"][0]["state"] == "gone", timeout=20, message="gone")
+    assert d.proc.poll() is None
+    assert any(e["kind"] == "tmux.down" for e in status()["events"])
+    assert "Traceback" not in d.log()
+
+
+def test_bad_input_to_create_and_adopt_changes_nothing(run_daemon, tmux_server, git_repo):
+    run_daemon()
+    from harness import git
+
+    git(git_repo, "branch", "afd/taken")
+    before = git(git_repo, "worktree", "list")
+    done = afd("sessions", "create", "taken", "--agent", "claude", "--repo", str(git_repo), "--prompt", "p")
+    assert done.returncode == 2 and "already exists" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    bad_base = afd("sessions", "create", "fresh", "--agent", "claude", "--repo", str(git_repo), "--prompt", "p", "--base", "nope")
+    assert bad_base.returncode == 2 and "not a commit" in bad_base.stderr
+    assert git(git_repo, "worktree", "list") == before and "afd/fresh" not in git(git_repo, "branch")
+    missing = afd("sessions", "adopt", "%999")
+    assert missing.returncode == 2 and "not found" in missing.stderr
+    assert status()["sessions"] == []

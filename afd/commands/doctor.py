@@ -22,11 +22,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Exit 1 when any check fails (warnings do not fail).",
     )
     p.add_argument("--config", metavar="PATH", help="config file (default: the global one)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("-L", dest="socket_name", metavar="SOCKET_NAME", help="tmux server to check (default: the daemon's, else the configured one)")
+    where.add_argument("-S", dest="socket_path", metavar="SOCKET_PATH", help="tmux server socket path to check")
     p.add_argument("--json", action="store_true", help="print a JSON list of checks")
     p.set_defaults(func=run)
 
 
-def checks(config_path: str | None) -> list[dict]:
+def checks(config_path: str | None, socket_name: str | None = None, socket_path: str | None = None) -> list[dict]:
     from afd import control, tmux
     from afd.commands.common import load_effective
     from afd.commands.service import UNIT_NAME, enablement_links, user_unit_dir
@@ -52,8 +55,15 @@ def checks(config_path: str | None) -> list[dict]:
     except UserError as exc:
         add("config", FAIL, str(exc))
 
+    daemon_info = None
+    try:
+        daemon_info = control.request(control.socket_path(), "status", {"events": 0}, timeout=3)["daemon"]
+    except UserError:
+        pass
     if config is not None and exe:
-        server = server_ref(config, None, None)
+        if not (socket_name or socket_path) and daemon_info and daemon_info.get("server_ref"):
+            socket_name, socket_path = daemon_info["server_ref"]
+        server = server_ref(config, socket_name, socket_path)
         inv = tmux.list_panes(server)
         where = server.socket_name or server.socket_path or "the default server"
         if not inv.answered:
@@ -97,7 +107,7 @@ def checks(config_path: str | None) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
-    results = checks(args.config)
+    results = checks(args.config, args.socket_name, args.socket_path)
     if args.json:
         from afd.commands.common import print_json
 

@@ -34,10 +34,15 @@ def read_report(events: int) -> tuple[dict, bool]:
     from afd.status import build_status
     from afd.store import StateLock, Store, StoreError, default_path
 
+    answering = True
     try:
         return control.request(control.socket_path(), "status", {"events": events}), True
     except control.DaemonUnavailable:
         pass
+    except control.DaemonTimeout:
+        # There but busy (a poll stuck on a hung tmux): show what it last stored.
+        answering = False
+        print("afd: the daemon did not answer in time; showing the state it last stored", file=sys.stderr)
     db = default_path()
     if not db.exists():
         return empty_report(), False
@@ -47,9 +52,12 @@ def read_report(events: int) -> tuple[dict, bool]:
         raise UserError(str(exc), EXIT_DAEMON_DOWN) from None
     try:
         agents = _agent_names()
-        daemon = {"running": False, "pid": StateLock.holder_pid(db) if StateLock.is_held(db) else None,
+        held = StateLock.is_held(db)
+        daemon = {"running": held, "pid": StateLock.holder_pid(db) if held else None,
                   "version": store.get_meta("version"), "started_at": store.get_meta("started_at")}
-        return build_status(store, agents, daemon, events), False
+        if not answering:
+            daemon["answering"] = False
+        return build_status(store, agents, daemon, events), held
     finally:
         store.close()
 
@@ -173,7 +181,8 @@ def run_events(args: argparse.Namespace) -> int:
                 show(e)
         except KeyboardInterrupt:
             return EXIT_OK
-        return EXIT_OK
+        print("afd: the daemon stopped; no more events", file=sys.stderr)
+        return EXIT_DAEMON_DOWN
     report, running = read_report(args.n)
     for e in report["events"]:
         show(e)
