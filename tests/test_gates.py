@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from afd.gates import content_of, is_anchored, judge, strip_bottom_chrome
 from afd.model import Detection
@@ -102,3 +104,18 @@ def test_stability_polls_three_needs_three_captures():
 def test_block_whose_tail_reaches_into_the_chrome_is_anchored():
     rows = ["work", BANNER, "  Enter to confirm", "────", "❯ ", "────"]
     assert is_anchored(rows, det(1, last=4), CHROME, 1)
+
+
+ROWS = st.lists(st.text(max_size=80), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ROWS, min_size=1, max_size=4), st.integers(0, 60), st.integers(0, 60), st.integers(1, 5), st.integers(1, 4))
+def test_gates_never_crash_on_arbitrary_captures(captures, first, span, tail_lines, stability_polls):
+    detections = [
+        Detection("claude", min(first, max(len(c) - 1, 0)), min(first + span, max(len(c) - 1, 0)), None, "k", BANNER) if c else None
+        for c in captures
+    ]
+    v = judge("claude", captures, detections, CHROME, tail_lines=tail_lines, stability_polls=stability_polls)
+    assert v.limited == (v.hit and v.anchored and v.stable)
+    assert isinstance(v.reason, str) and v.reason
