@@ -138,18 +138,25 @@ def test_invalid_config_at_start_exits_78_with_its_line(xdg_dirs, tmux_server):
     assert "config.toml:2: limit_action" in done.stderr and "handoff_order" in done.stderr
 
 
-def test_sighup_with_a_broken_config_keeps_the_last_good_one(run_daemon, xdg_dirs):
-    config = write_config(xdg_dirs, 'poll_interval = "300ms"\n')
+def test_sighup_with_a_broken_config_keeps_the_last_good_one(run_daemon, xdg_dirs, tmux_server):
+    # The good config ignores every pane, so the old config in force shows as nothing adopted.
+    config = write_config(xdg_dirs, 'poll_interval = "300ms"\nwatch_ignore = ["*"]\n')
     d = run_daemon()
-    config.write_text('poll_interval = "300ms"\ntail_lines = "three"\n')
+    config.write_text('poll_interval = "300ms"\nwatch_ignore = ["*"]\ntail_lines = "three"\n')
     d.proc.send_signal(signal.SIGHUP)
 
     def invalid_reported():
         return next((e for e in status()["events"] if e["kind"] == "config.invalid"), None)
 
     event = wait_for(invalid_reported, timeout=20, message="config.invalid event")
-    assert "config.toml:2: tail_lines" in event["message"] and "last good config stays in force" in event["message"]
+    assert "config.toml:3: tail_lines" in event["message"] and "last good config stays in force" in event["message"]
     assert d.proc.poll() is None and status()["daemon"]["running"] is True
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="fix the login redirect")
+    fake.wait_ready()
+    for _ in range(3):
+        d.proc.send_signal(signal.SIGHUP)  # each reload fails again, and each poll runs on the old config
+        wait_for(lambda: sum(e["kind"] == "config.invalid" for e in status()["events"]) >= 2, timeout=20)
+    assert status()["sessions"] == []
 
 
 def test_status_when_the_daemon_is_down(xdg_dirs, run_daemon, tmux_server):
