@@ -89,6 +89,9 @@ CLAUDE_LIMITS = [
     pytest.param("  ⎿  You've hit your weekly limit · resets Mon 9am (Europe/Monaco)", NOW, "UTC", "2026-07-20T07:00:00Z", id="weekday-and-monaco"),
     pytest.param("  ⎿  5-hour limit reached ∙ resets 2am", NOW, "Asia/Tokyo", "2026-07-13T17:00:00Z", id="no-zone-is-local-tokyo"),
     pytest.param("  ⎿  You're out of extra usage · resets 5pm (Europe/Berlin)", NOW, "UTC", "2026-07-13T15:00:00Z", id="extra-usage"),
+    # New York falls back at 2am on 2026-11-01: at 01:45 EDT the next 1:15am is 01:15 EST, 30 minutes on.
+    pytest.param("  ⎿  You've hit your session limit · resets 1:15am (America/New_York)", "2026-11-01T05:45:00+00:00", "UTC", "2026-11-01T06:15:00Z", id="repeated-hour-of-dst-end"),
+    pytest.param("  ⎿  5-hour limit reached ∙ resets 3am", "2026-03-08T06:30:00+00:00", "America/New_York", "2026-03-08T07:00:00Z", id="after-the-skipped-hour-local"),
     # year end
     pytest.param("  ⎿  You've hit your weekly limit · resets Jan 1, 9am (UTC)", "2026-12-31T12:00:00+00:00", "UTC", "2027-01-01T09:00:00Z", id="jan-1-from-dec-31"),
     pytest.param("  ⎿  You've hit your weekly limit · resets Dec 31, 9am (UTC)", "2026-12-31T12:00:00+00:00", "UTC", "2027-12-31T09:00:00Z", id="todays-date-passed-is-next-year"),
@@ -324,6 +327,19 @@ CODEX_LIMITS = [
     pytest.param("\x1b[31m■\x1b[0m \x1b[1mYou\u2019ve hit your usage limit.\x1b[0m Try\u00a0again in 3 hours 2 minutes.", NOW, "UTC", "2026-07-13T12:02:00Z", id="ansi-curly-nbsp"),
     pytest.param("■ You've hit your usage limit. Try again at 8:00 AM.\n\n› continue\n\n" "■ You've hit your usage limit. Try again at 2:51 PM.", NOW, "UTC", "2026-07-13T14:51:00Z", id="newest-of-two"),
     pytest.param("■ You've hit your usage limit. Try again at 2:51 PM.\n\n─ Worked for 1m 05s ─────────────", NOW, "UTC", "2026-07-13T14:51:00Z", id="turn-separator-below"),
+    pytest.param(
+        "■ You've hit your usage limit. Upgrade to Plus to continue using Codex (https://chatgpt.com/explore/plus), or try again at Jul 5th, 2026 8:19 PM.",
+        NOW, "UTC", "2026-07-05T20:19:00Z", id="plus-upgrade-full-date-past",
+    ),
+    pytest.param(
+        "■ You've hit your usage limit. Upgrade your plan to continue, or try again at 10 de jul. de 2026, 11:52.",
+        NOW, "UTC", None, id="localised-date-still-a-limit",
+    ),
+    pytest.param(
+        "■ You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again in 5 days 22 hours 11\nminutes.",
+        NOW, "UTC", "2026-07-19T07:11:00Z", id="unit-wrapped-to-column-zero",
+    ),
+    pytest.param("■ You've hit your usage limit. Try again at 1:15 AM.", "2026-11-01T05:45:00+00:00", "America/New_York", "2026-11-01T06:15:00Z", id="repeated-hour-of-dst-end-local"),
 ]
 
 
