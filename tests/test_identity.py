@@ -23,6 +23,7 @@ from afd.identity import (
     pane_processes,
 )
 from afd.model import AgentSpec, PromptDelivery
+from harness import wait_for
 
 CLAUDE = AgentSpec(
     name="claude",
@@ -245,23 +246,12 @@ def _script(bin_dir: Path, name: str, body: str) -> Path:
     return path
 
 
-def _wait_for(predicate, what: str, limit: float = 20.0):
-    # Waits for a process to start; the deadline only bounds a hung test.
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
-
-
 def _pane_running(tmux_server, command: str, tmp_path: Path):
     """A pane with an interactive shell (job control, as a user's) that was told to run `command`."""
     server = tmux.ServerRef(socket_name=tmux_server.name)
     started = tmux.new_session(server, "w", str(tmp_path), ["bash", "--norc", "--noprofile", "-i"])
     assert started.ok, started.error
-    pane = _wait_for(lambda: tmux.list_panes(server).panes, "the pane")[0]
+    pane = wait_for(lambda: tmux.list_panes(server).panes, timeout=20.0, message="the pane")[0]
     assert tmux.send_text(server, started.value, command).ok
     return pane
 
@@ -290,7 +280,7 @@ def test_identity_of_a_real_process_in_a_pane(tmux_server, tmp_path, script_name
         done = any(f.foreground and f.argv and os.path.basename(f.argv[0]).startswith(final) for f in facts)
         return facts if done else None
 
-    facts = _wait_for(settled, f"{script_name} to run in the foreground")
+    facts = wait_for(settled, timeout=20.0, message=f"{script_name} to run in the foreground")
     identity = identify(facts, SPECS)
     assert (identity.kind, identity.agent) == (kind, agent), identity.reason
     if kind is IdentityKind.KNOWN:
@@ -301,8 +291,11 @@ def test_identity_of_a_real_process_in_a_pane(tmux_server, tmp_path, script_name
 def test_identity_of_a_bare_shell_pane_is_none(tmux_server, tmp_path):
     server = tmux.ServerRef(socket_name=tmux_server.name)
     assert tmux.new_session(server, "w", str(tmp_path), ["bash", "--norc", "--noprofile", "-i"]).ok
-    pane = _wait_for(lambda: tmux.list_panes(server).panes, "the pane")[0]
-    identity = identify(_wait_for(lambda: pane_processes(pane.pane_pid), "the shell"), SPECS)
+    pane = wait_for(lambda: tmux.list_panes(server).panes, timeout=20.0, message="the pane")[0]
+    # Until the forked pane process execs bash it still looks like the tmux server.
+    facts = wait_for(lambda: [f for f in pane_processes(pane.pane_pid) if f.name == "bash"] and pane_processes(pane.pane_pid),
+                     timeout=20.0, message="the shell")
+    identity = identify(facts, SPECS)
     assert identity.kind is IdentityKind.NONE, identity.reason
 
 
@@ -314,7 +307,7 @@ def test_mission_from_a_real_pane_start_command(tmux_server, tmp_path):
     script = _script(bin_dir, "claude", "#!/bin/sh\nsleep 600\n")
     assert tmux.new_session(server, "w", str(tmp_path), [str(script), 'fix the "login" $redirect']).ok
     tmux_server.run("new-window", "-d", "-t", "w", f"{shlex.quote(str(script))} 'tidy up\tthe docs'")
-    panes = _wait_for(lambda: len(tmux.list_panes(server).panes) == 2 and tmux.list_panes(server).panes, "both panes")
+    panes = wait_for(lambda: len(tmux.list_panes(server).panes) == 2 and tmux.list_panes(server).panes, timeout=20.0, message="both panes")
     missions = sorted(mission_from_start_command(p.start_command, CLAUDE) or "" for p in panes)
     assert missions == ['fix the "login" $redirect', "tidy up\tthe docs"]
 

@@ -19,6 +19,7 @@ from harness import start_fake, wait_for
 pytestmark = pytest.mark.tmux
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
+REPEATED_BANNER = "You've hit your usage limit. Try again in 2 minutes."
 
 
 class Clock:
@@ -251,3 +252,39 @@ def test_sessions_of_another_server_are_left_alone_when_this_one_is_down(tmux_se
     other.server = ServerRef(socket_name=tmux_server.name + "-absent")
     other.poll()
     assert other.store.get_session(rec.name).state != "gone"
+
+
+def test_the_same_banner_printed_again_after_the_agent_worked_is_a_new_limit(tmux_server, make_supervisor):
+    # The user retries after the reset: the agent works, then prints the same
+    # sentence again. That is a new banner (a new observation), so its
+    # relative reset is read against the moment it appeared — not the first
+    # banner's lapsed time — and the limit map is limited again.
+    clock = Clock()
+    sup = make_supervisor(clock)
+    scenario = {"limit_now": True, "banner": "codex.usage-limit", "banner_params": {"form": "in", "reset": "2 minutes"}}
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario=scenario)
+    fake.wait_for_event("limit")
+
+    def session():
+        return next((r for r in sup.store.list_sessions() if r.pane_id == fake.pane), None)
+
+    poll_until(sup, lambda: (r := session()) and r.state == "limited", message="first limit")
+    assert session().reset_at == T0 + timedelta(minutes=2)
+
+    clock.now = T0 + timedelta(minutes=3)
+    sup.poll()
+    assert sup.store.load_limits()["codex"].state is LimitState.UNKNOWN
+
+    fake.type("try again please")
+    fake.wait_for_screen(lambda text: text.count(REPEATED_BANNER) == 2, message="the banner printed again")
+    saw = {"working": False}
+
+    def limited_again():
+        rec = session()
+        saw["working"] = saw["working"] or rec.state == "working"
+        return saw["working"] and rec.state == "limited"
+
+    poll_until(sup, limited_again, message="the pane worked, then is limited again")
+    assert session().reset_at == T0 + timedelta(minutes=5)
+    fact = sup.store.load_limits()["codex"]
+    assert fact.state is LimitState.LIMITED and fact.reset_at == T0 + timedelta(minutes=5)

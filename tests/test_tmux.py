@@ -13,23 +13,13 @@ import pytest
 
 from afd import tmux
 from afd.text import capture_rows
+from harness import wait_for
 
 pytestmark = pytest.mark.tmux
 
 
 def _server(tmux_server) -> tmux.ServerRef:
     return tmux.ServerRef(socket_name=tmux_server.name)
-
-
-def _wait_for(predicate, what: str, limit: float = 20.0):
-    # Waits for a pane to print; the deadline only bounds a hung test.
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 def _printing_pane(server: tmux.ServerRef, session: str, cwd: Path, text: str) -> str:
@@ -102,7 +92,7 @@ def test_list_panes_reports_a_dead_pane(tmux_server, tmp_path):
     started = tmux.new_session(server, "d", str(tmp_path), ["sleep", "600"])
     assert tmux.set_pane_option(server, started.value, "remain-on-exit", "on").ok
     tmux_server.run("respawn-pane", "-k", "-t", started.value, "true")
-    pane = _wait_for(lambda: [p for p in tmux.list_panes(server).panes if p.dead], "the pane to die")[0]
+    pane = wait_for(lambda: [p for p in tmux.list_panes(server).panes if p.dead], timeout=20.0, message="the pane to die")[0]
     assert pane.pane_id == started.value
 
 
@@ -117,7 +107,7 @@ def test_capture_panes_splits_one_chained_call_exactly(tmux_server, tmp_path):
     panes = {name: _printing_pane(server, name, tmp_path, text) for name, text in texts.items()}
     for name, pane_id in panes.items():
         last = texts[name].splitlines()[-1]
-        _wait_for(lambda p=pane_id, last=last: last in _screen(server, p), f"pane {name} to print")
+        wait_for(lambda p=pane_id, last=last: last in _screen(server, p), timeout=20.0, message=f"pane {name} to print")
 
     results = tmux.capture_panes(server, list(panes.values()))
     assert list(results) == list(panes.values())
@@ -131,7 +121,7 @@ def test_capture_panes_splits_one_chained_call_exactly(tmux_server, tmp_path):
 def test_capture_keeps_every_row_of_the_screen(tmux_server, tmp_path):
     server = _server(tmux_server)
     pane_id = _printing_pane(server, "rows", tmp_path, "top\n")
-    _wait_for(lambda: "top" in _screen(server, pane_id), "the pane to print")
+    wait_for(lambda: "top" in _screen(server, pane_id), timeout=20.0, message="the pane to print")
     height = next(p.height for p in tmux.list_panes(server).panes if p.pane_id == pane_id)
     assert len(tmux.capture_panes(server, [pane_id])[pane_id].text.split("\n")) == height
 
@@ -140,7 +130,7 @@ def test_pane_killed_between_list_and_capture_is_gone_and_others_are_captured(tm
     server = _server(tmux_server)
     panes = [_printing_pane(server, f"s{i}", tmp_path, f"pane {i}\n") for i in range(4)]
     for i, pane_id in enumerate(panes):
-        _wait_for(lambda p=pane_id, i=i: f"pane {i}" in _screen(server, p), f"pane {i} to print")
+        wait_for(lambda p=pane_id, i=i: f"pane {i}" in _screen(server, p), timeout=20.0, message=f"pane {i} to print")
     listed = [p.pane_id for p in tmux.list_panes(server).panes]
     assert sorted(listed) == sorted(panes)
     assert tmux.kill_pane(server, panes[1]).ok
@@ -161,7 +151,7 @@ def test_pane_killed_between_list_and_capture_is_gone_and_others_are_captured(tm
 def test_capture_of_a_pane_id_that_never_existed_is_gone(tmux_server, tmp_path):
     server = _server(tmux_server)
     real = _printing_pane(server, "r", tmp_path, "real\n")
-    _wait_for(lambda: "real" in _screen(server, real), "the pane to print")
+    wait_for(lambda: "real" in _screen(server, real), timeout=20.0, message="the pane to print")
     results = tmux.capture_panes(server, ["%999", real])
     assert results["%999"].presence is tmux.Presence.GONE
     assert capture_rows(results[real].text) == ["real"]
@@ -241,7 +231,7 @@ def test_new_session_passes_environment_and_cwd(tmux_server, tmp_path):
     pane_id = tmux.new_session(
         server, "env", str(tmp_path), ["sh", "-c", 'echo "[$AFD_X] $(pwd)"; exec sleep 600'], env={"AFD_X": "a b"}
     ).value
-    _wait_for(lambda: f"[a b] {tmp_path}" in _screen(server, pane_id), "the pane to print its environment")
+    wait_for(lambda: f"[a b] {tmp_path}" in _screen(server, pane_id), timeout=20.0, message="the pane to print its environment")
 
 
 def test_send_text_pastes_multiline_text_then_enter(tmux_server, tmp_path):
@@ -249,7 +239,7 @@ def test_send_text_pastes_multiline_text_then_enter(tmux_server, tmp_path):
     out = tmp_path / "typed.txt"
     pane_id = tmux.new_session(server, "in", str(tmp_path), ["sh", "-c", f"cat > {shlex.quote(str(out))}"]).value
     assert tmux.send_text(server, pane_id, 'line one\nline "two" $HOME').ok
-    _wait_for(lambda: out.exists() and out.read_text().endswith("\n") and "two" in out.read_text(), "the text to arrive")
+    wait_for(lambda: out.exists() and out.read_text().endswith("\n") and "two" in out.read_text(), timeout=20.0, message="the text to arrive")
     assert out.read_text().replace("\r", "\n").split("\n")[:2] == ["line one", 'line "two" $HOME']
     assert tmux.send_text(server, "%999", "x").outcome is tmux.Outcome.GONE
     assert "afd-" not in tmux_server.run("list-buffers").stdout  # no paste buffer left behind
@@ -261,7 +251,7 @@ def test_respawn_keeps_the_pane_id(tmux_server, tmp_path):
     assert tmux.set_pane_option(server, pane_id, "remain-on-exit", "on").ok
     old_pid = tmux.list_panes(server).panes[0].pane_pid
     assert tmux.respawn_pane(server, pane_id, str(tmp_path), ["sh", "-c", "echo respawned; exec sleep 600"], kill=True).ok
-    _wait_for(lambda: "respawned" in _screen(server, pane_id), "the respawned process to print")
+    wait_for(lambda: "respawned" in _screen(server, pane_id), timeout=20.0, message="the respawned process to print")
     (pane,) = tmux.list_panes(server).panes
     assert pane.pane_id == pane_id and pane.pane_pid != old_pid
     # A live pane is not respawned without kill: tmux refuses and nothing changes.
@@ -274,7 +264,7 @@ def test_send_keys_and_kill_pane(tmux_server, tmp_path):
     server = _server(tmux_server)
     pane_id = tmux.new_session(server, "keys", str(tmp_path), ["sh", "-c", "read x; echo got:$x; exec sleep 600"]).value
     assert tmux.send_keys(server, pane_id, "hi", "Enter").ok
-    _wait_for(lambda: "got:hi" in _screen(server, pane_id), "the keys to arrive")
+    wait_for(lambda: "got:hi" in _screen(server, pane_id), timeout=20.0, message="the keys to arrive")
     assert tmux.kill_pane(server, pane_id).ok
     assert tmux.pane_exists(server, pane_id) is tmux.Presence.GONE
     assert tmux.kill_pane(server, pane_id).outcome is tmux.Outcome.GONE
