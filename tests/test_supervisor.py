@@ -277,14 +277,11 @@ def test_the_same_banner_printed_again_after_the_agent_worked_is_a_new_limit(tmu
 
     fake.type("try again please")
     fake.wait_for_screen(lambda text: text.count(REPEATED_BANNER) == 2, message="the banner printed again")
-    saw = {"working": False}
-
     def limited_again():
         rec = session()
-        saw["working"] = saw["working"] or rec.state == "working"
-        return saw["working"] and rec.state == "limited"
+        return rec.state == "limited" and rec.banner_first_seen_at == clock.now
 
-    poll_until(sup, limited_again, message="the pane worked, then is limited again")
+    poll_until(sup, limited_again, message="limited again, at a banner first seen now")
     assert session().reset_at == T0 + timedelta(minutes=5)
     fact = sup.store.load_limits()["codex"]
     assert fact.state is LimitState.LIMITED and fact.reset_at == T0 + timedelta(minutes=5)
