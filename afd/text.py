@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Sequence
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks; ended by BEL or ST),
 # and the two-byte escapes; tmux keeps them with `capture-pane -e`, and
@@ -63,3 +64,30 @@ def capture_rows(text: str) -> list[str]:
 def decode_capture(data: bytes) -> str:
     """Decode captured bytes; a garbled byte never fails a capture."""
     return data.decode("utf-8", errors="replace")
+
+
+def banner_blocks(
+    lines: Sequence[str],
+    is_banner_row: Callable[[str], bool],
+    block_end: Callable[[int], int],
+    fence: re.Pattern[str],
+) -> Iterator[tuple[int, int]]:
+    """The (first, last) rows of each banner block, top to bottom, outside code fences.
+
+    For detectors: ``block_end(i)`` gives the last row of the block starting
+    at row ``i``; a block's wrapped tail is never read as the start of
+    another. The lowest block is the newest, the one that decides.
+    """
+    in_fence = False
+    i = 0
+    while i < len(lines):
+        row = lines[i]
+        if fence.match(row):
+            in_fence = not in_fence
+            i += 1
+        elif in_fence or not is_banner_row(row):
+            i += 1
+        else:
+            last = max(block_end(i), i)
+            yield i, last
+            i = last + 1

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from afd import hookimpl
 from afd.model import AgentSpec, Clock, Detection, PromptDelivery
 from afd.resettime import parse_relative, parse_reset
+from afd.text import banner_blocks
 
 AGENT = "codex"
 
@@ -103,23 +104,10 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
 def find_banner(lines: list[str], clock: Clock, pattern: re.Pattern[str] | None = None) -> Detection | None:
     """The lowest codex limit banner in ``lines``, or None."""
     found: Detection | None = None
-    in_fence = False
-    i = 0
-    while i < len(lines):
-        row = lines[i]
-        if _FENCE.match(row):
-            in_fence = not in_fence
-            i += 1
-            continue
-        if in_fence or not _is_banner_row(row, pattern):
-            i += 1
-            continue
-        last = _block_end(lines, i)
-        text, reset_at = _read_block(lines[i : last + 1], clock)
-        kind = f"{AGENT}.pattern" if pattern is not None else f"{AGENT}.usage-limit"
-        found = Detection(AGENT, i, last, reset_at, kind, text)
-        # a wrapped tail is part of this banner, never the start of another
-        i = last + 1
+    kind = f"{AGENT}.pattern" if pattern is not None else f"{AGENT}.usage-limit"
+    for first, last in banner_blocks(lines, lambda row: _is_banner_row(row, pattern), lambda i: _block_end(lines, i), _FENCE):
+        text, reset_at = _read_block(lines[first : last + 1], clock)
+        found = Detection(AGENT, first, last, reset_at, kind, text)
     return found
 
 

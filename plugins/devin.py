@@ -12,6 +12,7 @@ import re
 
 from afd import hookimpl
 from afd.model import AgentSpec, Clock, Detection, PromptDelivery
+from afd.text import banner_blocks
 
 AGENT = "devin"
 
@@ -61,22 +62,9 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
 def find_banner(lines: list[str], pattern: re.Pattern[str] | None = None) -> Detection | None:
     """The lowest devin quota banner in ``lines``, or None."""
     found: Detection | None = None
-    in_fence = False
-    i = 0
-    while i < len(lines):
-        row = lines[i]
-        if _FENCE.match(row):
-            in_fence = not in_fence
-            i += 1
-            continue
-        if in_fence or not _is_banner_row(row, pattern):
-            i += 1
-            continue
-        last = _block_end(lines, i)
-        text = " ".join(r.strip() for r in lines[i : last + 1])
-        kind = f"{AGENT}.pattern" if pattern is not None else f"{AGENT}.quota-exhausted"
-        found = Detection(AGENT, i, last, None, kind, text)
-        i = last + 1
+    kind = f"{AGENT}.pattern" if pattern is not None else f"{AGENT}.quota-exhausted"
+    for first, last in banner_blocks(lines, lambda row: _is_banner_row(row, pattern), lambda i: _block_end(lines, i), _FENCE):
+        found = Detection(AGENT, first, last, None, kind, " ".join(r.strip() for r in lines[first : last + 1]))
     return found
 
 
