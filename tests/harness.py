@@ -6,6 +6,7 @@ time and hopes. Fakes are judged by their JSON-lines log, not by timing.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import os
@@ -13,10 +14,12 @@ import re
 import shlex
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import TypeVar
 
 import psutil
@@ -361,3 +364,15 @@ def commits_by(repo: Path | str, agent: str, rev_range: str = "HEAD") -> list[st
     _, email = author(agent)
     out = git(repo, "log", "--format=%H", f"--author={email}", rev_range)
     return out.split()
+
+
+def load_builtin_plugin(name: str) -> ModuleType:
+    """A built-in detector module, loaded by file path the way afd loads a drop-in (not as a package)."""
+    from afd.loader import builtin_dir
+
+    module_name = f"afd_test_{name}_plugin"
+    spec = importlib.util.spec_from_file_location(module_name, builtin_dir() / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses in the module look themselves up there
+    spec.loader.exec_module(module)
+    return module

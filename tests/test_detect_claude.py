@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from datetime import datetime, timezone
@@ -15,20 +14,14 @@ from hypothesis import strategies as st
 
 from afd.model import Clock, PromptDelivery
 from afd.text import capture_rows, decode_capture
+from harness import load_builtin_plugin
 
-ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus" / "claude"
 
 
-def _load_plugin():
-    # Loaded by path, the way afd loads a drop-in, to prove it needs nothing else.
-    spec = importlib.util.spec_from_file_location("afd_test_claude_plugin", ROOT / "plugins" / "claude.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
-claude = _load_plugin()
+claude = load_builtin_plugin("claude")
 
 NOW = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)  # a Monday
 UTC_CLOCK = Clock(now=NOW, local_zone=timezone.utc)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from datetime import datetime, timezone
@@ -16,20 +15,14 @@ from hypothesis import strategies as st
 from afd import PROJECT, hookspecs
 from afd.model import AgentSpec, Clock, Detection, PromptDelivery
 from afd.text import capture_rows, normalise_row
+from harness import load_builtin_plugin
 
-ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus" / "devin"
 
 
-def _load_plugin():
-    # Loaded by file path, the way afd loads a drop-in, not imported as a package.
-    spec = importlib.util.spec_from_file_location("afd_test_devin_plugin", ROOT / "plugins" / "devin.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
-devin = _load_plugin()
+devin = load_builtin_plugin("devin")
 
 NOW = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 CLOCK = Clock(now=NOW, local_zone=timezone.utc)

@@ -10,7 +10,6 @@ through the built-in detector and both gates with the default config
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -25,18 +24,9 @@ import pytest
 from afd.gates import judge
 from afd.model import Clock
 from afd.text import capture_rows
+from harness import load_builtin_plugin
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"afd_test_variants_{name}", ROOT / "plugins" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PLUGINS = {name: _load(name) for name in ("claude", "codex", "devin")}
+PLUGINS = {name: load_builtin_plugin(name) for name in ("claude", "codex", "devin")}
 NOW = "2026-07-13T09:00:00+00:00"  # a Monday
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import time
 from pathlib import Path
 
 import psutil

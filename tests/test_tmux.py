@@ -6,7 +6,6 @@ import os
 import secrets
 import shlex
 import signal
-import time
 from pathlib import Path
 
 import pytest

@@ -105,10 +105,7 @@ def _problems(path: Path | None, *, warn: bool = False) -> list[ConfigProblem]:
     except ConfigError as exc:
         if exc.partial is None:
             return exc.problems  # a syntax error: nothing more can be read
-        config = exc.partial
-        problems = exc.problems
-    else:
-        problems = []
+        config = exc.partial  # the second pass below reports these problems again, with the agent names
     # Agent names are checked only now: plugins_dir, which says which plugins
     # (and so which agents) exist, comes from the file itself.
     known = _known_agents(config, warn=warn)

@@ -7,7 +7,6 @@ import sys
 import time
 from pathlib import Path
 
-from afd.cli import EXIT_CONFIG, UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -30,7 +30,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def read_report(events: int) -> tuple[dict, bool]:
     """The status from the running daemon, else from the store; and whether the daemon runs."""
     from afd import control
-    from afd.loader import load_plugins
     from afd.status import build_status
     from afd.store import StateLock, Store, StoreError, default_path
 
