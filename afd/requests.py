@@ -172,6 +172,7 @@ class RequestHandler:
             branch=_branch(info.cwd),
             agent_pid=ident.pid if ident.kind is not IdentityKind.NONE else None,
             agent_started_at=ident.create_time if ident.kind is not IdentityKind.NONE else None,
+            location=info.location,
         )
         self.store.upsert_session(rec)
         vouched = " (identity on the user's word)" if source == "user" else ""
@@ -234,6 +235,7 @@ class RequestHandler:
             mission=prompt.strip(),
             worktree=str(tree.path),
             branch=branch,
+            location=f"{session_name}:0.0",
         )
         with self.store.transaction():
             self.store.upsert_session(rec)

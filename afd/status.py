@@ -38,6 +38,7 @@ def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int 
                 "worktree": rec.worktree,
                 "branch": rec.branch,
                 "next_action": rec.next_action,
+                "location": rec.location,
                 "updated_at": _iso(rec.updated_at),
             }
         )

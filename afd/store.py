@@ -82,6 +82,7 @@ class SessionRecord:
     banner_first_seen_at: datetime | None = None
     reset_at: datetime | None = None
     next_action: str | None = None
+    location: str | None = None  # tmux "session:window.pane" as last seen; moves when windows do
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +211,10 @@ MIGRATIONS: tuple[str, ...] = (
         key TEXT PRIMARY KEY,
         value TEXT NOT NULL
     );
+    """,
+    # 1 → 2: where the pane sits in tmux, for `afd status`.
+    """
+    ALTER TABLE sessions ADD COLUMN location TEXT;
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

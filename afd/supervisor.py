@@ -172,6 +172,8 @@ class Supervisor:
                 rec = self._follow(rec, pane, ident, procs, now)
                 if rec is None:
                     continue
+                if rec.location != pane.location:
+                    rec = self._save(rec, replace(rec, location=pane.location, updated_at=now))
             elif self._should_adopt(pane, ident):
                 rec = self._adopt(pane, ident, inv, records, now)
                 records[rec.name] = rec
@@ -210,6 +212,7 @@ class Supervisor:
             branch=_branch_of(pane.cwd),
             agent_pid=ident.pid,
             agent_started_at=ident.create_time,
+            location=pane.location,
         )
         self.store.upsert_session(rec)
         self.event(

@@ -312,9 +312,9 @@ def test_migration_backs_up_the_old_version_first(db_path):
     with Store(db_path, migrations=(*MIGRATIONS, V2)) as s:
         backup = s.backup_path
         assert s.get_session("work:1.0") == session()
-    assert backup == db_path.with_name("state.db.bak-v1")
-    assert user_version(backup) == 1
-    assert user_version(db_path) == 2
+    assert backup == db_path.with_name(f"state.db.bak-v{SCHEMA_VERSION}")
+    assert user_version(backup) == SCHEMA_VERSION
+    assert user_version(db_path) == SCHEMA_VERSION + 1
     conn = sqlite3.connect(backup)
     assert conn.execute("SELECT name FROM sessions").fetchall() == [("work:1.0",)]
     conn.close()
@@ -325,8 +325,8 @@ def test_failed_migration_leaves_the_old_version_and_its_backup(db_path):
         s.upsert_session(session())
     with pytest.raises(StoreError, match="cannot prepare"):
         Store(db_path, migrations=(*MIGRATIONS, "CREATE TABLE half_done (x); CREATE TABLE (;"))
-    assert user_version(db_path) == 1
-    assert db_path.with_name("state.db.bak-v1").exists()
+    assert user_version(db_path) == SCHEMA_VERSION
+    assert db_path.with_name(f"state.db.bak-v{SCHEMA_VERSION}").exists()
     with Store(db_path) as s:
         assert s.get_session("work:1.0") == session()
         assert "half_done" not in [r[0] for r in s._rows("SELECT name FROM sqlite_master")]
@@ -337,7 +337,25 @@ def test_second_backup_of_a_version_does_not_overwrite_the_first(db_path):
     with pytest.raises(StoreError):
         Store(db_path, migrations=(*MIGRATIONS, "CREATE TABLE (;"))
     Store(db_path, migrations=(*MIGRATIONS, V2)).close()
-    assert sorted(p.name for p in db_path.parent.glob("*.bak-*")) == ["state.db.bak-v1", "state.db.bak-v1.1"]
+    assert sorted(p.name for p in db_path.parent.glob("*.bak-*")) == [f"state.db.bak-v{SCHEMA_VERSION}", f"state.db.bak-v{SCHEMA_VERSION}.1"]
+
+
+def test_a_version_1_database_gains_the_location_column(db_path):
+    Store(db_path, migrations=MIGRATIONS[:1]).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute(
+        "INSERT INTO sessions (name, pane_id, server_socket, identity, identity_source, state, created_at, updated_at)"
+        " VALUES ('work:1.0', '%3', '/tmp/tmux-1000/default', 'known', 'process', 'idle', ?, ?)",
+        (NOW.isoformat(), NOW.isoformat()),
+    )
+    conn.commit()
+    conn.close()
+    with Store(db_path) as s:
+        assert s.backup_path == db_path.with_name("state.db.bak-v1")
+        kept = s.get_session("work:1.0")
+        assert kept.state == "idle" and kept.location is None
+        s.upsert_session(replace(kept, location="work:1.0"))
+        assert s.get_session("work:1.0").location == "work:1.0"
 
 
 def _set_version(path: Path, version: int) -> None:

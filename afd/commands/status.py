@@ -127,17 +127,18 @@ def render(report: dict, as_json: bool, once: bool = False) -> None:
         console.print("[yellow]afd is not running[/]; showing the state it last stored")
 
     table = Table(title="sessions", title_justify="left")
-    for col in ("name", "agent", "state", "pane", "reset", "mission", "branch"):
+    for col in ("name", "where", "agent", "state", "reset", "mission", "worktree", "branch", "next action"):
         table.add_column(col)
     for s in report["sessions"]:
         agent = s["agent"] or "?"
         if s["identity_source"] == "user":
             agent += " (your word)"
-        mission = s["mission"] or "-"
+        where = f"{s.get('location') or '?'} {s['pane'] or ''}".strip()
         table.add_row(
-            Text(s["name"]), Text(agent), Text(s["state"], style=_STATE_STYLE.get(s["state"], "")), Text(s["pane"] or "-"),
+            Text(s["name"]), Text(where), Text(agent), Text(s["state"], style=_STATE_STYLE.get(s["state"], "")),
             Text(s["reset_at"] or ("not stated" if s["state"] == "limited" else "-")),
-            Text(mission if len(mission) <= 40 else mission[:39] + "…"), Text(s["branch"] or "-"),
+            Text("yes" if s["mission"] else "no"), Text(s["worktree"] or "-"), Text(s["branch"] or "-"),
+            Text(s["next_action"] or "-"),
         )
     if report["sessions"]:
         console.print(table)
