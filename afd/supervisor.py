@@ -73,8 +73,9 @@ class Supervisor:
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
     watches: dict[str, PaneWatch] = field(default_factory=dict)
     _server_state: str | None = None  # "running" | "down" | "unanswered", for events on change
+    # Sessions whose next agent in their pane is theirs: seen exiting in this run, or just created.
     _awaiting_agent: set[str] = field(default_factory=set)
-    _socket_path: str | None = None  # as the server last reported it  # sessions whose next agent in their pane is theirs (seen exiting, or just created)
+    _socket_path: str | None = None  # as the server last reported it
 
     # --- events -----------------------------------------------------------
 
