@@ -36,6 +36,13 @@ def compiled_pattern(config, agent: str) -> re.Pattern[str] | None:
     return compiled_limit_patterns(config).get(agent)
 
 
+def add_server_options(parser, default: str) -> None:
+    """`-L NAME` / `-S PATH`: which tmux server, as tmux itself spells it."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("-L", dest="socket_name", metavar="SOCKET_NAME", help=f"tmux server socket name, as tmux -L (default: {default})")
+    where.add_argument("-S", dest="socket_path", metavar="SOCKET_PATH", help="tmux server socket path, as tmux -S")
+
+
 def count(text: str) -> int:
     """An argparse type: a whole number, zero or more."""
     import argparse

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from afd.cli import EXIT_FAIL, EXIT_OK, UserError
+from afd.commands.common import add_server_options
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -22,9 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Exit 1 when any check fails (warnings do not fail).",
     )
     p.add_argument("--config", metavar="PATH", help="config file (default: the global one)")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("-L", dest="socket_name", metavar="SOCKET_NAME", help="tmux server to check (default: the daemon's, else the configured one)")
-    where.add_argument("-S", dest="socket_path", metavar="SOCKET_PATH", help="tmux server socket path to check")
+    add_server_options(p, "the running daemon's, else the configured one")
     p.add_argument("--json", action="store_true", help="print a JSON list of checks")
     p.set_defaults(func=run)
 

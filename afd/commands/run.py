@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from afd.commands.common import add_server_options
+
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,9 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "SIGHUP or a change of the config file reloads it; SIGTERM stops cleanly.",
     )
     p.add_argument("--config", metavar="PATH", help="config file (default: $XDG_CONFIG_HOME/afd/config.toml)")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("-L", dest="socket_name", metavar="SOCKET_NAME", help="tmux server socket name (as tmux -L)")
-    where.add_argument("-S", dest="socket_path", metavar="SOCKET_PATH", help="tmux server socket path (as tmux -S)")
+    add_server_options(p, "[tmux] in the config, else the user's default server")
     p.add_argument(
         "--once",
         action="store_true",
