@@ -23,6 +23,7 @@ from afd import __version__, control, notify, tmux
 from afd.config import Config, ConfigError, default_config_path
 from afd.loader import PluginSet, load_config_and_plugins
 from afd.model import Event
+from afd.status import event_json
 from afd.store import JournalState, StateLock, Store, StoreError
 from afd.store import default_path as default_db_path
 from afd.supervisor import PollSummary, Supervisor
@@ -143,7 +144,7 @@ class Daemon:
 
     def _publish(self, event: Event, event_id: int) -> None:
         if self.control is not None:
-            self.control.publish("events", _event_json(event, event_id))
+            self.control.publish("events", event_json(event, event_id))
 
     # --- signals and reload ---------------------------------------------
 
@@ -282,13 +283,3 @@ class Daemon:
             self.store.close()
         if getattr(self, "lock", None) is not None:
             self.lock.release()
-
-
-def _event_json(event: Event, event_id: int) -> dict:
-    return {
-        "id": event_id,
-        "at": event.at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "session": event.session,
-        "kind": event.kind,
-        "message": event.message,
-    }

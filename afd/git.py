@@ -39,6 +39,16 @@ def current_branch(path: Path) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def branch_of(cwd: str) -> str | None:
+    """The branch checked out where a pane sits, or None (no cwd, not a repository, detached)."""
+    if not cwd:
+        return None
+    try:
+        return current_branch(Path(cwd))
+    except GitError:
+        return None
+
+
 def branch_exists(repo: Path, branch: str) -> bool:
     return _git(repo, "show-ref", "--verify", "-q", f"refs/heads/{branch}").returncode == 0
 

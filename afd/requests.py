@@ -20,7 +20,7 @@ from afd.control import Stream
 from afd.identity import IdentityKind
 from afd.model import PromptDelivery
 from afd.naming import is_valid_name, unique_name
-from afd.status import build_status
+from afd.status import build_status, event_json
 from afd.store import JournalState, SessionRecord
 from afd.supervisor import IDLE, GONE
 
@@ -68,10 +68,7 @@ class RequestHandler:
         return build_status(self.store, self.daemon.plugins.agents, self.daemon_info(), 0)["sessions"]
 
     def do_events(self, follow: bool = False, limit: int = 50) -> object:
-        recent = [
-            {"id": s.id, "at": s.event.at.strftime("%Y-%m-%dT%H:%M:%SZ"), "session": s.event.session, "kind": s.event.kind, "message": s.event.message}
-            for s in self.store.recent_events(limit)
-        ]
+        recent = [event_json(s.event, s.id) for s in self.store.recent_events(limit)]
         return Stream("events", recent) if follow else recent
 
     # --- changing ----------------------------------------------------------
@@ -169,7 +166,7 @@ class RequestHandler:
             updated_at=now,
             mission=(mission or "").strip() or None,
             worktree=info.cwd or None,
-            branch=_branch(info.cwd),
+            branch=git.branch_of(info.cwd),
             agent_pid=ident.pid if ident.kind is not IdentityKind.NONE else None,
             agent_started_at=ident.create_time if ident.kind is not IdentityKind.NONE else None,
             location=info.location,
@@ -247,10 +244,3 @@ class RequestHandler:
             name,
         )
         return {"name": name, "pane": started.value, "branch": branch, "worktree": str(tree.path), "tmux_session": session_name}
-
-
-def _branch(cwd: str) -> str | None:
-    try:
-        return git.current_branch(Path(cwd)) if cwd else None
-    except git.GitError:
-        return None

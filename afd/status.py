@@ -18,6 +18,12 @@ def _iso(value) -> str | None:
     return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
 
 
+def event_json(event, event_id: int | None = None) -> dict:
+    """An event as `status`, `events` and `events --follow` print it."""
+    out = {"at": _iso(event.at), "session": event.session, "kind": event.kind, "message": event.message}
+    return out if event_id is None else {"id": event_id, **out}
+
+
 def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int = 20) -> dict:
     facts = store.load_limits()
     names = sorted(set(agents) | set(facts))
@@ -60,8 +66,5 @@ def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int 
         "daemon": daemon,
         "sessions": sessions,
         "agents": agent_rows,
-        "events": [
-            {"at": _iso(s.event.at), "session": s.event.session, "kind": s.event.kind, "message": s.event.message}
-            for s in store.recent_events(events)
-        ],
+        "events": [event_json(s.event) for s in store.recent_events(events)],
     }

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 from afd import git, identity, limits, tmux
 from afd.config import Config, compiled_limit_patterns
@@ -210,7 +209,7 @@ class Supervisor:
             updated_at=now,
             mission=mission,
             worktree=pane.cwd or None,
-            branch=_branch_of(pane.cwd),
+            branch=git.branch_of(pane.cwd),
             agent_pid=ident.pid,
             agent_started_at=ident.create_time,
             location=pane.location,
@@ -412,12 +411,3 @@ def expected_socket_path(server: tmux.ServerRef) -> str | None:
         return os.path.abspath(server.socket_path)
     base = os.environ.get("TMUX_TMPDIR") or "/tmp"
     return os.path.join(base, f"tmux-{os.getuid()}", server.socket_name or "default")
-
-
-def _branch_of(cwd: str) -> str | None:
-    if not cwd:
-        return None
-    try:
-        return git.current_branch(Path(cwd))
-    except git.GitError:
-        return None

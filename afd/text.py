@@ -66,6 +66,28 @@ def decode_capture(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def is_own_banner_row(
+    row: str, banner: re.Pattern[str], not_own_row: re.Pattern[str], pattern: re.Pattern[str] | None
+) -> bool:
+    """For detectors: the plugin's own banner regex, or the user's override on a row the agent printed itself."""
+    if pattern is None:
+        return bool(banner.match(row))
+    return not not_own_row.match(row) and pattern.search(row) is not None
+
+
+def lowest_block(
+    lines: Sequence[str],
+    is_banner_row: Callable[[str], bool],
+    block_end: Callable[[int], int],
+    fence: re.Pattern[str],
+) -> tuple[int, int] | None:
+    """The lowest (newest) banner block: the one that decides when several are on screen."""
+    found = None
+    for found in banner_blocks(lines, is_banner_row, block_end, fence):
+        pass
+    return found
+
+
 def banner_blocks(
     lines: Sequence[str],
     is_banner_row: Callable[[str], bool],

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from afd import hookimpl
 from afd.model import AgentSpec, Clock, Detection, PromptDelivery
 from afd.resettime import parse_relative, parse_reset
-from afd.text import banner_blocks
+from afd.text import is_own_banner_row, lowest_block
 
 AGENT = "codex"
 
@@ -103,18 +103,14 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
 
 def find_banner(lines: list[str], clock: Clock, pattern: re.Pattern[str] | None = None) -> Detection | None:
     """The lowest codex limit banner in ``lines``, or None."""
-    found: Detection | None = None
+    block = lowest_block(lines, lambda row: is_own_banner_row(row, _BANNER, _NOT_OWN_ROW, pattern), lambda i: _block_end(lines, i), _FENCE)
+    if block is None:
+        return None
+    first, last = block
+    text, reset_at = _read_block(lines[first : last + 1], clock)
     kind = f"{AGENT}.pattern" if pattern is not None else f"{AGENT}.usage-limit"
-    for first, last in banner_blocks(lines, lambda row: _is_banner_row(row, pattern), lambda i: _block_end(lines, i), _FENCE):
-        text, reset_at = _read_block(lines[first : last + 1], clock)
-        found = Detection(AGENT, first, last, reset_at, kind, text)
-    return found
+    return Detection(AGENT, first, last, reset_at, kind, text)
 
-
-def _is_banner_row(row: str, pattern: re.Pattern[str] | None) -> bool:
-    if pattern is None:
-        return bool(_BANNER.match(row))
-    return not _NOT_OWN_ROW.match(row) and pattern.search(row) is not None
 
 
 def _block_end(lines: list[str], first: int) -> int:
