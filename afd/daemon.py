@@ -29,6 +29,7 @@ from afd.store import default_path as default_db_path
 from afd.supervisor import PollSummary, Supervisor
 
 log = logging.getLogger("afd.daemon")
+ACTING_INTERVAL = 0.25  # seconds between loop turns while an action is in progress
 
 # journald reads a "<N>" prefix on each stderr line as the syslog priority.
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3, logging.CRITICAL: 2}
@@ -123,8 +124,12 @@ class Daemon:
         self.supervisor.event("daemon.started", f"afd {__version__} started (pid {os.getpid()})")
 
     def _recover_journal(self) -> None:
-        """Intent committed before a crash, with no outcome: roll it back and say so."""
+        """Intent committed before a crash, with no outcome: carried on or rolled back, and said."""
+        from afd.actions.recovered import recover
+
         for entry in self.store.pending_journal():
+            if recover(self.supervisor, entry):
+                continue
             outcome = (
                 f"afd stopped before finishing {entry.action}; nothing more was done. "
                 "Check the session's pane and worktree before retrying."
@@ -222,7 +227,19 @@ class Daemon:
     def poll(self) -> PollSummary:
         summary = self.supervisor.poll()
         notify.status(summary.line())
+        self.act()
         return summary
+
+    def act(self) -> None:
+        from afd.actions import pending
+
+        pending.start_auto_handoffs(self.supervisor)
+        pending.advance_all(self.supervisor, on_settled=self._settled)
+
+    def _settled(self, entry_id: int, entry) -> None:
+        """Tell a client waiting on this action (`afd handoff` without --no-wait) how it ended."""
+        if self.control is not None and entry is not None:
+            self.control.publish(f"action-{entry_id}", {"journal": entry_id, "state": entry.state.value, "outcome": entry.outcome})
 
     def run_forever(self) -> int:
         selector = selectors.DefaultSelector()
@@ -247,12 +264,13 @@ class Daemon:
             if started - last_prune > 3600:
                 self.store.prune_events(datetime.now(timezone.utc))
                 last_prune = started
-            deadline = started + self.config.poll_interval
+            deadline = started + self._interval()
             if self.control is not None:
                 # A poll that overran its interval (tmux hanging) must not starve requests.
                 self.control.serve_pending(0)
             while not self._stop and not self._reload:
-                left = deadline - time.monotonic()
+                # A request may have started an action meanwhile: then the next turn comes sooner.
+                left = min(deadline, started + self._interval()) - time.monotonic()
                 if left <= 0:
                     break
                 # Capped so a wake-up is never more than a minute away, whatever the config says.
@@ -267,6 +285,12 @@ class Daemon:
                         self.control.serve_pending(0)
         notify.stopping()
         return 0
+
+    def _interval(self) -> float:
+        from afd.actions import pending
+
+        # A swap waits on processes and a new agent's screen: look again soon, not a poll later.
+        return min(self.config.poll_interval, ACTING_INTERVAL) if pending.busy(self.supervisor) else self.config.poll_interval
 
     def close(self) -> None:
         if getattr(self, "_watch_stop", None) is not None:

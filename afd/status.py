@@ -29,6 +29,7 @@ def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int 
     names = sorted(set(agents) | set(facts))
     sessions = []
     for rec in store.list_sessions():
+        ledger = store.ledger(rec.name)
         sessions.append(
             {
                 "name": rec.name,
@@ -46,6 +47,12 @@ def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int 
                 "next_action": rec.next_action,
                 "location": rec.location,
                 "updated_at": _iso(rec.updated_at),
+                "handoffs": len(ledger),
+                "ledger": [
+                    {"from": e.from_agent, "to": e.to_agent, "at": _iso(e.at), "head_sha": e.head_sha,
+                     "reason": e.reason, "automatic": e.automatic}
+                    for e in ledger
+                ],
             }
         )
     agent_rows = []

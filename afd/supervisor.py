@@ -37,6 +37,7 @@ AVAILABLE_FOR = timedelta(hours=1)
 _WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited"})
 
 WORKING, IDLE, LIMITED, EXITED, GONE, UNKNOWN = "working", "idle", "limited", "exited", "gone", "unknown"
+ALL_LIMITED = "all_limited"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,10 @@ class Supervisor:
     # Sessions whose next agent in their pane is theirs: seen exiting in this run, or just created.
     _awaiting_agent: set[str] = field(default_factory=set)
     _socket_path: str | None = None  # as the server last reported it
+    # Sessions whose pane an action (a handoff) owns right now: the poll
+    # neither follows nor judges them until the action settles.
+    acting: set[str] = field(default_factory=set)
+    auto_tried: set[tuple] = field(default_factory=set)  # (session, banner first seen): one automatic try per wall
 
     # --- events -----------------------------------------------------------
 
@@ -168,6 +173,9 @@ class Supervisor:
                 # Pane ids restart at %0 on a new server: same id, unrelated pane.
                 self._mark_gone(rec, f"the tmux server restarted (pid {rec.server_pid} → {inv.server_pid})", now)
                 rec = None
+            if rec is not None and rec.name in self.acting:
+                live[rec.name] = (rec, pane, ident)
+                continue
             if rec is not None:
                 rec = self._follow(rec, pane, ident, procs, now)
                 if rec is None:
@@ -283,7 +291,7 @@ class Supervisor:
         mono = time.monotonic()
         wanted = []
         for name, (rec, pane, _ident) in live.items():
-            if rec.state in (EXITED, GONE) or rec.agent not in self.plugins.agents:
+            if rec.state in (EXITED, GONE) or rec.agent not in self.plugins.agents or name in self.acting:
                 continue
             watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
             watch.keep = self.config.stability_polls
@@ -361,7 +369,8 @@ class Supervisor:
         self._observe_limited(rec.agent, name, found.banner, reset_at, now, first_judged)
         new = replace(
             rec,
-            state=LIMITED,
+            # "All agents limited" (the handoff loop guard's stop) is a kind of limited that stays until the wall goes.
+            state=ALL_LIMITED if rec.state == ALL_LIMITED else LIMITED,
             last_banner=found.banner,
             banner_first_seen_at=first_seen_at,
             reset_at=reset_at,

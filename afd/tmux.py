@@ -494,3 +494,62 @@ def set_pane_option(server: ServerRef, pane_id: str, name: str, value: str, time
     """A pane-scoped option, e.g. `remain-on-exit on` so a swap keeps the pane when the agent exits."""
     _check_pane_id(pane_id)
     return _action(_run(server, ["set-option", "-p", "-t", pane_id, name, value], timeout))
+
+
+# --- for a swap in place ---------------------------------------------------------
+
+
+def pane_option(server: ServerRef, pane_id: str, name: str, timeout: float = 5.0) -> tuple[Outcome, str | None]:
+    """A pane's own value of an option (None when the pane does not set it and inherits)."""
+    _check_pane_id(pane_id)
+    reply = _run(server, ["show-options", "-p", "-q", "-v", "-t", pane_id, name], timeout)
+    result = _action(reply)
+    if not result.ok:
+        return result.outcome, None
+    value = reply.stdout.decode("utf-8", errors="replace").strip()
+    return Outcome.DONE, value or None
+
+
+def restore_pane_option(server: ServerRef, pane_id: str, name: str, value: str | None, timeout: float = 5.0) -> ActionResult:
+    """Put a pane option back as `pane_option` found it: its own value, or unset (inherited)."""
+    _check_pane_id(pane_id)
+    if value is None:
+        return _action(_run(server, ["set-option", "-p", "-u", "-t", pane_id, name], timeout))
+    return set_pane_option(server, pane_id, name, value, timeout)
+
+
+def respawn_pane_from(
+    server: ServerRef,
+    pane_id: str,
+    cwd: str,
+    argv: Sequence[str],
+    client_path: str | None,
+    kill: bool = False,
+    timeout: float = 5.0,
+) -> ActionResult:
+    """`respawn_pane`, with the new process's PATH taken from `client_path`.
+
+    tmux hands a spawned pane the PATH of the client that asked (an `-e
+    PATH=` loses to it), so the client runs with the PATH the pane's own
+    shell had: the command then runs in the environment it was checked in.
+    Each argument is passed as one literal word; a lone word is quoted, as
+    tmux gives a single-word command to the shell.
+    """
+    _check_pane_id(pane_id)
+    import os
+    import shlex
+
+    words = list(argv)
+    if len(words) == 1:
+        words = [shlex.quote(words[0])]
+    args = [*server.argv(), "respawn-pane", *(["-k"] if kill else []), "-t", pane_id, "-c", cwd, "--", *words]
+    env = dict(os.environ)
+    if client_path:
+        env["PATH"] = client_path
+    try:
+        proc = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, env=env, check=False)
+    except subprocess.TimeoutExpired:
+        return ActionResult(Outcome.UNKNOWN, None, f"tmux did not answer within {timeout:g}s")
+    except OSError as exc:
+        return ActionResult(Outcome.UNKNOWN, None, f"could not run tmux: {exc}")
+    return _action(_Reply(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", errors="replace")))
