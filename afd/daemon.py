@@ -26,6 +26,7 @@ from afd.model import Event
 from afd.status import event_json
 from afd.store import JournalState, StateLock, Store, StoreError
 from afd.store import default_path as default_db_path
+from afd.recovery import has_executor
 from afd.supervisor import PollSummary, Supervisor
 
 log = logging.getLogger("afd.daemon")
@@ -125,6 +126,8 @@ class Daemon:
     def _recover_journal(self) -> None:
         """Intent committed before a crash, with no outcome: roll it back and say so."""
         for entry in self.store.pending_journal():
+            if has_executor(entry.action):
+                continue  # its executor finishes it from its recorded step on the next poll
             outcome = (
                 f"afd stopped before finishing {entry.action}; nothing more was done. "
                 "Check the session's pane and worktree before retrying."
