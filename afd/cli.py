@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "afd.commands.plugins",
     "afd.commands.service",
     "afd.commands.doctor",
+    "afd.commands.resume",
     "afd.commands.handoff",
     "afd.commands.demo",
 )

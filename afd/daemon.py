@@ -26,6 +26,7 @@ from afd.model import Event
 from afd.status import event_json
 from afd.store import JournalState, StateLock, Store, StoreError
 from afd.store import default_path as default_db_path
+from afd.recovery import has_executor
 from afd.supervisor import PollSummary, Supervisor
 
 log = logging.getLogger("afd.daemon")
@@ -128,6 +129,8 @@ class Daemon:
         from afd.actions.recovered import recover
 
         for entry in self.store.pending_journal():
+            if has_executor(entry.action):
+                continue  # its executor finishes it from its recorded step on the next poll
             if recover(self.supervisor, entry):
                 continue
             outcome = (

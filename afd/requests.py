@@ -245,6 +245,31 @@ class RequestHandler:
         )
         return {"name": name, "pane": started.value, "branch": branch, "worktree": str(tree.path), "tmux_session": session_name}
 
+
+    # --- acting ------------------------------------------------------------
+
+    def do_resume(self, name: str) -> dict:
+        """`afd resume SESSION`: the user says now, whatever limit_auto_resume says."""
+        from afd import policy
+        from afd.actions import runner
+
+        rec = self._session(name)
+        pending = runner.pending_actions(self.store).get(name)
+        presence = tmux.pane_exists(self.daemon.server, rec.pane_id, rec.server_pid) if rec.state != GONE else tmux.Presence.GONE
+        decision = policy.decide_manual(
+            state=rec.state,
+            limited=rec.state == "limited" or (rec.state == "exited" and rec.banner_first_seen_at is not None),
+            pane_known=presence is not tmux.Presence.UNKNOWN,
+            pane_present=presence is tmux.Presence.PRESENT,
+            in_progress=f"{pending.action} at step {pending.intent.get('step')}" if pending else None,
+        )
+        if isinstance(decision, policy.Refuse):
+            self.sup.event("resume.refused", decision.why, name)
+            raise UserError(f"cannot resume {name}: {decision.why}", EXIT_FAIL)
+        attempt = self.store.resume_history(name).attempts + 1
+        history = self.store.resume_history(name)
+        entry = runner.begin(self.sup, rec, attempt=attempt, why="manual", episode=history.episode, now=self.sup.clock(), manual=True)
+        return {"name": name, "pane": rec.pane_id, "journal": entry, "attempt": attempt}
     # --- handoff -------------------------------------------------------------
 
     def do_handoff(self, name: str, to: str, brief: str | None = None, force: bool = False, wait: bool = True) -> object:

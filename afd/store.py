@@ -34,6 +34,7 @@ from pathlib import Path
 from afd import paths
 from afd.limits import LimitFact, LimitState
 from afd.model import Event
+from afd.policy import ResumeHistory
 
 DB_NAME = "state.db"
 LOCK_NAME = "state.lock"
@@ -219,7 +220,21 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE sessions ADD COLUMN location TEXT;
     """,
-    # handoff: the ledger keeps the outgoing conversation, the base of the
+    # → +1: what afd did about each session's limits (attempts, backoff), so a restart keeps them.
+    """
+    CREATE TABLE resume_history (
+        session TEXT PRIMARY KEY,
+        episode TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_sent_at TEXT,
+        backoff_level INTEGER NOT NULL DEFAULT 0,
+        relimited_at TEXT,
+        unconfirmed INTEGER NOT NULL DEFAULT 0,
+        retry_after TEXT,
+        needs_human TEXT
+    );
+    """,
+    # → +1, handoff: the ledger keeps the outgoing conversation, the base of the
     # branch's range, and the journal entry of its swap (one entry per swap).
     """
     ALTER TABLE ledger ADD COLUMN from_conversation TEXT;
@@ -629,6 +644,7 @@ class Store:
             # A later session of the same name must not inherit this one's
             # handoffs: the ledger bounds ping-ponging per session.
             self._conn.execute("DELETE FROM ledger WHERE session = ?", (name,))
+            self._conn.execute("DELETE FROM resume_history WHERE session = ?", (name,))
             return cur.rowcount > 0
 
     # -- the limit map
@@ -738,6 +754,16 @@ class Store:
             if cur.rowcount != 1:
                 raise StoreError(f"journal entry {entry_id} is not pending")
 
+    def journal_step(self, entry_id: int, step: str, *, at: datetime | None = None, **data) -> None:
+        """Record that a pending action is at `step` (with `data` merged into its intent), before the step's effect."""
+        with self.transaction():
+            rows = self._conn.execute("SELECT intent FROM journal WHERE id = ? AND state = 'pending'", (entry_id,)).fetchall()
+            if not rows:
+                raise StoreError(f"journal entry {entry_id} is not pending")
+            intent = json.loads(rows[0]["intent"])
+            intent.update(data, step=step, step_at=_iso(at or _now()))
+            self._conn.execute("UPDATE journal SET intent = ? WHERE id = ?", (json.dumps(intent, sort_keys=True), entry_id))
+
     def pending_journal(self) -> list[JournalEntry]:
         rows = self._rows("SELECT * FROM journal WHERE state = 'pending' ORDER BY id")
         return [_journal_from_row(r) for r in rows]
@@ -785,6 +811,47 @@ class Store:
     def ledger(self, session: str) -> list[LedgerEntry]:
         rows = self._rows("SELECT * FROM ledger WHERE session = ? ORDER BY id", (session,))
         return [_ledger_from_row(r) for r in rows]
+
+    # -- resume history (attempts and backoff per session)
+
+    def resume_history(self, session: str) -> ResumeHistory:
+        rows = self._rows("SELECT * FROM resume_history WHERE session = ?", (session,))
+        if not rows:
+            return ResumeHistory()
+        r = rows[0]
+        return ResumeHistory(
+            episode=r["episode"],
+            attempts=r["attempts"],
+            last_sent_at=_dt(r["last_sent_at"]),
+            backoff_level=r["backoff_level"],
+            relimited_at=_dt(r["relimited_at"]),
+            unconfirmed=bool(r["unconfirmed"]),
+            retry_after=_dt(r["retry_after"]),
+            needs_human=r["needs_human"],
+        )
+
+    def save_resume_history(self, session: str, history: ResumeHistory) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "INSERT INTO resume_history (session, episode, attempts, last_sent_at, backoff_level, relimited_at,"
+                " unconfirmed, retry_after, needs_human)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
+                " attempts = excluded.attempts, last_sent_at = excluded.last_sent_at,"
+                " backoff_level = excluded.backoff_level, relimited_at = excluded.relimited_at,"
+                " unconfirmed = excluded.unconfirmed, retry_after = excluded.retry_after,"
+                " needs_human = excluded.needs_human",
+                (
+                    session,
+                    history.episode,
+                    history.attempts,
+                    _iso(history.last_sent_at),
+                    history.backoff_level,
+                    _iso(history.relimited_at),
+                    int(history.unconfirmed),
+                    _iso(history.retry_after),
+                    history.needs_human,
+                ),
+            )
 
     # -- meta (daemon pid, started_at, version)
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
 from afd import git, identity, limits, tmux
+from afd.actions import runner
 from afd.config import Config, compiled_limit_patterns
 from afd.gates import judge
 from afd.identity import Identity, IdentityKind
@@ -79,7 +80,8 @@ class Supervisor:
     # Sessions whose pane an action (a handoff) owns right now: the poll
     # neither follows nor judges them until the action settles.
     acting: set[str] = field(default_factory=set)
-    auto_tried: set[tuple] = field(default_factory=set)  # (session, banner first seen): one automatic try per wall
+    # (session, banner first seen) → "started" | "declined": one automatic handoff try per wall.
+    auto_tried: dict[tuple, str] = field(default_factory=dict)
 
     # --- events -----------------------------------------------------------
 
@@ -118,8 +120,15 @@ class Supervisor:
 
         live = self._bind_panes(inv, now)
         captured = self._capture_and_judge(live, inv, now)
+        self._advance_actions(live, now)
         limited = tuple(sorted(name for name, (rec, _, _) in live.items() if rec.state == LIMITED))
         return PollSummary(True, True, len(inv.panes), len(live), captured, limited)
+
+    # --- acting on limits (afd.actions) -------------------------------------
+
+    def _advance_actions(self, live, now: datetime) -> None:
+        """One short, non-blocking move of each pending action, and new ones where policy says so."""
+        runner.advance(self, live, now)
 
     # --- server-level states ------------------------------------------------
 

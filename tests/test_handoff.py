@@ -22,7 +22,11 @@ def wait_state(name: str, *states: str, timeout: float = 20) -> dict:
         s = next((s for s in status()["sessions"] if s["name"] == name), None)
         return s if s and s["state"] in states else None
 
-    return wait_for(check, timeout=timeout, message=f"{name} in {states}")
+    try:
+        return wait_for(check, timeout=timeout, message=f"{name} in {states}")
+    except AssertionError:
+        print(afd("events", "-n", "40").stdout)  # shown by pytest with the failure
+        raise
 
 
 def events_of(fake, agent: str, kind: str) -> list[dict]:
@@ -34,7 +38,7 @@ def test_prompted_handoff_swaps_codex_into_the_same_pane_with_the_brief(run_daem
     base = git(wt, "rev-parse", "HEAD")
     write_config(xdg_dirs, FAST)
     run_daemon()
-    claude = start_fake(tmux_server, "claude", cwd=wt, prompt="Fix the login test", scenario={"limit_after_prompts": 1})
+    claude = start_fake(tmux_server, "claude", cwd=wt, prompt="Fix the login test", scenario={"agents": {"claude": {"limit_after_prompts": 1}}})
     name = session_named(claude.pane)["name"]
     wait_state(name, "limited")
     head = git(wt, "rev-parse", "HEAD")

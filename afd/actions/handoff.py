@@ -23,7 +23,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from afd import git, identity, policy, preflight, teardown, tmux
+from afd import deliver, git, identity, nextaction, policy, preflight, teardown, tmux
 from afd.brief import BriefInput, GitFacts, build_brief
 from afd.gates import is_chrome
 from afd.identity import IdentityKind
@@ -198,7 +198,8 @@ def begin(
     }
     entry = sup.store.journal_begin(name, ACTION, intent, at=sup.clock())
     sup.acting.add(name)
-    sup.store.upsert_session(replace(rec, state=HANDING_OFF, next_action=f"handing off to {target}", updated_at=sup.clock()))
+    plan = nextaction.plan_of(policy.Handoff(target, intent["unverified"], why=f"handing off to {target}"), max_attempts=0)
+    sup.store.upsert_session(replace(rec, state=HANDING_OFF, next_action=nextaction.dumps(plan), updated_at=sup.clock()))
     how_chosen = " (unverified: its limit state is unknown)" if intent["unverified"] else ""
     sup.event(
         "handoff.started",
@@ -344,10 +345,16 @@ def _deliver(sup, entry: JournalEntry) -> str | None:
         if capture and capture.text and first in capture.text:
             return _settle(sup, entry)
     i = _save_step(sup, entry, delivering=True)
-    sent = tmux.send_text(sup.server, i["pane"], i["brief"])
+    sent = _type(sup, i["pane"], i["brief"])
     if not sent.ok:
         return _settle(sup, replace(entry, intent=i), brief_pending=f"the brief could not be typed: {sent.error or sent.outcome.value}")
     return _settle(sup, replace(entry, intent=i))
+
+
+def _type(sup, pane_id: str, text: str) -> tmux.ActionResult:
+    """The brief as one bracketed paste, then Enter as its own key (never Escape)."""
+    pasted = deliver.paste(sup.server, pane_id, text)
+    return deliver.press(sup.server, pane_id, "Enter") if pasted.ok else pasted
 
 
 def _overrides(sup) -> dict:
@@ -485,7 +492,7 @@ def advance_brief(sup, entry: JournalEntry) -> str | None:
         outcome = "the brief was already in the pane"
     else:
         sup.store.journal_set_intent(entry.id, {**i, "delivering": True})
-        sent = tmux.send_text(sup.server, i["pane"], i["brief"])
+        sent = _type(sup, i["pane"], i["brief"])
         if not sent.ok:
             return None  # tried again next turn
         outcome = "the pending brief was delivered"
@@ -494,8 +501,3 @@ def advance_brief(sup, entry: JournalEntry) -> str | None:
         sup.store.upsert_session(replace(rec, next_action=None, updated_at=sup.clock()))
     sup.event("handoff.brief", f"{outcome} to {i['to']}", entry.session, journal=entry.id)
     return outcome
-
-
-def auto_decision(sup, rec: SessionRecord):
-    """For a session just judged limited, under limit_action = "handoff": a Candidate or NoCandidate."""
-    return policy.choose_target(sup.config.handoff_order, rec.agent, sup.store.load_limits())

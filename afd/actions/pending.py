@@ -61,29 +61,36 @@ def start_auto_handoffs(sup) -> None:
     config = sup.config
     if config.limit_action != "handoff" or not config.handoff_order:
         return
+    busy_sessions = {e.session for e in sup.store.pending_journal() if e.action != "create"}
     for rec in sup.store.list_sessions():
-        if rec.state != "limited" or rec.name in sup.acting:
+        if rec.state != "limited" or rec.name in sup.acting or rec.name in busy_sessions:
             continue
         key = (rec.name, rec.banner_first_seen_at)
         if key in sup.auto_tried:
             continue
-        sup.auto_tried.add(key)
         choice = policy.choose_target(config.handoff_order, rec.agent, sup.store.load_limits())
-        if isinstance(choice, policy.NoCandidate):
+        if isinstance(choice, policy.Park):
+            sup.auto_tried[key] = "declined"
             _all_limited(sup, rec, choice)
             continue
         try:
-            handoff.begin(sup, rec.name, choice.agent, automatic=True)
+            handoff.begin(sup, rec.name, choice.to, automatic=True)
         except handoff.HandoffRefused as exc:
-            sup.event("handoff.refused", f"no automatic handoff to {choice.agent}: {exc}; waiting for the reset instead", rec.name)
+            sup.auto_tried[key] = "declined"
+            sup.event("handoff.refused", f"no automatic handoff to {choice.to}: {exc}; the wait path applies", rec.name)
+        else:
+            sup.auto_tried[key] = "started"
 
 
-def _all_limited(sup, rec, choice: policy.NoCandidate) -> None:
+def _all_limited(sup, rec, park: policy.Park) -> None:
     from dataclasses import replace
 
-    when = choice.earliest_reset.strftime("%Y-%m-%dT%H:%M:%SZ") if choice.earliest_reset else "no reset time stated"
+    from afd import nextaction
+
+    when = park.until.strftime("%Y-%m-%dT%H:%M:%SZ") if park.until else "no reset time stated"
+    plan = nextaction.plan_of(park, max_attempts=sup.config.resume_max_attempts, agent=rec.agent)
     sup.store.upsert_session(
-        replace(rec, state=handoff.ALL_LIMITED, next_action=f"all agents limited; earliest reset {when}", updated_at=sup.clock())
+        replace(rec, state=handoff.ALL_LIMITED, next_action=nextaction.dumps(plan), updated_at=sup.clock())
     )
     sup.event(
         "session.all_limited",

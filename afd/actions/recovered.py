@@ -15,7 +15,7 @@ def recover(sup, entry) -> bool:
     if rec is not None and pane:
         found = tmux.pane_exists(sup.server, pane, rec.server_pid)
         present = {tmux.Presence.PRESENT: True, tmux.Presence.GONE: False}.get(found)
-    decision = recovery.decide(entry, recovery.Seen(pane_present=present, session_known=rec is not None))
+    decision = recovery.recover_self_driven(entry, recovery.Seen(pane_present=present, session_known=rec is not None))
     if decision is None:
         return False
     if decision.next is recovery.Next.CARRY_ON:

@@ -1,0 +1,116 @@
+"""Resuming the same agent at its reset, on a real tmux server with the fake agents."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from afd.config import AgentOverride, Config
+from afd.loader import load_plugins
+from afd.store import JournalState, Store
+from afd.supervisor import Supervisor
+from afd.tmux import ServerRef
+from harness import start_fake, wait_for
+
+pytestmark = pytest.mark.tmux
+
+MESSAGE = "Limit over: carry on with the task."
+
+
+class ShiftClock:
+    """Real time plus a shift the test moves forward, so waits inside afd still pass."""
+
+    def __init__(self):
+        self.shift = timedelta(0)
+
+    def __call__(self) -> datetime:
+        return datetime.now(timezone.utc) + self.shift
+
+    def jump_to(self, when: datetime) -> None:
+        self.shift += when - self()
+
+
+@pytest.fixture
+def supervisor(tmux_server, xdg_dirs):
+    stores = []
+
+    def make(clock, **settings):
+        store = Store(xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db")
+        stores.append(store)
+        config = Config(
+            poll_interval=0.05,
+            limit_auto_resume=True,
+            resume_grace=60.0,
+            agents={a: AgentOverride(resume_message=MESSAGE) for a in ("claude", "codex")},
+            **settings,
+        )
+        return Supervisor(config, load_plugins(None, entry_points=False), store, ServerRef(socket_name=tmux_server.name), clock=clock)
+
+    yield make
+    for store in stores:
+        store.close()
+
+
+def session(sup, pane):
+    return next((r for r in sup.store.list_sessions() if r.pane_id == pane), None)
+
+
+def poll_until(sup, predicate, timeout=15.0, message="condition"):
+    def step():
+        sup.poll()
+        return predicate()
+
+    return wait_for(step, timeout=timeout, interval=0.05, message=message)
+
+
+def continuations(fake) -> list[dict]:
+    return [e for e in fake.events("input") if MESSAGE in e["text"]]
+
+
+def resume_entries(sup) -> list:
+    rows = sup.store._rows("SELECT id FROM journal WHERE action = 'resume' ORDER BY id")
+    return [sup.store.journal_entry(r["id"]) for r in rows]
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_limited_agent_is_resumed_once_at_reset_plus_grace_not_before(tmux_server, supervisor, agent):
+    fake = start_fake(tmux_server, agent, cwd=tmux_server.scratch, scenario={"limit_now": True, "limit_lasts_seconds": 1})
+    fake.wait_ready()
+    clock = ShiftClock()
+    sup = supervisor(clock)
+    rec = poll_until(sup, lambda: (r := session(sup, fake.pane)) and r.state == "limited" and r, message="limited")
+    assert rec.reset_at is not None and rec.reset_at > clock()
+    plan = poll_until(sup, lambda: (r := session(sup, fake.pane)).next_action and r.next_action, message="a plan")
+    assert '"action": "resume"' in plan and '"why": "reset"' in plan
+
+    clock.jump_to(rec.reset_at + timedelta(seconds=50))  # past the reset, inside the grace
+    for _ in range(5):
+        sup.poll()
+    assert continuations(fake) == [] and resume_entries(sup) == []
+
+    clock.jump_to(rec.reset_at + timedelta(seconds=61))
+    poll_until(sup, lambda: continuations(fake), message="the continuation in the fake's log")
+    entry = poll_until(sup, lambda: (e := resume_entries(sup)) and e[-1].state is not JournalState.PENDING and e[-1], message="the resume settled")
+    assert entry.state is JournalState.DONE and entry.outcome.startswith("confirmed")
+    fake.wait_idle(works=1)
+    for _ in range(10):
+        sup.poll()
+    assert len(continuations(fake)) == 1 and continuations(fake)[0]["via"] == "paste"
+    kinds = [e.event.kind for e in sup.store.recent_events(200)]
+    assert kinds.count("resume.sent") == 1 and kinds.count("resume.confirmed") == 1
+    assert fake.events("key") == []  # no Escape, ever
+
+
+def test_auto_resume_off_sends_nothing_and_says_how_to_resume(tmux_server, supervisor):
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, scenario={"limit_now": True})
+    fake.wait_ready()
+    clock = ShiftClock()
+    sup = supervisor(clock)
+    sup.config = Config(**{**{f: getattr(sup.config, f) for f in ("poll_interval", "resume_grace", "agents")}, "limit_auto_resume": False})
+    rec = poll_until(sup, lambda: (r := session(sup, fake.pane)) and r.state == "limited" and r, message="limited")
+    clock.jump_to(rec.reset_at + timedelta(hours=1))
+    for _ in range(15):
+        sup.poll()
+    assert continuations(fake) == [] and resume_entries(sup) == []
+    assert f"afd resume {rec.name}" in session(sup, fake.pane).next_action
