@@ -18,7 +18,9 @@ with its resume args if it had stopped.
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -37,6 +39,7 @@ ACTION = "handoff"
 KILL_GRACE = timedelta(seconds=5)  # after SIGKILL, how long the tree has to be reaped
 READY_TIMEOUT = timedelta(seconds=60)  # the target's screen must show its chrome by then
 HANDING_OFF, ALL_LIMITED = "handing_off", "all_limited"
+CRASH_ENV = "AFD_TEST_CRASH_AT_STEP"
 
 
 class HandoffRefused(Exception):
@@ -197,6 +200,7 @@ def begin(
         "prior_state": rec.state,
     }
     entry = sup.store.journal_begin(name, ACTION, intent, at=sup.clock())
+    _crash_point("stop")
     sup.acting.add(name)
     plan = nextaction.plan_of(policy.Handoff(target, intent["unverified"], why=f"handing off to {target}"), max_attempts=0)
     sup.store.upsert_session(replace(rec, state=HANDING_OFF, next_action=nextaction.dumps(plan), updated_at=sup.clock()))
@@ -217,7 +221,16 @@ def begin(
 def _save_step(sup, entry: JournalEntry, **changes) -> dict:
     intent = {**entry.intent, **changes}
     sup.store.journal_set_intent(entry.id, intent)
+    if "step" in changes:
+        _crash_point(changes["step"])
     return intent
+
+
+def _crash_point(step: str) -> None:
+    # Fault injection for the recovery tests: die as `kill -9` would, right
+    # after this step is on disk and before its effect.
+    if os.environ.get(CRASH_ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def advance(sup, entry: JournalEntry) -> str | None:
@@ -302,6 +315,7 @@ def _launch(sup, entry: JournalEntry) -> str | None:
     started = tmux.respawn_pane_from(sup.server, i["pane"], i["cwd"], i["argv"], i.get("client_path"), kill=not pane.dead)
     if not started.ok:
         return _roll_back(sup, entry, f"tmux could not start {i['to']}: {started.error or started.outcome.value}")
+    _save_step(sup, replace(entry, intent={**i, "step": "starting", "launched_at": _iso(sup.clock())}), respawned=True)
     return None
 
 
@@ -311,6 +325,10 @@ def _starting(sup, entry: JournalEntry) -> str | None:
     if pane is None:
         return _abort(sup, entry, f"the pane vanished while {i['to']} was starting")
     spec = sup.plugins.agents[i["to"]]
+    if pane.dead and not i.get("respawned"):
+        # A restart found the step written but the pane never respawned: launch it now.
+        _save_step(sup, entry, step="launch")
+        return None
     if pane.dead:
         return _roll_back(sup, entry, f"{i['to']} exited as soon as it started")
     ident = identity.identify(identity.pane_processes(pane.pane_pid), sup.plugins.agents, _overrides(sup))
