@@ -14,7 +14,8 @@ from afd.tmux import Presence
 
 NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
 TEXT = "Your usage limit has reset. Continue the task from where you stopped."
-SETTINGS = {"deliver_timeout": 30.0, "typing_guard": 20.0}
+SETTINGS = {"deliver_timeout": 30.0, "typing_guard": 20.0, "run": "this-run"}
+EARLIER = {"run": "a-run-that-was-killed"}
 
 
 def rows(agent: str, family: str | None = None, params=None, composer: str = "", busy: bool = False, extra=()) -> tuple[str, ...]:
@@ -33,7 +34,8 @@ def view(agent="claude", family="claude.session", **kw) -> PaneView:
 
 
 def intent(step="scheduled", at=NOW, **kw) -> dict:
-    return {"step": step, "step_at": at.isoformat(), "text": TEXT, "cwd": "/w", "respawn_argv": ["claude", "--continue"], **kw}
+    base = {"step": step, "step_at": at.isoformat(), "text": TEXT, "cwd": "/w", "respawn_argv": ["claude", "--continue"], "run": "this-run"}
+    return {**base, **kw}
 
 
 def menu_params(selected, options=("Upgrade your plan", "Stop and wait for limit to reset")):
@@ -66,16 +68,22 @@ CASES = [
     ("pasted text seen: Enter", intent("text_pasted"), view(composer=TEXT),
      Go("submitted", Key("Enter"), {"enters": 1, "submitted_at": NOW.isoformat()})),
     ("paste not shown yet: wait", intent("text_pasted", at=NOW - timedelta(seconds=1)), view(), Wait("waiting for the pasted text to show")),
-    ("paste recorded, never made (crash): paste once more", intent("text_pasted", at=NOW - timedelta(seconds=5)), view(),
+    ("paste recorded, never made (crash): paste once more", intent("text_pasted", at=NOW - timedelta(seconds=5), **EARLIER), view(),
      Go("text_pasted", Paste(TEXT), {"repasted": True})),
-    ("pasted twice and still nothing: wait for the timeout", intent("text_pasted", at=NOW - timedelta(seconds=5), repasted=True), view(),
+    ("pasted by this run, slow to show: never a second paste", intent("text_pasted", at=NOW - timedelta(seconds=5)), view(),
+     Wait("waiting for the pasted text to show")),
+    ("pasted by this run, never shown: failed", intent("text_pasted", at=NOW - timedelta(seconds=31)), view(),
+     Finish(Result.FAILED, "the pasted text never showed in the agent's input row")),
+    ("pasted twice and still nothing: wait for the timeout", intent("text_pasted", at=NOW - timedelta(seconds=5), repasted=True, **EARLIER), view(),
      Wait("waiting for the pasted text to show")),
     ("other text in the row after the paste: fail, submit nothing", intent("text_pasted", at=NOW - timedelta(seconds=5)),
      view(composer="something else"), Finish(Result.FAILED, "the agent's input row holds other text; nothing was submitted")),
-    ("Enter recorded, text still in the row (crash): Enter again", intent("submitted", at=NOW - timedelta(seconds=3), enters=1),
+    ("Enter recorded, text still in the row (crash): Enter again", intent("submitted", at=NOW - timedelta(seconds=3), enters=1, **EARLIER),
      view(composer=TEXT), Go("submitted", Key("Enter"), {"enters": 2, "submitted_at": (NOW - timedelta(seconds=3)).isoformat()})),
     ("Enter just pressed, text still showing: wait", intent("submitted", at=NOW, enters=1), view(composer=TEXT),
      Wait("waiting for the agent to take the continuation")),
+    ("Enter pressed by this run, text still showing: never a second Enter", intent("submitted", at=NOW - timedelta(seconds=3), enters=1),
+     view(composer=TEXT), Wait("waiting for the agent to take the continuation")),
     ("submitted and busy: confirmed", intent("submitted", at=NOW - timedelta(seconds=3)), view(busy=True, session_state="working"),
      Finish(Result.CONFIRMED, "the agent took the continuation and went to work", sent_at=NOW - timedelta(seconds=3))),
     ("submitted, nothing moved: wait", intent("submitted", at=NOW - timedelta(seconds=3)), view(session_state="limited"),

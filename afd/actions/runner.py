@@ -9,6 +9,7 @@ step in the journal and only then performs the move's one tmux call.
 from __future__ import annotations
 
 import logging
+import secrets
 from datetime import datetime
 
 from afd import deliver, nextaction, policy, recovery, screen, tmux
@@ -24,8 +25,14 @@ log = logging.getLogger("afd.actions")
 LIMITED, EXITED, GONE = "limited", "exited", "gone"
 
 
-def settings_of(config) -> dict:
-    return {"deliver_timeout": config.deliver_timeout, "typing_guard": config.typing_guard}
+def run_token(sup) -> str:
+    """Names this run of the supervisor in the steps it records, so a later run knows a step is not its own."""
+    return sup.__dict__.setdefault("_action_run", secrets.token_hex(6))
+
+
+def settings_of(sup) -> dict:
+    config = sup.config
+    return {"deliver_timeout": config.deliver_timeout, "typing_guard": config.typing_guard, "run": run_token(sup)}
 
 
 def pending_actions(store) -> dict[str, JournalEntry]:
@@ -87,7 +94,7 @@ def view_of(sup, rec, pane, ident, now: datetime) -> PaneView:
 def _step(sup, entry: JournalEntry, bound, now: datetime) -> None:
     rec, pane, ident = bound if bound is not None else (sup.store.get_session(entry.session), None, None)
     view = view_of(sup, rec, pane, ident, now)
-    move = recovery.next_move(entry, view, now, settings_of(sup.config))
+    move = recovery.next_move(entry, view, now, settings_of(sup))
     attempt = entry.intent.get("attempt")
     if isinstance(move, Wait):
         if rec is not None:
@@ -97,7 +104,7 @@ def _step(sup, entry: JournalEntry, bound, now: datetime) -> None:
         return
     if isinstance(move, Go):
         first_enter = move.step == "submitted" and entry.intent.get("step") != "submitted"
-        sup.store.journal_step(entry.id, move.step, at=now, **move.data)
+        sup.store.journal_step(entry.id, move.step, at=now, **{**move.data, "run": run_token(sup)})
         result = _perform(sup, pane.pane_id, move)
         if first_enter and result.ok:
             sup.event("resume.sent", f"continuation sent to pane {pane.pane_id} (attempt {attempt})", entry.session,
