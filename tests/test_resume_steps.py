@@ -45,8 +45,8 @@ def menu_params(selected, options=("Upgrade your plan", "Stop and wait for limit
 CASES = [
     ("free pane: paste", intent(), view(), Go("text_pasted", Paste(TEXT))),
     ("copy mode holds", intent(), view(in_mode=True), Wait(hold="the pane is in copy mode (or another tmux mode)")),
-    ("a key 5 s ago holds", intent(), view(client_activity=NOW.timestamp() - 5), Wait(hold="you are typing in this pane")),
-    ("a key a minute ago does not", intent(), view(client_activity=NOW.timestamp() - 60), Go("text_pasted", Paste(TEXT))),
+    ("a key 5 s ago holds", intent(), view(client_idle=5.0), Wait(hold="you are typing in this pane")),
+    ("a key a minute ago does not", intent(), view(client_idle=60.0), Go("text_pasted", Paste(TEXT))),
     ("someone's text in the input row holds", intent(), view(composer="half a thought"), Wait(hold="your text is in the agent's input row")),
     ("menu: Upgrade highlighted, move down", intent(), view(family="claude.limit-menu", params=menu_params(1)), Go("scheduled", Key("Down"))),
     ("menu: Stop and wait highlighted, Enter", intent(), view(family="claude.limit-menu", params=menu_params(2)),

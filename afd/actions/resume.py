@@ -96,7 +96,7 @@ def _respawn(intent: dict, view: PaneView, now: datetime, guard: float) -> Move:
         return Finish(Result.FAILED, "the agent has exited and afd knows no command to resume it")
     if view.in_mode:
         return Wait(hold="the pane is in copy mode (or another tmux mode)")
-    if view.client_activity is not None and now.timestamp() - view.client_activity < guard:
+    if view.client_idle is not None and view.client_idle < guard:
         return Wait(hold="you are typing in this pane")
     return Go("respawned", Respawn(intent["cwd"], tuple(argv)))
 

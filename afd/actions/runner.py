@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from datetime import datetime
 
 from afd import deliver, nextaction, policy, recovery, screen, tmux
@@ -71,8 +72,10 @@ def view_of(sup, rec, pane, ident, now: datetime) -> PaneView:
     if result.presence is not tmux.Presence.PRESENT:
         return PaneView(presence=result.presence, rows=(), agent=rec.agent)
     answered, activity = tmux.client_activity(sup.server, pane.pane_id)
+    # client_activity is wall-clock time; measure it against the wall clock, not the poll's instant.
+    idle = None if activity is None else max(0.0, time.time() - activity)
     if answered is tmux.Presence.UNKNOWN:
-        activity = now.timestamp()  # cannot tell: assume someone is typing
+        idle = 0.0  # cannot tell: assume someone is typing
     return PaneView(
         presence=tmux.Presence.PRESENT,
         rows=tuple(capture_rows(result.text or "")),
@@ -81,7 +84,7 @@ def view_of(sup, rec, pane, ident, now: datetime) -> PaneView:
         dead=pane.dead,
         shell=not pane.dead and ident.kind is IdentityKind.NONE,
         agent_alive=_liveness(ident),
-        client_activity=activity,
+        client_idle=idle,
         session_state=rec.state,
         limited=rec.state == LIMITED,
         clock=Clock(now=now, local_zone=local_zone()),
