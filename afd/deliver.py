@@ -41,7 +41,7 @@ def typing_hold(view: PaneView, now: datetime, typing_guard: float, *, ours: str
     """Why typing into this pane now would be typing over a person; None when it is free."""
     if view.in_mode:
         return "the pane is in copy mode (or another tmux mode)"
-    if view.client_activity is not None and now.timestamp() - view.client_activity < typing_guard:
+    if view.client_idle is not None and view.client_idle < typing_guard:
         return "you are typing in this pane"
     held = screen.composer_text(view.agent, view.rows)
     if held and not (ours and screen.text_seen(ours, view.agent, view.rows)):

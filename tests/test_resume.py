@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import time
+
 import pytest
 
 from afd.config import AgentOverride, Config
@@ -64,6 +66,11 @@ def poll_until(sup, predicate, timeout=15.0, message="condition"):
     return wait_for(step, timeout=timeout, interval=0.05, message=message)
 
 
+def wall_lifted(fake, lasts: float = 1.0) -> None:
+    """Until the fake's own wall (``limit_lasts_seconds``) is over, so a continuation can do work."""
+    wait_for(lambda: time.time() - fake.events("limit")[0]["t"] > lasts + 0.2, message="the fake's wall to lift")
+
+
 def continuations(fake) -> list[dict]:
     return [e for e in fake.events("input") if MESSAGE in e["text"]]
 
@@ -89,6 +96,7 @@ def test_limited_agent_is_resumed_once_at_reset_plus_grace_not_before(tmux_serve
         sup.poll()
     assert continuations(fake) == [] and resume_entries(sup) == []
 
+    wall_lifted(fake)
     clock.jump_to(rec.reset_at + timedelta(seconds=61))
     poll_until(sup, lambda: continuations(fake), message="the continuation in the fake's log")
     entry = poll_until(sup, lambda: (e := resume_entries(sup)) and e[-1].state is not JournalState.PENDING and e[-1], message="the resume settled")
@@ -114,3 +122,59 @@ def test_auto_resume_off_sends_nothing_and_says_how_to_resume(tmux_server, super
         sup.poll()
     assert continuations(fake) == [] and resume_entries(sup) == []
     assert f"afd resume {rec.name}" in session(sup, fake.pane).next_action
+
+
+class Crash(BaseException):
+    """Stands for SIGKILL: the process stops between two statements, nothing runs after it."""
+
+
+@pytest.mark.parametrize(
+    ("step", "when"),
+    [("scheduled", "after"), ("text_pasted", "before"), ("text_pasted", "after"), ("submitted", "before"), ("submitted", "after")],
+    ids=["after-scheduled", "pasted-recorded-not-done", "pasted-done", "submitted-recorded-not-done", "submitted-done"],
+)
+def test_a_crash_at_any_journal_step_still_sends_exactly_one_continuation(tmux_server, supervisor, monkeypatch, step, when):
+    from afd.actions import runner
+
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, scenario={"limit_now": True, "limit_lasts_seconds": 1})
+    fake.wait_ready()
+    clock = ShiftClock()
+    sup = supervisor(clock)
+    rec = poll_until(sup, lambda: (r := session(sup, fake.pane)) and r.state == "limited" and r, message="limited")
+    wall_lifted(fake)
+    clock.jump_to(rec.reset_at + timedelta(minutes=5))
+
+    real_begin, real_perform = runner.begin, runner._perform
+
+    def crashing_begin(*args, **kwargs):
+        real_begin(*args, **kwargs)
+        raise Crash(step)
+
+    def crashing_perform(sup_, pane_id, move):
+        if move.step != step:
+            return real_perform(sup_, pane_id, move)
+        if when == "after":
+            real_perform(sup_, pane_id, move)
+        raise Crash(step)
+
+    if step == "scheduled":
+        monkeypatch.setattr(runner, "begin", crashing_begin)
+    else:
+        monkeypatch.setattr(runner, "_perform", crashing_perform)
+    with pytest.raises(Crash):
+        poll_until(sup, lambda: False, timeout=15, message="the crash")
+    monkeypatch.undo()
+    pending = sup.store.pending_journal()
+    assert [e.intent["step"] for e in pending] == [step]
+
+    # A new daemon: nothing in memory, the same state file.
+    restarted = supervisor(clock)
+    entry = poll_until(restarted, lambda: (e := resume_entries(restarted)) and e[-1].state is not JournalState.PENDING and e[-1],
+                       message="the resume settled after the restart")
+    assert entry.state is JournalState.DONE, entry.outcome
+    fake.wait_idle(works=1)
+    for _ in range(10):
+        restarted.poll()
+    assert len(continuations(fake)) == 1
+    assert len(resume_entries(restarted)) == 1
+    assert session(restarted, fake.pane).state in ("working", "idle")

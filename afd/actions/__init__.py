@@ -45,7 +45,9 @@ class PaneView:
     dead: bool = False  # a dead pane kept by remain-on-exit
     shell: bool = False  # the pane's own shell is in the foreground (no agent runs)
     agent_alive: Liveness = Liveness.UNKNOWN
-    client_activity: float | None = None  # epoch seconds of the last key from an attached client
+    # Seconds since an attached client last pressed a key, as tmux's clock saw
+    # it at capture time (None: no client attached).
+    client_idle: float | None = None
     session_state: str = "unknown"
     limited: bool = False  # the gates call the session limited this poll
     clock: Clock | None = None

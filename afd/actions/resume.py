@@ -46,10 +46,13 @@ def decide(intent: dict, view: PaneView, now: datetime, settings: Mapping) -> Mo
     timeout = timedelta(seconds=float(settings.get("deliver_timeout", 30.0)))
     guard = float(settings.get("typing_guard", 20.0))
 
+    # A step recorded by an earlier run of afd may have stopped before its
+    # effect; one recorded by this run had its effect handed to tmux.
+    earlier = intent.get("run") != settings.get("run")
     if step == "submitted":
-        return _after_enter(intent, view, now, step_at, timeout)
+        return _after_enter(intent, view, now, step_at, timeout, earlier)
     if step == "text_pasted":
-        return _after_paste(intent, view, now, step_at, timeout, guard)
+        return _after_paste(intent, view, now, step_at, timeout, guard, earlier)
     if step == "respawned":
         return _after_respawn(intent, view, now, step_at, timeout, guard)
     return _deliver(intent, view, now, guard)
@@ -93,7 +96,7 @@ def _respawn(intent: dict, view: PaneView, now: datetime, guard: float) -> Move:
         return Finish(Result.FAILED, "the agent has exited and afd knows no command to resume it")
     if view.in_mode:
         return Wait(hold="the pane is in copy mode (or another tmux mode)")
-    if view.client_activity is not None and now.timestamp() - view.client_activity < guard:
+    if view.client_idle is not None and view.client_idle < guard:
         return Wait(hold="you are typing in this pane")
     return Go("respawned", Respawn(intent["cwd"], tuple(argv)))
 
@@ -109,7 +112,7 @@ def _after_respawn(intent: dict, view: PaneView, now: datetime, step_at: datetim
     return Wait("waiting for the resumed agent to be ready")
 
 
-def _after_paste(intent: dict, view: PaneView, now: datetime, step_at: datetime, timeout: timedelta, guard: float) -> Move:
+def _after_paste(intent: dict, view: PaneView, now: datetime, step_at: datetime, timeout: timedelta, guard: float, earlier: bool) -> Move:
     text = intent["text"]
     if screen.text_seen(text, view.agent, view.rows):
         return Go("submitted", Key("Enter"), {"enters": 1, "submitted_at": now.isoformat()})
@@ -118,21 +121,21 @@ def _after_paste(intent: dict, view: PaneView, now: datetime, step_at: datetime,
     held = screen.composer_text(view.agent, view.rows)
     if held:
         return Finish(Result.FAILED, "the agent's input row holds other text; nothing was submitted")
-    if held == "" and not intent.get("repasted") and deliver.typing_hold(view, now, guard) is None:
-        # Recorded but never pasted (afd stopped in between): the row is empty, so paste it once more.
+    if earlier and held == "" and not intent.get("repasted") and deliver.typing_hold(view, now, guard) is None:
+        # Recorded by a run that stopped, perhaps before pasting: the row is empty, so paste it once more.
         return Go("text_pasted", Paste(text), {"repasted": True})
     if now - step_at > timeout:
         return Finish(Result.FAILED, "the pasted text never showed in the agent's input row")
     return Wait("waiting for the pasted text to show")
 
 
-def _after_enter(intent: dict, view: PaneView, now: datetime, step_at: datetime, timeout: timedelta) -> Move:
+def _after_enter(intent: dict, view: PaneView, now: datetime, step_at: datetime, timeout: timedelta, earlier: bool) -> Move:
     text = intent["text"]
     sent_at = _at(intent, "submitted_at") or step_at
     if screen.text_seen(text, view.agent, view.rows):
         enters = int(intent.get("enters", 1))
-        if now - step_at >= ENTER_SETTLE and enters < MAX_ENTERS:
-            # Still in the input row: that Enter never arrived (or afd stopped before sending it).
+        if earlier and now - step_at >= ENTER_SETTLE and enters < MAX_ENTERS:
+            # Still in the input row, and the run that recorded the Enter stopped: perhaps before pressing it.
             return Go("submitted", Key("Enter"), {"enters": enters + 1, "submitted_at": sent_at.isoformat()})
         if now - sent_at > timeout:
             return Finish(Result.FAILED, "the continuation stayed in the agent's input row; Enter did not submit it")

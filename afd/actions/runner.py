@@ -9,6 +9,8 @@ step in the journal and only then performs the move's one tmux call.
 from __future__ import annotations
 
 import logging
+import secrets
+import time
 from datetime import datetime
 
 from afd import deliver, nextaction, policy, recovery, screen, tmux
@@ -25,8 +27,14 @@ LIMITED, EXITED, GONE = "limited", "exited", "gone"
 ALL_LIMITED = "all_limited"  # the handoff loop guard's stop: limited, and no other agent to take over
 
 
-def settings_of(config) -> dict:
-    return {"deliver_timeout": config.deliver_timeout, "typing_guard": config.typing_guard}
+def run_token(sup) -> str:
+    """Names this run of the supervisor in the steps it records, so a later run knows a step is not its own."""
+    return sup.__dict__.setdefault("_action_run", secrets.token_hex(6))
+
+
+def settings_of(sup) -> dict:
+    config = sup.config
+    return {"deliver_timeout": config.deliver_timeout, "typing_guard": config.typing_guard, "run": run_token(sup)}
 
 
 def pending_actions(store) -> dict[str, JournalEntry]:
@@ -65,8 +73,10 @@ def view_of(sup, rec, pane, ident, now: datetime) -> PaneView:
     if result.presence is not tmux.Presence.PRESENT:
         return PaneView(presence=result.presence, rows=(), agent=rec.agent)
     answered, activity = tmux.client_activity(sup.server, pane.pane_id)
+    # client_activity is wall-clock time; measure it against the wall clock, not the poll's instant.
+    idle = None if activity is None else max(0.0, time.time() - activity)
     if answered is tmux.Presence.UNKNOWN:
-        activity = now.timestamp()  # cannot tell: assume someone is typing
+        idle = 0.0  # cannot tell: assume someone is typing
     return PaneView(
         presence=tmux.Presence.PRESENT,
         rows=tuple(capture_rows(result.text or "")),
@@ -75,7 +85,7 @@ def view_of(sup, rec, pane, ident, now: datetime) -> PaneView:
         dead=pane.dead,
         shell=not pane.dead and ident.kind is IdentityKind.NONE,
         agent_alive=_liveness(ident),
-        client_activity=activity,
+        client_idle=idle,
         session_state=rec.state,
         limited=rec.state in (LIMITED, ALL_LIMITED),
         clock=Clock(now=now, local_zone=local_zone()),
@@ -88,7 +98,7 @@ def view_of(sup, rec, pane, ident, now: datetime) -> PaneView:
 def _step(sup, entry: JournalEntry, bound, now: datetime) -> None:
     rec, pane, ident = bound if bound is not None else (sup.store.get_session(entry.session), None, None)
     view = view_of(sup, rec, pane, ident, now)
-    move = recovery.next_move(entry, view, now, settings_of(sup.config))
+    move = recovery.next_move(entry, view, now, settings_of(sup))
     attempt = entry.intent.get("attempt")
     if isinstance(move, Wait):
         if rec is not None:
@@ -98,7 +108,7 @@ def _step(sup, entry: JournalEntry, bound, now: datetime) -> None:
         return
     if isinstance(move, Go):
         first_enter = move.step == "submitted" and entry.intent.get("step") != "submitted"
-        sup.store.journal_step(entry.id, move.step, at=now, **move.data)
+        sup.store.journal_step(entry.id, move.step, at=now, **{**move.data, "run": run_token(sup)})
         result = _perform(sup, pane.pane_id, move)
         if first_enter and result.ok:
             sup.event("resume.sent", f"continuation sent to pane {pane.pane_id} (attempt {attempt})", entry.session,
