@@ -230,7 +230,6 @@ class Daemon:
     def poll(self) -> PollSummary:
         summary = self.supervisor.poll()
         notify.status(summary.line())
-        self.act()
         return summary
 
     def act(self) -> None:
@@ -257,6 +256,7 @@ class Daemon:
             started = time.monotonic()
             try:
                 self.poll()
+                self.act()  # not in `run --once`: a swap needs the loop to carry it to its end
             except Exception:
                 # A bug in one poll must not kill the service; it is logged with its traceback.
                 log.exception("poll failed")

@@ -344,7 +344,9 @@ def _starting(sup, entry: JournalEntry) -> str | None:
         return None
     i = _save_step(sup, entry, new=[ident.pid, ident.create_time])
     entry = replace(entry, intent=i)
-    found = sup.plugins.detect(i["to"], rows, Clock(now=sup.clock(), local_zone=local_zone()), None)
+    # On a hand-back the resumed conversation redraws its old wall (`codex resume --last` does):
+    # that banner is history, not a new limit; the poll's gates judge what comes after it.
+    found = None if i["hand_back"] else sup.plugins.detect(i["to"], rows, Clock(now=sup.clock(), local_zone=local_zone()), None)
     if found is not None:
         # The incoming agent is itself walled: parked, the brief waits, and every session learns it.
         return _settle(sup, entry, limited=found)
