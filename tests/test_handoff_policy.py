@@ -1,4 +1,4 @@
-"""The handoff policy as tables: candidate choice (the loop guard) and every refusal."""
+"""The handoff policy as tables: candidate choice (the loop guard), every refusal, recovery after a restart."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import pytest
 
 from afd.limits import LimitFact, LimitState
 from afd.policy import HandoffFacts, Handoff, Park, choose_target, handoff_refusal
+from afd.recovery import Next, Seen, recover_self_driven
+from afd.store import JournalEntry, JournalState
 
 NOW = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 SOON, LATER = NOW + timedelta(hours=1), NOW + timedelta(hours=3)
@@ -86,3 +88,26 @@ def test_handoff_refusals(changes, kwargs, why):
         assert got is None
     else:
         assert got is not None and why in got
+
+
+@pytest.mark.parametrize(
+    "action, step, seen, expected",
+    [
+        ("handoff", "stopping", Seen(pane_present=True, session_known=True), Next.CARRY_ON),
+        ("handoff", "starting", Seen(pane_present=None, session_known=True), Next.CARRY_ON),
+        ("handoff", "launch", Seen(pane_present=False, session_known=True), Next.ROLL_BACK),
+        ("handoff", "stop", Seen(pane_present=True, session_known=False), Next.ROLL_BACK),
+        ("brief", None, Seen(pane_present=True, session_known=True), Next.CARRY_ON),
+        ("brief", None, Seen(pane_present=False, session_known=True), Next.ROLL_BACK),
+    ],
+    ids=["stopping-carries-on", "unanswered-tmux-carries-on", "pane-gone-rolls-back", "session-gone-rolls-back",
+         "brief-waits", "brief-pane-gone"],
+)
+def test_recovery_of_a_handoff_after_a_restart(action, step, seen, expected):
+    entry = JournalEntry(id=1, at=NOW, session="s", action=action, intent={"step": step}, state=JournalState.PENDING)
+    assert recover_self_driven(entry, seen).next is expected
+
+
+def test_recovery_leaves_other_actions_to_their_own_executors():
+    entry = JournalEntry(id=1, at=NOW, session="s", action="resume", intent={}, state=JournalState.PENDING)
+    assert recover_self_driven(entry, Seen(True, True)) is None
