@@ -237,7 +237,6 @@ class RequestHandler:
         with self.store.transaction():
             self.store.upsert_session(rec)
             self.store.journal_finish(journal, JournalState.DONE, f"started in pane {started.value}")
-        self.sup._awaiting_agent.add(name)
         self.sup.event(
             "session.created",
             f"created {branch} at {tree.base_sha[:12]} in {tree.path}; started {shlex.join(argv[:1])} in pane {started.value}",
