@@ -123,14 +123,8 @@ class Daemon:
         self.supervisor.event("daemon.started", f"afd {__version__} started (pid {os.getpid()})")
 
     def _recover_journal(self) -> None:
-        """Intent committed before a crash, with no outcome: roll it back and say so."""
-        for entry in self.store.pending_journal():
-            outcome = (
-                f"afd stopped before finishing {entry.action}; nothing more was done. "
-                "Check the session's pane and worktree before retrying."
-            )
-            self.store.journal_finish(entry.id, JournalState.ROLLED_BACK, outcome)
-            self.supervisor.event("journal.rolled-back", f"{entry.action} of {entry.session}: {outcome}", entry.session)
+        """Intent committed before a crash, with no outcome: look at what exists, then settle or clean up."""
+        self.supervisor.recover()
 
     def start_control(self) -> None:
         from afd.requests import RequestHandler
@@ -153,6 +147,7 @@ class Daemon:
         for s in (self._wake_r, self._wake_w):
             s.setblocking(False)
         signal.set_wakeup_fd(self._wake_w.fileno(), warn_on_full_buffer=False)
+        self.supervisor.creates.wake = self.wake  # a finished worker step is advanced at once
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, self._on_reload)
@@ -263,6 +258,7 @@ class Daemon:
                                 pass
                         except (BlockingIOError, OSError):
                             pass
+                        self.supervisor.creates.advance()
                     elif self.control is not None:
                         self.control.serve_pending(0)
         notify.stopping()

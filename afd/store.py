@@ -112,6 +112,7 @@ class JournalEntry:
     state: JournalState
     outcome: str | None = None
     finished_at: datetime | None = None
+    step: str | None = None  # the step a pending action has reached (None: not started)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +218,10 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE sessions ADD COLUMN location TEXT;
     """,
+    # 2 → 3: the step a pending action has reached, written before that step's effect.
+    """
+    ALTER TABLE journal ADD COLUMN step TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -307,6 +312,7 @@ def _journal_from_row(row: sqlite3.Row) -> JournalEntry:
         state=JournalState(row["state"]),
         outcome=row["outcome"],
         finished_at=_dt(row["finished_at"]),
+        step=row["step"],
     )
 
 
@@ -733,6 +739,21 @@ class Store:
                 "UPDATE journal SET state = ?, outcome = ?, finished_at = ? WHERE id = ? AND state = 'pending'",
                 (state.value, outcome, _iso(at or _now()), entry_id),
             )
+            if cur.rowcount != 1:
+                raise StoreError(f"journal entry {entry_id} is not pending")
+
+    def journal_advance(self, entry_id: int, step: str, intent: dict | None = None) -> None:
+        """Record that a pending action is about to take `step` (and what it knows by then)."""
+        with self.transaction():
+            if intent is None:
+                cur = self._conn.execute(
+                    "UPDATE journal SET step = ? WHERE id = ? AND state = 'pending'", (step, entry_id)
+                )
+            else:
+                cur = self._conn.execute(
+                    "UPDATE journal SET step = ?, intent = ? WHERE id = ? AND state = 'pending'",
+                    (step, json.dumps(intent, sort_keys=True), entry_id),
+                )
             if cur.rowcount != 1:
                 raise StoreError(f"journal entry {entry_id} is not pending")
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
-from afd import git, identity, limits, sessions, tmux
+from afd import create, git, identity, limits, recovery, sessions, tmux
 from afd.config import Config, compiled_limit_patterns
 from afd.gates import judge
 from afd.identity import Identity, IdentityKind
@@ -34,10 +34,7 @@ log = logging.getLogger("afd.supervisor")
 AVAILABLE_FOR = timedelta(hours=1)
 
 # Events a person should notice in the journal.
-_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited"})
-
-# The action name of the journal entry `sessions create` writes.
-CREATE = "create"
+_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "unchecked", "create-failed"})
 
 WORKING, IDLE, LIMITED, EXITED, GONE, UNKNOWN = (
     SessionState.WORKING, SessionState.IDLE, SessionState.LIMITED,
@@ -81,6 +78,10 @@ class Supervisor:
     # Sessions afd created whose agent it has not seen yet, from the journal: name → (entry id, since).
     _awaiting: dict[str, tuple[int, datetime]] = field(default_factory=dict)
     _socket_path: str | None = None  # as the server last reported it
+    creates: create.CreateRunner = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.creates = create.CreateRunner(self)
 
     # --- events -----------------------------------------------------------
 
@@ -101,6 +102,7 @@ class Supervisor:
     # --- the poll -----------------------------------------------------------
 
     def poll(self) -> PollSummary:
+        self.creates.advance()
         now = self.clock()
         self._expire_limits(now)
         inv = tmux.list_panes(self.server)
@@ -179,8 +181,20 @@ class Supervisor:
             )
         self._store_fact(old, new, sighting.session)
 
+    def recover(self) -> None:
+        """At start: settle or clean up every action a crash left pending, from what exists now."""
+        for entry in self.store.pending_journal():
+            if entry.action == create.ACTION:
+                step = self.creates.recover(entry)
+            else:
+                step = recovery.decide(entry, None)
+                self.store.journal_finish(entry.id, JournalState.ROLLED_BACK, step.outcome)
+            kind = {recovery.Next.SETTLE: "journal.settled", recovery.Next.ROLL_BACK: "journal.rolled-back",
+                    recovery.Next.AWAIT: "journal.resumed", recovery.Next.LEAVE: "journal.unchecked"}[step.next]
+            self.event(kind, f"{entry.action} of {entry.session}, interrupted by a stop of afd: {step.outcome}", entry.session)
+
     def _awaiting_starts(self) -> dict[str, tuple[int, datetime]]:
-        """Sessions whose agent afd started and has not seen run yet: name → (journal id, since).
+        """Sessions whose agent afd started and has not seen run yet: name → (journal id, journaled at).
 
         Read from the journal, not kept in memory, so a restart in between
         still waits for the agent instead of letting its pane go.
@@ -188,7 +202,7 @@ class Supervisor:
         return {
             e.session: (e.id, e.at)
             for e in self.store.pending_journal()
-            if e.action == CREATE and e.intent.get("pane")
+            if e.action == create.ACTION and e.step == create.STEP_AWAITING
         }
 
     # --- binding panes to sessions ------------------------------------------
@@ -213,7 +227,8 @@ class Supervisor:
                 own_alive = rec.agent_pid is not None and any(
                     p.pid == rec.agent_pid and p.create_time == rec.agent_started_at and p.alive for p in procs
                 )
-                since = self._awaiting.get(rec.name, (None, None))[1]
+                # Counted from when the pane started, not from the (slow) worktree step before it.
+                since = rec.created_at if rec.name in self._awaiting else None
                 seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, since)
                 rec = self._apply(rec, sessions.transition(rec, seen, now))
                 if rec.state in (EXITED, GONE) or rec.name in self._awaiting:
