@@ -22,7 +22,7 @@ from afd.model import PromptDelivery
 from afd.naming import is_valid_name, unique_name
 from afd.status import build_status, event_json
 from afd.store import JournalState, SessionRecord
-from afd.supervisor import GONE, IDLE, expected_socket_path
+from afd.supervisor import GONE, IDLE, UNKNOWN, expected_socket_path
 
 
 class RequestHandler:
@@ -96,6 +96,20 @@ class RequestHandler:
 
     def do_sessions_forget(self, name: str) -> dict:
         rec = self._session(name)
+        if rec.state == UNKNOWN:
+            raise UserError(
+                f"session {name!r} is unknown: tmux did not answer, so it may still be running in pane "
+                f"{rec.pane_id}; try again once tmux answers",
+                EXIT_USAGE,
+            )
+        handoffs = self.store.ledger(rec.name)
+        if handoffs:
+            # The ledger is append-only history the handoff loop guard counts on; forgetting would erase it.
+            raise UserError(
+                f"session {name!r} has {len(handoffs)} handoff{'s' if len(handoffs) != 1 else ''} in its ledger, "
+                "which afd keeps; it cannot be forgotten (`afd ledger` still shows them by this name)",
+                EXIT_USAGE,
+            )
         if rec.state in ("working", "idle", "limited"):
             # It would be adopted again on the next poll, its reset re-read and its mission lost.
             raise UserError(

@@ -255,6 +255,15 @@ def test_run_once_polls_and_prints_the_status(tmux_server, xdg_dirs):
     assert "poll 2/2" in done.stderr
 
 
+def test_run_once_with_one_stability_poll_reports_the_limit(tmux_server, xdg_dirs):
+    write_config(xdg_dirs, 'poll_interval = "200ms"\nstability_polls = 1\n')
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario={"limit_now": True}, prompt="go")
+    fake.wait_for_event("limit")
+    done = afd("run", "-L", tmux_server.name, "--once", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [s["state"] for s in json.loads(done.stdout)["sessions"]] == ["limited"]
+
+
 def test_pending_intent_from_a_crash_is_inspected_and_reported(tmux_server, xdg_dirs, git_repo):
     from afd.store import Store
 

@@ -250,3 +250,12 @@ def test_busy_with_a_banner_on_screen_is_no_evidence_either():
 def test_every_state_is_its_stored_string():
     assert {s.value for s in SessionState} >= {"working", "idle", "limited", "exited", "gone", "unknown"}
     assert SessionState.LIMITED == "limited" and f"{IdentitySource.USER}" == "user"
+
+
+@pytest.mark.parametrize("agent", sorted(BUSY_ROWS))
+def test_the_fake_agents_spinner_is_busy(specs, agent):
+    from afd.testing import screens
+
+    spec = specs[agent]
+    rows = ["reply", screens.spinner(agent, 3.3), ""]
+    assert sessions.seen_busy(rows, spec.busy, spec.chrome, tail_lines=8)
