@@ -160,6 +160,17 @@ class CreateRunner:
         self.sup.store.journal_advance(job.entry_id, STEP_SESSION, intent)
         server = self.sup.server
         started = tmux.new_session(server, intent["tmux_session"], intent["worktree"], intent["argv"])
+        if started.outcome is tmux.Outcome.UNKNOWN or (started.ok and not started.value):
+            # The agent may have started all the same: look before undoing anything.
+            inv = tmux.list_panes(server)
+            pane = next((p for p in inv.panes if p.session_name == intent["tmux_session"]), None) if inv.answered else None
+            if pane is None and not inv.answered:
+                self._finish(job.entry_id, JournalState.ROLLED_BACK,
+                             f"tmux did not answer while starting the agent ({started.error}); kept worktree "
+                             f"{intent['worktree']} and branch {intent['branch']}: check `tmux ls` before removing them")
+                return
+            if pane is not None:
+                started = tmux.ActionResult(tmux.Outcome.DONE, pane.pane_id)
         if not started.ok or not started.value:
             why = f"tmux could not start the agent: {started.error or started.outcome.value}"
             repo, path, branch = Path(intent["repo"]), Path(intent["worktree"]), intent["branch"]

@@ -24,7 +24,7 @@ from afd.config import Config, ConfigError, default_config_path
 from afd.loader import PluginSet, load_config_and_plugins
 from afd.model import Event
 from afd.status import event_json
-from afd.store import JournalState, StateLock, Store, StoreError
+from afd.store import StateLock, Store, StoreError
 from afd.store import default_path as default_db_path
 from afd.supervisor import PollSummary, Supervisor
 

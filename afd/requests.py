@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,7 +20,7 @@ from afd.identity import IdentityKind
 from afd.model import PromptDelivery
 from afd.naming import is_valid_name, unique_name
 from afd.status import build_status, event_json
-from afd.store import JournalState, SessionRecord
+from afd.store import SessionRecord
 from afd.supervisor import GONE, IDLE, UNKNOWN, expected_socket_path
 
 

@@ -167,7 +167,9 @@ class Supervisor:
             self.event(note.kind, note.message, name)
         if t.settled is not None and name in self._awaiting:
             entry_id, _ = self._awaiting.pop(name)
-            self.store.journal_finish(entry_id, JournalState.DONE, t.settled)
+            entry = self.store.journal_entry(entry_id)
+            if entry is not None and entry.state is JournalState.PENDING:
+                self.store.journal_finish(entry_id, JournalState.DONE, t.settled)
         return new
 
     def _observe(self, sighting: sessions.Sighting, now: datetime) -> None:
