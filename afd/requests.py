@@ -17,7 +17,7 @@ from afd import create, git, identity, tmux
 from afd.cli import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.control import Stream
 from afd.identity import IdentityKind
-from afd.model import PromptDelivery
+from afd.model import IdentitySource, PromptDelivery
 from afd.naming import is_valid_name, unique_name
 from afd.status import build_status, event_json
 from afd.store import SessionRecord
@@ -152,9 +152,9 @@ class RequestHandler:
             spec = self._agent_spec(agent)
             if ident.kind is IdentityKind.KNOWN and ident.agent != agent:
                 raise UserError(f"pane {info.pane_id} runs {ident.agent}, not {agent}", EXIT_USAGE)
-            source = "process" if ident.kind is IdentityKind.KNOWN else "user"
+            source = IdentitySource.PROCESS if ident.kind is IdentityKind.KNOWN else IdentitySource.USER
         elif ident.kind is IdentityKind.KNOWN:
-            agent, source = ident.agent, "process"
+            agent, source = ident.agent, IdentitySource.PROCESS
             spec = self._agent_spec(agent)
         else:
             raise UserError(
@@ -172,7 +172,7 @@ class RequestHandler:
             server_pid=inv.server_pid,
             agent=agent,
             # afd could not establish it; the agent name is the user's word.
-            identity=IdentityKind.KNOWN.value if source == "process" else IdentityKind.UNKNOWN.value,
+            identity=IdentityKind.KNOWN if source is IdentitySource.PROCESS else IdentityKind.UNKNOWN,
             identity_source=source,
             state=IDLE,
             created_at=now,
@@ -185,7 +185,7 @@ class RequestHandler:
             location=info.location,
         )
         self.store.upsert_session(rec)
-        vouched = " (identity on the user's word)" if source == "user" else ""
+        vouched = " (identity on the user's word)" if source is IdentitySource.USER else ""
         self.sup.event("session.adopted", f"adopted {agent} in pane {info.pane_id} ({info.location}){vouched}", rec.name)
         return {"name": rec.name, "pane": rec.pane_id, "agent": agent, "identity_source": source, "mission": rec.mission}
 

@@ -1,8 +1,8 @@
 """One poll of one tmux server: inventory, identity, capture, gates, limit map, events.
 
 The supervisor decides nothing itself that a pure module can decide: it
-gathers facts (tmux, psutil), hands them to the gates and the limit map, and
-writes what changed to the store. Data moves down DESIGN.md's data flow and
+gathers facts (tmux, psutil), hands them to the gates, the session rules
+(`afd/sessions.py`) and the limit map, and writes what changed to the store. Data moves down DESIGN.md's data flow and
 never back up.
 """
 
@@ -102,7 +102,7 @@ class Supervisor:
     # --- the poll -----------------------------------------------------------
 
     def poll(self) -> PollSummary:
-        self.creates.advance()
+        self._advance_actions()
         now = self.clock()
         self._expire_limits(now)
         inv = tmux.list_panes(self.server)
@@ -123,6 +123,10 @@ class Supervisor:
         captured = self._capture_and_judge(live, inv, now)
         limited = tuple(sorted(name for name, (rec, _, _) in live.items() if rec.state == LIMITED))
         return PollSummary(True, True, len(inv.panes), len(live), captured, limited)
+
+    def _advance_actions(self) -> None:
+        """Carry every action in flight one short step further (each action's runner owns its steps)."""
+        self.creates.advance()
 
     # --- server-level states ------------------------------------------------
 
