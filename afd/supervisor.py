@@ -237,8 +237,6 @@ class Supervisor:
                 since = rec.created_at if rec.name in self._awaiting else None
                 seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, since)
                 rec = self._apply(rec, sessions.transition(rec, seen, now))
-                if rec.state in (EXITED, GONE) or rec.name in self._awaiting:
-                    continue  # nothing of its agent to capture
             elif self._should_adopt(pane, ident):
                 rec = self._adopt(pane, ident, inv, records, now)
                 records[rec.name] = rec
@@ -284,8 +282,8 @@ class Supervisor:
         mono = time.monotonic()
         wanted = []
         for name, (rec, pane, _ident) in live.items():
-            if rec.state in (EXITED, GONE) or rec.agent not in self.plugins.agents:
-                continue
+            if rec.state in (EXITED, GONE) or rec.name in self._awaiting or rec.agent not in self.plugins.agents:
+                continue  # no agent of its own runs there (yet) to capture
             watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
             watch.keep = self.config.stability_polls
             if watch.needs_capture(pane.fingerprint, mono):
