@@ -95,7 +95,7 @@ class CreateRunner:
         store = self.sup.store
         with store.transaction():
             entry_id = store.journal_begin(plan.name, ACTION, plan.intent())
-            store.journal_advance(entry_id, STEP_WORKTREE)
+            store.journal_step(entry_id, STEP_WORKTREE)
         repo, branch, path, base = Path(plan.repo), plan.branch, Path(plan.worktree), plan.base
         self._spawn(entry_id, lambda: git.add_worktree(repo, branch, path, base), self._worktree_added)
         return entry_id
@@ -119,7 +119,7 @@ class CreateRunner:
         entry = self.sup.store.journal_entry(entry_id)
         if entry is None or entry.action != ACTION:
             return Answer(error=f"no create with id {entry_id}")
-        if entry.state is JournalState.PENDING and entry.step != STEP_AWAITING:
+        if entry.state is JournalState.PENDING and entry.intent.get("step") != STEP_AWAITING:
             return None
         if entry.state is JournalState.ROLLED_BACK:
             return Answer(error=entry.outcome or "the create was rolled back")
@@ -157,7 +157,7 @@ class CreateRunner:
             return
         tree: git.Worktree = job.result
         intent = {**entry.intent, "base_sha": tree.base_sha}
-        self.sup.store.journal_advance(job.entry_id, STEP_SESSION, intent)
+        self.sup.store.journal_step(job.entry_id, STEP_SESSION, base_sha=tree.base_sha)
         server = self.sup.server
         started = tmux.new_session(server, intent["tmux_session"], intent["worktree"], intent["argv"])
         if started.outcome is tmux.Outcome.UNKNOWN or (started.ok and not started.value):
@@ -214,7 +214,7 @@ class CreateRunner:
         )
         with self.sup.store.transaction():
             self.sup.store.upsert_session(rec)
-            self.sup.store.journal_advance(entry.id, STEP_AWAITING, intent)
+            self.sup.store.journal_step(entry.id, STEP_AWAITING, pane=intent["pane"])
 
     # --- recovery at start --------------------------------------------------
 

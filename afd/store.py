@@ -112,7 +112,6 @@ class JournalEntry:
     state: JournalState
     outcome: str | None = None
     finished_at: datetime | None = None
-    step: str | None = None  # the step a pending action has reached (None: not started)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,10 +217,6 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE sessions ADD COLUMN location TEXT;
     """,
-    # 2 → 3: the step a pending action has reached, written before that step's effect.
-    """
-    ALTER TABLE journal ADD COLUMN step TEXT;
-    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -312,7 +307,6 @@ def _journal_from_row(row: sqlite3.Row) -> JournalEntry:
         state=JournalState(row["state"]),
         outcome=row["outcome"],
         finished_at=_dt(row["finished_at"]),
-        step=row["step"],
     )
 
 
@@ -742,20 +736,15 @@ class Store:
             if cur.rowcount != 1:
                 raise StoreError(f"journal entry {entry_id} is not pending")
 
-    def journal_advance(self, entry_id: int, step: str, intent: dict | None = None) -> None:
-        """Record that a pending action is about to take `step` (and what it knows by then)."""
+    def journal_step(self, entry_id: int, step: str, *, at: datetime | None = None, **data) -> None:
+        """Record that a pending action is at `step` (with `data` merged into its intent), before the step's effect."""
         with self.transaction():
-            if intent is None:
-                cur = self._conn.execute(
-                    "UPDATE journal SET step = ? WHERE id = ? AND state = 'pending'", (step, entry_id)
-                )
-            else:
-                cur = self._conn.execute(
-                    "UPDATE journal SET step = ?, intent = ? WHERE id = ? AND state = 'pending'",
-                    (step, json.dumps(intent, sort_keys=True), entry_id),
-                )
-            if cur.rowcount != 1:
+            rows = self._conn.execute("SELECT intent FROM journal WHERE id = ? AND state = 'pending'", (entry_id,)).fetchall()
+            if not rows:
                 raise StoreError(f"journal entry {entry_id} is not pending")
+            intent = json.loads(rows[0]["intent"])
+            intent.update(data, step=step, step_at=_iso(at or _now()))
+            self._conn.execute("UPDATE journal SET intent = ? WHERE id = ?", (json.dumps(intent, sort_keys=True), entry_id))
 
     def pending_journal(self) -> list[JournalEntry]:
         rows = self._rows("SELECT * FROM journal WHERE state = 'pending' ORDER BY id")

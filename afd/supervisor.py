@@ -208,7 +208,7 @@ class Supervisor:
         return {
             e.session: (e.id, e.at)
             for e in self.store.pending_journal()
-            if e.action == create.ACTION and e.step == create.STEP_AWAITING
+            if e.action == create.ACTION and e.intent.get("step") == create.STEP_AWAITING
         }
 
     # --- binding panes to sessions ------------------------------------------

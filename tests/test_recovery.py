@@ -20,8 +20,8 @@ T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 INTENT = {"repo": "/r", "branch": "afd/x", "worktree": "/w/x", "tmux_session": "afd-x"}
 
 
-def entry(action: str = "create", intent: dict | None = None, step: str | None = None) -> JournalEntry:
-    return JournalEntry(1, T0, "x", action, intent or INTENT, JournalState.PENDING, step=step)
+def entry(action: str = "create", intent: dict | None = None) -> JournalEntry:
+    return JournalEntry(1, T0, "x", action, intent or INTENT, JournalState.PENDING)
 
 
 def facts(**changes) -> CreateFacts:
@@ -81,7 +81,7 @@ def pending_create(sup: Supervisor, repo, *, step: str, **intent) -> int:
     base = {"repo": str(repo), "branch": "afd/fix", "worktree": str(repo.parent / "wt-fix"), "agent": "claude",
             "argv": ["claude", "fix it"], "tmux_session": "afd-fix", "mission": "fix it", "server_socket": "/s"}
     entry_id = sup.store.journal_begin("fix", create.ACTION, {**base, **intent})
-    sup.store.journal_advance(entry_id, step)
+    sup.store.journal_step(entry_id, step)
     return entry_id
 
 
