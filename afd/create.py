@@ -221,7 +221,7 @@ class CreateRunner:
     def recover(self, entry: JournalEntry) -> recovery.Step:
         """Look at what the interrupted create left, and settle it or clean up; returns what was decided."""
         facts = self._facts(entry)
-        step = recovery.decide(entry, facts)
+        step = recovery.decide_at_start(entry, facts)
         intent = entry.intent
         if step.write_record and facts.pane is not None:
             self._record(entry, {**intent, "pane": facts.pane})
@@ -235,9 +235,9 @@ class CreateRunner:
                 intent["branch"] if step.delete_branch else None,
             )
             outcome = f"{outcome} ({removed})"
-        if step.next is recovery.Next.SETTLE:
+        if step.next is recovery.Resolution.SETTLE:
             self.sup.store.journal_finish(entry.id, JournalState.DONE, outcome)
-        elif step.next is recovery.Next.ROLL_BACK:
+        elif step.next is recovery.Resolution.ROLL_BACK:
             self.sup.store.journal_finish(entry.id, JournalState.ROLLED_BACK, outcome)
         return recovery.Step(step.next, outcome)
 

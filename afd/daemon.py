@@ -24,7 +24,7 @@ from afd.config import Config, ConfigError, default_config_path
 from afd.loader import PluginSet, load_config_and_plugins
 from afd.model import Event
 from afd.status import event_json
-from afd.store import StateLock, Store, StoreError
+from afd.store import JournalState, StateLock, Store, StoreError
 from afd.store import default_path as default_db_path
 from afd.supervisor import PollSummary, Supervisor
 
@@ -123,8 +123,16 @@ class Daemon:
         self.supervisor.event("daemon.started", f"afd {__version__} started (pid {os.getpid()})")
 
     def _recover_journal(self) -> None:
-        """Intent committed before a crash, with no outcome: look at what exists, then settle or clean up."""
-        self.supervisor.recover()
+        """Intent committed before a crash, with no outcome: inspected where afd knows how, else rolled back; said."""
+        for entry in self.store.pending_journal():
+            if self.supervisor.recover_entry(entry):
+                continue
+            outcome = (
+                f"afd stopped before finishing {entry.action}; nothing more was done. "
+                "Check the session's pane and worktree before retrying."
+            )
+            self.store.journal_finish(entry.id, JournalState.ROLLED_BACK, outcome)
+            self.supervisor.event("journal.rolled-back", f"{entry.action} of {entry.session}: {outcome}", entry.session)
 
     def start_control(self) -> None:
         from afd.requests import RequestHandler

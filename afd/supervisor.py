@@ -102,7 +102,7 @@ class Supervisor:
     # --- the poll -----------------------------------------------------------
 
     def poll(self) -> PollSummary:
-        self._advance_actions()
+        self._advance_creates()
         now = self.clock()
         self._expire_limits(now)
         inv = tmux.list_panes(self.server)
@@ -124,8 +124,8 @@ class Supervisor:
         limited = tuple(sorted(name for name, (rec, _, _) in live.items() if rec.state == LIMITED))
         return PollSummary(True, True, len(inv.panes), len(live), captured, limited)
 
-    def _advance_actions(self) -> None:
-        """Carry every action in flight one short step further (each action's runner owns its steps)."""
+    def _advance_creates(self) -> None:
+        """Carry every `sessions create` in flight one short step further (its worker does the slow part)."""
         self.creates.advance()
 
     # --- server-level states ------------------------------------------------
@@ -187,17 +187,18 @@ class Supervisor:
             )
         self._store_fact(old, new, sighting.session)
 
-    def recover(self) -> None:
-        """At start: settle or clean up every action a crash left pending, from what exists now."""
-        for entry in self.store.pending_journal():
-            if entry.action == create.ACTION:
-                step = self.creates.recover(entry)
-            else:
-                step = recovery.decide(entry, None)
-                self.store.journal_finish(entry.id, JournalState.ROLLED_BACK, step.outcome)
-            kind = {recovery.Next.SETTLE: "journal.settled", recovery.Next.ROLL_BACK: "journal.rolled-back",
-                    recovery.Next.AWAIT: "journal.resumed", recovery.Next.LEAVE: "journal.unchecked"}[step.next]
-            self.event(kind, f"{entry.action} of {entry.session}, interrupted by a stop of afd: {step.outcome}", entry.session)
+    def recover_entry(self, entry) -> bool:
+        """At start: settle or clean up one action a crash left pending, from what exists now.
+
+        False for an action `afd/recovery.py` does not inspect; the caller deals with it.
+        """
+        if not recovery.inspects_at_start(entry.action):
+            return False
+        step = self.creates.recover(entry)  # the only action inspected at start so far
+        kind = {recovery.Resolution.SETTLE: "journal.settled", recovery.Resolution.ROLL_BACK: "journal.rolled-back",
+                recovery.Resolution.AWAIT: "journal.resumed", recovery.Resolution.LEAVE: "journal.unchecked"}[step.next]
+        self.event(kind, f"{entry.action} of {entry.session}, interrupted by a stop of afd: {step.outcome}", entry.session)
+        return True
 
     def _awaiting_starts(self) -> dict[str, tuple[int, datetime]]:
         """Sessions whose agent afd started and has not seen run yet: name → (journal id, journaled at).
