@@ -77,6 +77,9 @@ class Supervisor:
     _server_state: str | None = None  # "running" | "down" | "unanswered", for events on change
     # Sessions afd created whose agent it has not seen yet, from the journal: name → (entry id, since).
     _awaiting: dict[str, tuple[int, datetime]] = field(default_factory=dict)
+    # Sessions whose pane an action of this run restarted: the next agent there is theirs, and a
+    # launcher in front of it is waited for, as for a created session.
+    _awaiting_agent: set[str] = field(default_factory=set)
     _socket_path: str | None = None  # as the server last reported it
     creates: create.CreateRunner = field(init=False)
 
@@ -169,6 +172,8 @@ class Supervisor:
             self._observe(sighting, self.clock())
         for note in t.notes:
             self.event(note.kind, note.message, name)
+        if t.settled is not None:
+            self._awaiting_agent.discard(name)
         if t.settled is not None and name in self._awaiting:
             entry_id, _ = self._awaiting.pop(name)
             entry = self.store.journal_entry(entry_id)
@@ -177,15 +182,20 @@ class Supervisor:
         return new
 
     def _observe(self, sighting: sessions.Sighting, now: datetime) -> None:
-        old = self._fact(sighting.agent)
         if isinstance(sighting, sessions.SeenWorking):
-            new = limits.observe_working(old, at=now, session=sighting.session)
+            self._observe_working(sighting.agent, sighting.session, now)
         else:
-            new = limits.observe_limited(
-                old, reset_at=sighting.reset_at, at=now, session=sighting.session,
-                banner=sighting.banner, first_seen=sighting.first_seen,
-            )
-        self._store_fact(old, new, sighting.session)
+            self._observe_limited(sighting.agent, sighting.session, sighting.banner, sighting.reset_at, now,
+                                  sighting.first_seen)
+
+    def _observe_working(self, agent: str, session: str, now: datetime) -> None:
+        old = self._fact(agent)
+        self._store_fact(old, limits.observe_working(old, at=now, session=session), session)
+
+    def _observe_limited(self, agent, session, banner, reset_at, now, first_seen) -> None:
+        old = self._fact(agent)
+        new = limits.observe_limited(old, reset_at=reset_at, at=now, session=session, banner=banner, first_seen=first_seen)
+        self._store_fact(old, new, session)
 
     def recover_entry(self, entry) -> bool:
         """At start: settle or clean up one action a crash left pending, from what exists now.
@@ -236,6 +246,8 @@ class Supervisor:
                 )
                 # Counted from when the pane started, not from the (slow) worktree step before it.
                 since = rec.created_at if rec.name in self._awaiting else None
+                if since is None and rec.name in self._awaiting_agent:
+                    since = rec.updated_at
                 seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, since)
                 rec = self._apply(rec, sessions.transition(rec, seen, now))
             elif self._should_adopt(pane, ident):
@@ -283,7 +295,8 @@ class Supervisor:
         mono = time.monotonic()
         wanted = []
         for name, (rec, pane, _ident) in live.items():
-            if rec.state in (EXITED, GONE) or rec.name in self._awaiting or rec.agent not in self.plugins.agents:
+            awaiting = rec.name in self._awaiting or (rec.name in self._awaiting_agent and rec.agent_pid is None)
+            if rec.state in (EXITED, GONE) or awaiting or rec.agent not in self.plugins.agents:
                 continue  # no agent of its own runs there (yet) to capture
             watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
             watch.keep = self.config.stability_polls
