@@ -236,6 +236,9 @@ class Supervisor:
             procs = [] if pane.dead else identity.pane_processes(pane.pane_pid, tree)
             ident = identity.identify(procs, self.plugins.agents, overrides)
             rec = bound.pop(pane.pane_id, None)
+            if rec is not None and rec.server_pid is None:
+                # Created while tmux could not say which server pid it was: this is the first answer.
+                rec = self._save(rec, replace(rec, server_pid=inv.server_pid, updated_at=now))
             if rec is not None and rec.server_pid != inv.server_pid:
                 # Pane ids restart at %0 on a new server: same id, unrelated pane.
                 self._apply(rec, sessions.transition(rec, sessions.ServerReplaced(rec.server_pid, inv.server_pid), now))
