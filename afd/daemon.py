@@ -125,13 +125,13 @@ class Daemon:
         self.supervisor.event("daemon.started", f"afd {__version__} started (pid {os.getpid()})")
 
     def _recover_journal(self) -> None:
-        """Intent committed before a crash, with no outcome: carried on or rolled back, and said."""
+        """Intent committed before a crash, with no outcome: carried on, inspected or rolled back; said."""
         from afd.actions.recovered import recover
 
         for entry in self.store.pending_journal():
             if has_executor(entry.action):
                 continue  # its executor finishes it from its recorded step on the next poll
-            if recover(self.supervisor, entry):
+            if recover(self.supervisor, entry) or self.supervisor.recover_entry(entry):
                 continue
             outcome = (
                 f"afd stopped before finishing {entry.action}; nothing more was done. "
@@ -161,6 +161,7 @@ class Daemon:
         for s in (self._wake_r, self._wake_w):
             s.setblocking(False)
         signal.set_wakeup_fd(self._wake_w.fileno(), warn_on_full_buffer=False)
+        self.supervisor.creates.wake = self.wake  # a finished worker step is advanced at once
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, self._on_reload)
@@ -284,6 +285,7 @@ class Daemon:
                                 pass
                         except (BlockingIOError, OSError):
                             pass
+                        self.supervisor.creates.advance()
                     elif self.control is not None:
                         self.control.serve_pending(0)
         notify.stopping()

@@ -33,7 +33,8 @@ from pathlib import Path
 
 from afd import paths
 from afd.limits import LimitFact, LimitState
-from afd.model import Event
+from afd.identity import IdentityKind
+from afd.model import Event, IdentitySource, SessionState
 from afd.policy import ResumeHistory
 
 DB_NAME = "state.db"
@@ -281,10 +282,21 @@ def _session_to_row(record: SessionRecord) -> tuple:
     )
 
 
+# Stored as their plain string values; read back as the enums the code compares with `is`.
+_SESSION_ENUMS = {"state": SessionState, "identity": IdentityKind, "identity_source": IdentitySource}
+
+
+def _session_value(name: str, value):
+    if name in _SESSION_DATETIMES:
+        return _dt(value)
+    kind = _SESSION_ENUMS.get(name)
+    if kind is not None and value in kind._value2member_map_:
+        return kind(value)
+    return value
+
+
 def _session_from_row(row: sqlite3.Row) -> SessionRecord:
-    return SessionRecord(
-        **{name: _dt(row[name]) if name in _SESSION_DATETIMES else row[name] for name in _SESSION_COLUMNS}
-    )
+    return SessionRecord(**{name: _session_value(name, row[name]) for name in _SESSION_COLUMNS})
 
 
 def _limit_from_row(row: sqlite3.Row) -> LimitFact:
