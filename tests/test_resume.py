@@ -178,3 +178,63 @@ def test_a_crash_at_any_journal_step_still_sends_exactly_one_continuation(tmux_s
     assert len(continuations(fake)) == 1
     assert len(resume_entries(restarted)) == 1
     assert session(restarted, fake.pane).state in ("working", "idle")
+
+
+def plan_of(sup, fake) -> dict:
+    import json
+
+    return json.loads(session(sup, fake.pane).next_action or "null") or {}
+
+
+def test_banner_without_a_time_is_retried_after_the_retry_interval(tmux_server, supervisor):
+    scenario = {"limit_now": True, "limit_lasts_seconds": 1, "banner_params": {"form": "later"}}
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario=scenario)
+    fake.wait_ready()
+    clock = ShiftClock()
+    sup = supervisor(clock, limit_retry_interval=600.0)
+    rec = poll_until(sup, lambda: (r := session(sup, fake.pane)) and r.state == "limited" and r, message="limited")
+    assert rec.reset_at is None
+    plan = poll_until(sup, lambda: plan_of(sup, fake).get("why") == "retry" and plan_of(sup, fake), message="a retry plan")
+    assert plan["at"] == (rec.banner_first_seen_at + timedelta(seconds=600)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    wall_lifted(fake)
+    clock.jump_to(rec.banner_first_seen_at + timedelta(seconds=590))
+    for _ in range(5):
+        sup.poll()
+    assert continuations(fake) == []
+    clock.jump_to(rec.banner_first_seen_at + timedelta(seconds=601))
+    poll_until(sup, lambda: continuations(fake), message="the retry")
+    fake.wait_idle(works=1)
+    for _ in range(5):
+        sup.poll()
+    assert len(continuations(fake)) == 1
+
+
+def test_immediate_relimit_backs_off_across_a_restart_and_the_attempt_cap_stops_for_a_human(tmux_server, supervisor):
+    # The wall never lifts: every continuation meets it again at once.
+    scenario = {"limit_now": True, "banner_params": {"form": "later"}}
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario=scenario)
+    fake.wait_ready()
+    clock = ShiftClock()
+    sup = supervisor(clock, limit_retry_interval=1.0, resume_max_attempts=2)
+    poll_until(sup, lambda: len(continuations(fake)) == 1, message="the first continuation")
+    plan = poll_until(sup, lambda: (p := plan_of(sup, fake)).get("why") == "backoff" and p, message="a backoff")
+    assert plan["attempt"] == 2 and plan["of"] == 2
+    first_seen = sup.store.resume_history(session(sup, fake.pane).name).relimited_at
+    assert plan["at"] == (first_seen + timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for _ in range(5):
+        sup.poll()
+    assert len(continuations(fake)) == 1
+
+    restarted = supervisor(clock, limit_retry_interval=1.0, resume_max_attempts=2)
+    for _ in range(5):
+        restarted.poll()
+    assert plan_of(restarted, fake)["at"] == plan["at"] and len(continuations(fake)) == 1
+
+    clock.jump_to(first_seen + timedelta(seconds=31))
+    poll_until(restarted, lambda: len(continuations(fake)) == 2, message="the second continuation")
+    final = poll_until(restarted, lambda: (p := plan_of(restarted, fake)).get("action") == "needs-human" and p, message="the cap")
+    assert "2 resumes did not get past this limit" in final["why"]
+    clock.jump_to(clock() + timedelta(hours=3))
+    for _ in range(10):
+        restarted.poll()
+    assert len(continuations(fake)) == 2
