@@ -40,13 +40,13 @@ def supervisor(tmux_server, xdg_dirs):
     def make(clock, **settings):
         store = Store(xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db")
         stores.append(store)
-        config = Config(
-            poll_interval=0.05,
-            limit_auto_resume=True,
-            resume_grace=60.0,
-            agents={a: AgentOverride(resume_message=MESSAGE) for a in ("claude", "codex")},
+        config = Config(**{
+            "poll_interval": 0.05,
+            "limit_auto_resume": True,
+            "resume_grace": 60.0,
+            "agents": {a: AgentOverride(resume_message=MESSAGE) for a in ("claude", "codex")},
             **settings,
-        )
+        })
         return Supervisor(config, load_plugins(None, entry_points=False), store, ServerRef(socket_name=tmux_server.name), clock=clock)
 
     yield make
@@ -238,3 +238,30 @@ def test_immediate_relimit_backs_off_across_a_restart_and_the_attempt_cap_stops_
     for _ in range(10):
         restarted.poll()
     assert len(continuations(fake)) == 2
+
+
+@pytest.mark.parametrize("how", ["dead-pane", "shell-prompt"])
+def test_agent_that_exited_at_its_limit_is_started_again_with_its_resume_args(tmux_server, supervisor, how):
+    import os
+    import signal
+
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, scenario={"limit_now": True},
+                      remain_on_exit=how == "dead-pane", in_shell=how == "shell-prompt")
+    fake.wait_ready()
+    clock = ShiftClock()
+    sup = supervisor(clock, agents={"claude": AgentOverride(command=(str(fake.bin_dir / "claude"),), resume_message=MESSAGE)})
+    rec = poll_until(sup, lambda: (r := session(sup, fake.pane)) and r.state == "limited" and r, message="limited")
+    poll_until(sup, lambda: plan_of(sup, fake).get("action") == "resume", message="a plan")
+    os.kill(fake.pid, signal.SIGTERM)
+    poll_until(sup, lambda: session(sup, fake.pane).state == "exited", message="the agent exited")
+    clock.jump_to(rec.reset_at + timedelta(minutes=3))
+    poll_until(sup, lambda: continuations(fake), timeout=20, message="the continuation to the resumed agent")
+    starts = fake.events("start")
+    assert len(starts) == 2 and starts[1]["resume"] is True and starts[1]["argv"][-1] == "--continue"
+    assert continuations(fake)[0]["pid"] == starts[1]["pid"]
+    fake.wait_for_event("work")
+    for _ in range(5):
+        sup.poll()
+    assert len(continuations(fake)) == 1 and session(sup, fake.pane).name == rec.name
+    kinds = [e.event.kind for e in sup.store.recent_events(100)]
+    assert "resume.respawned" in kinds and "resume.confirmed" in kinds

@@ -215,7 +215,9 @@ class FakeAgent:
 
     def at_wall_on_start(self) -> bool:
         s = self.scenario
-        return s.limit_now or s.limit_after_prompts == 0 or (self.invocation.resume and not s.resume_succeeds)
+        if self.invocation.resume:
+            return not s.resume_succeeds  # a resumed run is at the wall only when told it still is
+        return s.limit_now or s.limit_after_prompts == 0
 
     def show_limit(self, reason: str) -> None:
         rows = banners.render(self.banner_id, self.scenario.banner_params)
