@@ -77,6 +77,10 @@ class Supervisor:
     _awaiting_agent: set[str] = field(default_factory=set)
     _socket_path: str | None = None  # as the server last reported it
 
+    def __post_init__(self) -> None:
+        # A resume that started the agent again before afd stopped: the new process is the session's own.
+        self._awaiting_agent |= runner.respawned_sessions(self.store)
+
     # --- events -----------------------------------------------------------
 
     def event(self, kind: str, message: str, session: str | None = None, **data) -> None:

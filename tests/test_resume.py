@@ -240,13 +240,15 @@ def test_immediate_relimit_backs_off_across_a_restart_and_the_attempt_cap_stops_
     assert len(continuations(fake)) == 2
 
 
-@pytest.mark.parametrize("how", ["dead-pane", "shell-prompt"])
-def test_agent_that_exited_at_its_limit_is_started_again_with_its_resume_args(tmux_server, supervisor, how):
+@pytest.mark.parametrize("how", ["dead-pane", "shell-prompt", "dead-pane-crash-after-respawn"])
+def test_agent_that_exited_at_its_limit_is_started_again_with_its_resume_args(tmux_server, supervisor, monkeypatch, how):
     import os
     import signal
 
+    from afd.actions import runner
+
     fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, scenario={"limit_now": True},
-                      remain_on_exit=how == "dead-pane", in_shell=how == "shell-prompt")
+                      remain_on_exit=how.startswith("dead-pane"), in_shell=how == "shell-prompt")
     fake.wait_ready()
     clock = ShiftClock()
     sup = supervisor(clock, agents={"claude": AgentOverride(command=(str(fake.bin_dir / "claude"),), resume_message=MESSAGE)})
@@ -255,6 +257,20 @@ def test_agent_that_exited_at_its_limit_is_started_again_with_its_resume_args(tm
     os.kill(fake.pid, signal.SIGTERM)
     poll_until(sup, lambda: session(sup, fake.pane).state == "exited", message="the agent exited")
     clock.jump_to(rec.reset_at + timedelta(minutes=3))
+    if how.endswith("crash-after-respawn"):
+        real_perform = runner._perform
+
+        def crashing_perform(sup_, pane_id, move):
+            result = real_perform(sup_, pane_id, move)
+            if move.step == "respawned":
+                raise Crash(move.step)
+            return result
+
+        monkeypatch.setattr(runner, "_perform", crashing_perform)
+        with pytest.raises(Crash):
+            poll_until(sup, lambda: False, timeout=15, message="the crash")
+        monkeypatch.undo()
+        sup = supervisor(clock, agents={"claude": AgentOverride(command=(str(fake.bin_dir / "claude"),), resume_message=MESSAGE)})
     poll_until(sup, lambda: continuations(fake), timeout=20, message="the continuation to the resumed agent")
     starts = fake.events("start")
     assert len(starts) == 2 and starts[1]["resume"] is True and starts[1]["argv"][-1] == "--continue"
@@ -264,4 +280,5 @@ def test_agent_that_exited_at_its_limit_is_started_again_with_its_resume_args(tm
         sup.poll()
     assert len(continuations(fake)) == 1 and session(sup, fake.pane).name == rec.name
     kinds = [e.event.kind for e in sup.store.recent_events(100)]
-    assert "resume.respawned" in kinds and "resume.confirmed" in kinds
+    assert "resume.confirmed" in kinds
+    assert ("resume.respawned" in kinds) is not how.endswith("crash-after-respawn")  # that run died before saying it

@@ -45,6 +45,11 @@ def pending_actions(store) -> dict[str, JournalEntry]:
     return found
 
 
+def respawned_sessions(store) -> set[str]:
+    """Sessions whose pending resume started their agent again: the next agent in their pane is theirs."""
+    return {name for name, entry in pending_actions(store).items() if entry.intent.get("step") == "respawned"}
+
+
 def advance(sup, live: dict, now: datetime) -> None:
     pending = pending_actions(sup.store)
     for name, entry in pending.items():
