@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from dataclasses import replace
 from datetime import datetime
 
 from afd import deliver, nextaction, policy, recovery, screen, tmux
@@ -262,6 +263,4 @@ def begin(sup, rec, *, attempt: int, why: str, episode: str | None, now: datetim
 def _save_plan(sup, rec, plan: dict | None, now: datetime) -> None:
     text = nextaction.dumps(plan)
     if rec.next_action != text:
-        from dataclasses import replace
-
         sup.store.upsert_session(replace(rec, next_action=text, updated_at=now))
