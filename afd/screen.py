@@ -18,6 +18,7 @@ from afd.resettime import parse_reset
 
 # A menu option: a highlight mark (or two spaces), a number, the text.
 _OPTION = re.compile(r"^\s*(?P<mark>[❯›>▶]?)\s*(?P<n>\d+)\.\s+(?P<text>\S.*?)\s*$")
+_DESCRIPTION_GAP = re.compile(r"\s{2,}")
 _RULE = re.compile(r"^\s*─{8,}\s*$")
 _BOXED_COMPOSER = re.compile(r"^│\s*>\s?(?P<text>.*?)\s*│$")
 _BUSY = re.compile(r"esc to interrupt|\bWorking…? \(\d+s", re.I)
@@ -79,7 +80,8 @@ def find_menu(rows: Sequence[str]) -> Menu | None:
     if not runs:
         return None
     run = runs[-1]
-    options = tuple(m["text"] for _, m in run)
+    # An option may carry a description after a wide gap (Codex: "Switch to …   Fast and affordable …").
+    options = tuple(_DESCRIPTION_GAP.split(m["text"], maxsplit=1)[0] for _, m in run)
     marked = [k for k, (_, m) in enumerate(run) if m["mark"]]
     first = run[0][0]
     title = " ".join(r.strip() for r in rows[max(0, first - 3) : first] if r.strip())

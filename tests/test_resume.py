@@ -40,13 +40,13 @@ def supervisor(tmux_server, xdg_dirs):
     def make(clock, **settings):
         store = Store(xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db")
         stores.append(store)
-        config = Config(
-            poll_interval=0.05,
-            limit_auto_resume=True,
-            resume_grace=60.0,
-            agents={a: AgentOverride(resume_message=MESSAGE) for a in ("claude", "codex")},
+        config = Config(**{
+            "poll_interval": 0.05,
+            "limit_auto_resume": True,
+            "resume_grace": 60.0,
+            "agents": {a: AgentOverride(resume_message=MESSAGE) for a in ("claude", "codex")},
             **settings,
-        )
+        })
         return Supervisor(config, load_plugins(None, entry_points=False), store, ServerRef(socket_name=tmux_server.name), clock=clock)
 
     yield make
@@ -178,3 +178,107 @@ def test_a_crash_at_any_journal_step_still_sends_exactly_one_continuation(tmux_s
     assert len(continuations(fake)) == 1
     assert len(resume_entries(restarted)) == 1
     assert session(restarted, fake.pane).state in ("working", "idle")
+
+
+def plan_of(sup, fake) -> dict:
+    import json
+
+    return json.loads(session(sup, fake.pane).next_action or "null") or {}
+
+
+def test_banner_without_a_time_is_retried_after_the_retry_interval(tmux_server, supervisor):
+    scenario = {"limit_now": True, "limit_lasts_seconds": 1, "banner_params": {"form": "later"}}
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario=scenario)
+    fake.wait_ready()
+    clock = ShiftClock()
+    sup = supervisor(clock, limit_retry_interval=600.0)
+    rec = poll_until(sup, lambda: (r := session(sup, fake.pane)) and r.state == "limited" and r, message="limited")
+    assert rec.reset_at is None
+    plan = poll_until(sup, lambda: plan_of(sup, fake).get("why") == "retry" and plan_of(sup, fake), message="a retry plan")
+    assert plan["at"] == (rec.banner_first_seen_at + timedelta(seconds=600)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    wall_lifted(fake)
+    clock.jump_to(rec.banner_first_seen_at + timedelta(seconds=590))
+    for _ in range(5):
+        sup.poll()
+    assert continuations(fake) == []
+    clock.jump_to(rec.banner_first_seen_at + timedelta(seconds=601))
+    poll_until(sup, lambda: continuations(fake), message="the retry")
+    fake.wait_idle(works=1)
+    for _ in range(5):
+        sup.poll()
+    assert len(continuations(fake)) == 1
+
+
+def test_immediate_relimit_backs_off_across_a_restart_and_the_attempt_cap_stops_for_a_human(tmux_server, supervisor):
+    # The wall never lifts: every continuation meets it again at once.
+    scenario = {"limit_now": True, "banner_params": {"form": "later"}}
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario=scenario)
+    fake.wait_ready()
+    clock = ShiftClock()
+    sup = supervisor(clock, limit_retry_interval=1.0, resume_max_attempts=2)
+    poll_until(sup, lambda: len(continuations(fake)) == 1, message="the first continuation")
+    plan = poll_until(sup, lambda: (p := plan_of(sup, fake)).get("why") == "backoff" and p, message="a backoff")
+    assert plan["attempt"] == 2 and plan["of"] == 2
+    first_seen = sup.store.resume_history(session(sup, fake.pane).name).relimited_at
+    assert plan["at"] == (first_seen + timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for _ in range(5):
+        sup.poll()
+    assert len(continuations(fake)) == 1
+
+    restarted = supervisor(clock, limit_retry_interval=1.0, resume_max_attempts=2)
+    for _ in range(5):
+        restarted.poll()
+    assert plan_of(restarted, fake)["at"] == plan["at"] and len(continuations(fake)) == 1
+
+    clock.jump_to(first_seen + timedelta(seconds=31))
+    poll_until(restarted, lambda: len(continuations(fake)) == 2, message="the second continuation")
+    final = poll_until(restarted, lambda: (p := plan_of(restarted, fake)).get("action") == "needs-human" and p, message="the cap")
+    assert "2 resumes did not get past this limit" in final["why"]
+    clock.jump_to(clock() + timedelta(hours=3))
+    for _ in range(10):
+        restarted.poll()
+    assert len(continuations(fake)) == 2
+
+
+@pytest.mark.parametrize("how", ["dead-pane", "shell-prompt", "dead-pane-crash-after-respawn"])
+def test_agent_that_exited_at_its_limit_is_started_again_with_its_resume_args(tmux_server, supervisor, monkeypatch, how):
+    import os
+    import signal
+
+    from afd.actions import runner
+
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, scenario={"limit_now": True},
+                      remain_on_exit=how.startswith("dead-pane"), in_shell=how == "shell-prompt")
+    fake.wait_ready()
+    clock = ShiftClock()
+    sup = supervisor(clock, agents={"claude": AgentOverride(command=(str(fake.bin_dir / "claude"),), resume_message=MESSAGE)})
+    rec = poll_until(sup, lambda: (r := session(sup, fake.pane)) and r.state == "limited" and r, message="limited")
+    poll_until(sup, lambda: plan_of(sup, fake).get("action") == "resume", message="a plan")
+    os.kill(fake.pid, signal.SIGTERM)
+    poll_until(sup, lambda: session(sup, fake.pane).state == "exited", message="the agent exited")
+    clock.jump_to(rec.reset_at + timedelta(minutes=3))
+    if how.endswith("crash-after-respawn"):
+        real_perform = runner._perform
+
+        def crashing_perform(sup_, pane_id, move):
+            result = real_perform(sup_, pane_id, move)
+            if move.step == "respawned":
+                raise Crash(move.step)
+            return result
+
+        monkeypatch.setattr(runner, "_perform", crashing_perform)
+        with pytest.raises(Crash):
+            poll_until(sup, lambda: False, timeout=15, message="the crash")
+        monkeypatch.undo()
+        sup = supervisor(clock, agents={"claude": AgentOverride(command=(str(fake.bin_dir / "claude"),), resume_message=MESSAGE)})
+    poll_until(sup, lambda: continuations(fake), timeout=20, message="the continuation to the resumed agent")
+    starts = fake.events("start")
+    assert len(starts) == 2 and starts[1]["resume"] is True and starts[1]["argv"][-1] == "--continue"
+    assert continuations(fake)[0]["pid"] == starts[1]["pid"]
+    fake.wait_for_event("work")
+    for _ in range(5):
+        sup.poll()
+    assert len(continuations(fake)) == 1 and session(sup, fake.pane).name == rec.name
+    kinds = [e.event.kind for e in sup.store.recent_events(100)]
+    assert "resume.confirmed" in kinds
+    assert ("resume.respawned" in kinds) is not how.endswith("crash-after-respawn")  # that run died before saying it

@@ -79,7 +79,7 @@ def test_spend_cap_is_parked_for_a_human_and_nothing_is_typed(tmux_server, super
         "@hookimpl\n"
         "def afd_detect(agent, lines, clock, pattern):\n"
         "    for i in range(len(lines) - 1, -1, -1):\n"
-        "        if agent == 'codex' and 'You hit your spend cap' in lines[i]:\n"
+        "        if agent == 'codex' and ('spend cap' in lines[i] or 'out of credits' in lines[i]):\n"
         "            return Detection(agent, i, i, None, 'codex.spend-cap', lines[i].strip())\n"
         "    return None\n"
     )
@@ -141,4 +141,40 @@ def test_a_client_typing_in_the_pane_holds_the_resume(tmux_server, supervisor):
     poll_until(sup, lambda: (typing(), "you are typing" in (plan(sup, fake).get("why") or ""))[1], message="the typing hold")
     assert continuations(fake) == []
     poll_until(sup, lambda: continuations(fake), message="the continuation once the typing stopped")
+    assert len(continuations(fake)) == 1
+
+
+@pytest.mark.parametrize("resumes_itself", [True, False], ids=["it-resumes-itself", "it-does-not"])
+def test_claude_native_auto_continue_is_left_alone_and_nudged_only_when_it_did_not_fire(tmux_server, supervisor, resumes_itself):
+    scenario = {"banner": "claude.native-armed", "native_resume_after_seconds": 1.5 if resumes_itself else None}
+    fake, sup, clock, rec = limited_fake(tmux_server, supervisor, scenario)
+    first = poll_until(sup, lambda: (p := plan(sup, fake)).get("action") == "auto-continue" and p, message="waiting for Claude")
+    assert first["at"] == (rec.reset_at + timedelta(seconds=90 + 60)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    wall_lifted(fake, 1.6)
+    clock.jump_to(rec.reset_at + timedelta(seconds=100))  # Claude's own continue is due, afd's check is not
+    for _ in range(10):
+        sup.poll()
+    assert continuations(fake) == []
+    clock.jump_to(rec.reset_at + timedelta(seconds=151))
+    if resumes_itself:
+        fake.wait_for_event("work")
+        for _ in range(15):
+            sup.poll()
+        assert continuations(fake) == [] and resume_entries(sup) == []
+        assert [e["via"] for e in fake.events("input")] == ["auto-continue"]
+    else:
+        poll_until(sup, lambda: continuations(fake), message="the nudge")
+        fake.wait_for_event("work")
+        for _ in range(5):
+            sup.poll()
+        assert len(continuations(fake)) == 1 and len(fake.events("input")) == 1
+
+
+def test_cancelled_native_auto_continue_gets_afds_own_wait(tmux_server, supervisor):
+    fake, sup, clock, rec = limited_fake(tmux_server, supervisor, {"banner": "claude.native-cancelled"})
+    assert poll_until(sup, lambda: plan(sup, fake).get("action"), message="a plan") == "resume"
+    wall_lifted(fake)
+    clock.jump_to(rec.reset_at + timedelta(seconds=61))
+    poll_until(sup, lambda: continuations(fake), message="afd's resume")
+    fake.wait_for_event("work")
     assert len(continuations(fake)) == 1

@@ -109,6 +109,23 @@ def test_resume_moves(entry, pane, expected):
     assert decide(entry, pane, NOW, SETTINGS) == expected
 
 
+def test_menu_options_are_read_without_their_descriptions():
+    shown = [
+        "  Approaching rate limits",
+        "  Switch to gpt-6-luna for lower credit usage?",
+        "",
+        "› 1. Switch to gpt-6-luna                   Fast and affordable model for easier tasks.",
+        "  2. Keep current model",
+        "  3. Keep current model (never show again)  Hide future rate limit reminders about switching models",
+        "",
+        "  enter select · esc back",
+    ]
+    menu = screen.find_menu(shown)
+    assert menu.options == ("Switch to gpt-6-luna", "Keep current model", "Keep current model (never show again)")
+    assert menu.highlighted == 0 and screen.menu_kind(menu) == screen.MenuKind.SWITCH_MODEL
+    assert deliver.menu_key(menu, screen.KEEP_MODEL) == "Down"
+
+
 def test_delivery_never_presses_escape_or_types_text_as_keys():
     with pytest.raises(ValueError):
         deliver.press(None, "%1", "Escape")

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from afd import deliver, screen
-from afd.actions import Finish, Go, Key, Liveness, Move, NoEffect, PaneView, Paste, Respawn, Result, Wait
+from afd.actions import Finish, Go, Key, Liveness, Move, PaneView, Paste, Respawn, Result, Wait
 from afd.tmux import Presence
 
 STEPS = ("scheduled", "respawned", "menu_answered", "text_pasted", "submitted")
@@ -145,6 +145,3 @@ def _after_enter(intent: dict, view: PaneView, now: datetime, step_at: datetime,
     if now - sent_at > timeout:
         return Finish(Result.UNCONFIRMED, "sent, but the agent was not seen to go to work in time", sent_at=sent_at)
     return Wait("waiting for the agent to go to work")
-
-
-__all__ = ["STEPS", "decide", "NoEffect"]

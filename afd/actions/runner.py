@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from dataclasses import replace
 from datetime import datetime
 
 from afd import deliver, nextaction, policy, recovery, screen, tmux
@@ -44,6 +45,11 @@ def pending_actions(store) -> dict[str, JournalEntry]:
         if recovery.has_executor(entry.action):
             found.setdefault(entry.session, entry)
     return found
+
+
+def respawned_sessions(store) -> set[str]:
+    """Sessions whose pending resume started their agent again: the next agent in their pane is theirs."""
+    return {name for name, entry in pending_actions(store).items() if entry.intent.get("step") == "respawned"}
 
 
 def advance(sup, live: dict, now: datetime) -> None:
@@ -258,6 +264,4 @@ def begin(sup, rec, *, attempt: int, why: str, episode: str | None, now: datetim
 def _save_plan(sup, rec, plan: dict | None, now: datetime) -> None:
     text = nextaction.dumps(plan)
     if rec.next_action != text:
-        from dataclasses import replace
-
         sup.store.upsert_session(replace(rec, next_action=text, updated_at=now))

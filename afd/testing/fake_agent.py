@@ -194,7 +194,6 @@ class FakeAgent:
     menu_start: int | None = None
     menu_params: dict = field(default_factory=dict)
     menu_selected: int = 1
-    footer: tuple[str, ...] = ()
     native_resumed: bool = False
 
     # --- limit ----------------------------------------------------------
@@ -215,7 +214,9 @@ class FakeAgent:
 
     def at_wall_on_start(self) -> bool:
         s = self.scenario
-        return s.limit_now or s.limit_after_prompts == 0 or (self.invocation.resume and not s.resume_succeeds)
+        if self.invocation.resume:
+            return not s.resume_succeeds  # a resumed run is at the wall only when told it still is
+        return s.limit_now or s.limit_after_prompts == 0
 
     def show_limit(self, reason: str) -> None:
         rows = banners.render(self.banner_id, self.scenario.banner_params)
@@ -230,9 +231,6 @@ class FakeAgent:
         self.menu_params, self.menu_selected = params, int(params.get("selected", 1))
         self.transcript += rows
         self.menu_open = fam.replaces_composer
-        if self.banner_id == "claude.native-armed":
-            self.footer = (f"⚠ Usage limit reached · limit resets {params['reset']}",
-                           f"Continuing automatically at {params['reset']} · Esc to cancel")
         self.log.write("limit", banner=self.banner_id, rows=rows, reason=reason)
 
     # --- menus that list their options ---------------------------------
@@ -254,10 +252,10 @@ class FakeAgent:
 
     def native_tick(self, now: float) -> None:
         after = self.scenario.native_resume_after_seconds
-        if after is None or self.native_resumed or self.limited_since is None or not self.footer:
+        if after is None or self.native_resumed or self.limited_since is None or self.limits_shown == 0:
             return
         if now - self.limited_since >= after:
-            self.native_resumed, self.footer, self.limited_since = True, (), None
+            self.native_resumed, self.limited_since = True, None
             self.transcript += ["", "● Usage limit reset · Continuing automatically"]
             self.log.write("input", text="(auto-continuation)", via="auto-continue", queued=self.turn is not None)
             self.queue.append("continue")
@@ -268,7 +266,7 @@ class FakeAgent:
         return screens.turn_summary(self.agent, elapsed) if self.scenario.ui == "modern" else None
 
     def submit(self, text: str, via: str) -> None:
-        self.footer = ()  # typing cancels Claude's own auto-continue
+        self.native_resumed = True  # a prompt of the user's takes the place of Claude's own auto-continue
         self.log.write("input", text=text, via=via, queued=self.turn is not None)
         self.queue.append(text)
 
@@ -417,7 +415,6 @@ class FakeAgent:
             composer=self.composer,
             composer_hidden=self.menu_open,
             ui=self.scenario.ui,
-            footer=self.footer,
         )
         return screens.draw(screen)
 

@@ -30,7 +30,6 @@ class Screen:
     composer: str  # text typed and not yet submitted
     composer_hidden: bool = False  # a menu has taken its place
     ui: str = "modern"
-    footer: tuple[str, ...] = ()  # rows Claude prints under its input box (the auto-continue notice)
 
 
 def display_width(text: str) -> int:
@@ -110,14 +109,14 @@ def turn_summary(agent: str, elapsed: float) -> str | None:
     return f"✻ Worked for {int(elapsed)}s" if agent == "claude" else None
 
 
-def composer(agent: str, text: str, width: int, ui: str, footer: tuple[str, ...] = ()) -> list[str]:
+def composer(agent: str, text: str, width: int, ui: str) -> list[str]:
     shown = text.replace("\r", " ").replace("\n", " ")
     if agent == "claude":
         if ui == "boxed":
             inner = max(10, width - 4)
             return [*_boxed([f"> {shown}"], inner), "  ? for shortcuts"]
         rule = "─" * width
-        return [rule, f"❯ {shown}", rule, *footer, "  ⏵⏵ accept edits on (shift+tab to cycle)"]
+        return [rule, f"❯ {shown}", rule, "  ⏵⏵ accept edits on (shift+tab to cycle)"]
     if agent == "codex":
         left, right = "  ? for shortcuts", "82% context left"
         pad = max(2, min(width, 80) - 2 - len(left) - len(right))
@@ -131,7 +130,7 @@ def draw(screen: Screen) -> list[str]:
     if screen.status and not screen.composer_hidden:
         rows += ["", screen.status]
     if not screen.composer_hidden:
-        rows += ["", *composer(screen.agent, screen.composer, screen.width, screen.ui, screen.footer)]
+        rows += ["", *composer(screen.agent, screen.composer, screen.width, screen.ui)]
     # A row wider than the pane wraps onto more screen lines; keep what fits.
     used, kept = 0, []
     for row in reversed(rows):
