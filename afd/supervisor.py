@@ -95,10 +95,6 @@ class Supervisor:
         # A resume that started the agent again before afd stopped: the new process is the session's own.
         self._awaiting_agent |= runner.respawned_sessions(self.store)
 
-    def __post_init__(self) -> None:
-        # A resume that started the agent again before afd stopped: the new process is the session's own.
-        self._awaiting_agent |= runner.respawned_sessions(self.store)
-
     # --- events -----------------------------------------------------------
 
     def event(self, kind: str, message: str, session: str | None = None, **data) -> None:
