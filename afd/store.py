@@ -33,7 +33,8 @@ from pathlib import Path
 
 from afd import paths
 from afd.limits import LimitFact, LimitState
-from afd.model import Event
+from afd.identity import IdentityKind
+from afd.model import Event, IdentitySource, SessionState
 from afd.policy import ResumeHistory
 
 DB_NAME = "state.db"
@@ -228,7 +229,9 @@ MIGRATIONS: tuple[str, ...] = (
         relimited_at TEXT,
         unconfirmed INTEGER NOT NULL DEFAULT 0,
         retry_after TEXT,
-        needs_human TEXT
+        needs_human TEXT,
+        first_seen_at TEXT,
+        reset_at TEXT
     );
     """,
 )
@@ -270,10 +273,21 @@ def _session_to_row(record: SessionRecord) -> tuple:
     )
 
 
+# Stored as their plain string values; read back as the enums the code compares with `is`.
+_SESSION_ENUMS = {"state": SessionState, "identity": IdentityKind, "identity_source": IdentitySource}
+
+
+def _session_value(name: str, value):
+    if name in _SESSION_DATETIMES:
+        return _dt(value)
+    kind = _SESSION_ENUMS.get(name)
+    if kind is not None and value in kind._value2member_map_:
+        return kind(value)
+    return value
+
+
 def _session_from_row(row: sqlite3.Row) -> SessionRecord:
-    return SessionRecord(
-        **{name: _dt(row[name]) if name in _SESSION_DATETIMES else row[name] for name in _SESSION_COLUMNS}
-    )
+    return SessionRecord(**{name: _session_value(name, row[name]) for name in _SESSION_COLUMNS})
 
 
 def _limit_from_row(row: sqlite3.Row) -> LimitFact:
@@ -797,18 +811,21 @@ class Store:
             unconfirmed=bool(r["unconfirmed"]),
             retry_after=_dt(r["retry_after"]),
             needs_human=r["needs_human"],
+            first_seen_at=_dt(r["first_seen_at"]),
+            reset_at=_dt(r["reset_at"]),
         )
 
     def save_resume_history(self, session: str, history: ResumeHistory) -> None:
         with self.transaction():
             self._conn.execute(
                 "INSERT INTO resume_history (session, episode, attempts, last_sent_at, backoff_level, relimited_at,"
-                " unconfirmed, retry_after, needs_human)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
+                " unconfirmed, retry_after, needs_human, first_seen_at, reset_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
                 " attempts = excluded.attempts, last_sent_at = excluded.last_sent_at,"
                 " backoff_level = excluded.backoff_level, relimited_at = excluded.relimited_at,"
                 " unconfirmed = excluded.unconfirmed, retry_after = excluded.retry_after,"
-                " needs_human = excluded.needs_human",
+                " needs_human = excluded.needs_human, first_seen_at = excluded.first_seen_at,"
+                " reset_at = excluded.reset_at",
                 (
                     session,
                     history.episode,
@@ -819,6 +836,8 @@ class Store:
                     int(history.unconfirmed),
                     _iso(history.retry_after),
                     history.needs_human,
+                    _iso(history.first_seen_at),
+                    _iso(history.reset_at),
                 ),
             )
 
