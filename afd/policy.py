@@ -60,6 +60,9 @@ class ResumeHistory:
     """What afd did about a session's limits so far; persisted, so backoff survives a restart."""
 
     episode: str | None = None  # the banner the current episode stands at
+    # That banner's first sighting and reset, kept for when the pane no longer shows it (its agent exited).
+    first_seen_at: datetime | None = None
+    reset_at: datetime | None = None
     attempts: int = 0  # continuations sent in this episode
     last_sent_at: datetime | None = None
     backoff_level: int = 0  # immediate re-limits in a row
@@ -160,11 +163,13 @@ def observe(history: ResumeHistory, limit: Limit | None, *, now: datetime) -> Re
         return replace(
             history,
             episode=limit.episode,
+            first_seen_at=limit.first_seen_at,
+            reset_at=limit.reset_at,
             backoff_level=history.backoff_level + 1,
             relimited_at=limit.first_seen_at,
             unconfirmed=False,
         )
-    return ResumeHistory(episode=limit.episode)
+    return ResumeHistory(episode=limit.episode, first_seen_at=limit.first_seen_at, reset_at=limit.reset_at)
 
 
 def sent(history: ResumeHistory, *, at: datetime, confirmed: bool) -> ResumeHistory:

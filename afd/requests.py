@@ -271,6 +271,7 @@ class RequestHandler:
         attempt = history.attempts + 1
         entry = runner.begin(self.sup, rec, attempt=attempt, why="manual", episode=history.episode, now=self.sup.clock(), manual=True)
         return {"name": name, "pane": rec.pane_id, "journal": entry, "attempt": attempt}
+
     # --- handoff -------------------------------------------------------------
 
     def do_handoff(self, name: str, to: str, brief: str | None = None, force: bool = False, wait: bool = True) -> object:

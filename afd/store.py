@@ -232,7 +232,9 @@ MIGRATIONS: tuple[str, ...] = (
         relimited_at TEXT,
         unconfirmed INTEGER NOT NULL DEFAULT 0,
         retry_after TEXT,
-        needs_human TEXT
+        needs_human TEXT,
+        first_seen_at TEXT,
+        reset_at TEXT
     );
     """,
     # → +1, handoff: the ledger keeps the outgoing conversation, the base of the
@@ -840,18 +842,21 @@ class Store:
             unconfirmed=bool(r["unconfirmed"]),
             retry_after=_dt(r["retry_after"]),
             needs_human=r["needs_human"],
+            first_seen_at=_dt(r["first_seen_at"]),
+            reset_at=_dt(r["reset_at"]),
         )
 
     def save_resume_history(self, session: str, history: ResumeHistory) -> None:
         with self.transaction():
             self._conn.execute(
                 "INSERT INTO resume_history (session, episode, attempts, last_sent_at, backoff_level, relimited_at,"
-                " unconfirmed, retry_after, needs_human)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
+                " unconfirmed, retry_after, needs_human, first_seen_at, reset_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
                 " attempts = excluded.attempts, last_sent_at = excluded.last_sent_at,"
                 " backoff_level = excluded.backoff_level, relimited_at = excluded.relimited_at,"
                 " unconfirmed = excluded.unconfirmed, retry_after = excluded.retry_after,"
-                " needs_human = excluded.needs_human",
+                " needs_human = excluded.needs_human, first_seen_at = excluded.first_seen_at,"
+                " reset_at = excluded.reset_at",
                 (
                     session,
                     history.episode,
@@ -862,6 +867,8 @@ class Store:
                     int(history.unconfirmed),
                     _iso(history.retry_after),
                     history.needs_human,
+                    _iso(history.first_seen_at),
+                    _iso(history.reset_at),
                 ),
             )
 

@@ -63,14 +63,16 @@ def test_wait_policy(lim, history, kw, expected):
 
 
 OBSERVE = [
-    ("new banner starts an episode", ResumeHistory(), limit(episode="x"), ResumeHistory(episode="x")),
+    ("new banner starts an episode", ResumeHistory(), limit(episode="x"),
+     ResumeHistory(episode="x", first_seen_at=NOW - 10 * MIN, reset_at=NOW + 60 * MIN)),
     ("same banner changes nothing", ResumeHistory(episode="x", attempts=2), limit(episode="x"), ResumeHistory(episode="x", attempts=2)),
     ("new banner within a minute of a continuation backs off",
      ResumeHistory(episode="x", attempts=1, last_sent_at=NOW - 40 * timedelta(seconds=1)), limit(episode="y", seen=NOW - 10 * timedelta(seconds=1)),
-     ResumeHistory(episode="y", attempts=1, last_sent_at=NOW - 40 * timedelta(seconds=1), backoff_level=1, relimited_at=NOW - 10 * timedelta(seconds=1))),
+     ResumeHistory(episode="y", attempts=1, last_sent_at=NOW - 40 * timedelta(seconds=1), backoff_level=1,
+                   relimited_at=NOW - 10 * timedelta(seconds=1), first_seen_at=NOW - 10 * timedelta(seconds=1), reset_at=NOW + 60 * MIN)),
     ("new banner long after a continuation is a new episode",
      ResumeHistory(episode="x", attempts=3, backoff_level=2, last_sent_at=NOW - 30 * MIN), limit(episode="y", seen=NOW),
-     ResumeHistory(episode="y")),
+     ResumeHistory(episode="y", first_seen_at=NOW, reset_at=NOW + 60 * MIN)),
     ("no banner a while after a continuation: real work resets", ResumeHistory(episode="x", attempts=2, backoff_level=1, last_sent_at=NOW - 5 * MIN),
      None, ResumeHistory()),
     ("no banner right after a continuation: too early to tell", ResumeHistory(episode="x", attempts=1, last_sent_at=NOW - 5 * timedelta(seconds=1)),

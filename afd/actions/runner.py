@@ -179,10 +179,10 @@ def limit_of(sup, name: str, rec, now: datetime) -> policy.Limit | None:
     """The limit the session stands at this poll, from the gates' verdict and the pane's last capture."""
     if rec.state == EXITED:
         history = sup.store.resume_history(name)
-        if history.episode is None or rec.banner_first_seen_at is None:
+        if history.episode is None or history.first_seen_at is None:
             return None
         # The agent exited at its limit: the wall is still the one it stood at.
-        return policy.Limit(kind="exited", episode=history.episode, first_seen_at=rec.banner_first_seen_at, reset_at=rec.reset_at)
+        return policy.Limit(kind="exited", episode=history.episode, first_seen_at=history.first_seen_at, reset_at=history.reset_at)
     if rec.state not in (LIMITED, ALL_LIMITED) or rec.banner_first_seen_at is None:
         return None
     watch = sup.watches.get(name)
