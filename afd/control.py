@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from afd.cli import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE, UserError
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE, UserError
 
 log = logging.getLogger(__name__)
 

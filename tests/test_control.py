@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from afd import control
-from afd.cli import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE
 from afd.control import ControlError, ControlServer, DaemonTimeout, DaemonUnavailable, Stream
 
 

@@ -6,7 +6,7 @@ import argparse
 from datetime import datetime, timezone
 from pathlib import Path
 
-from afd.cli import EXIT_USAGE, UserError
+from afd.errors import EXIT_USAGE, UserError
 from afd.commands.common import compiled_pattern, iso_utc, load_effective, print_json
 from afd.gates import judge
 from afd.model import Clock

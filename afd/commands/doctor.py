@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from afd.cli import EXIT_FAIL, EXIT_OK, UserError
+from afd.errors import EXIT_FAIL, EXIT_OK, UserError
 from afd.commands.common import add_server_options
 
 OK, WARN, FAIL = "ok", "warn", "fail"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from afd.cli import EXIT_DAEMON_DOWN, EXIT_OK, UserError
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_OK, UserError
 from afd.commands.common import count
 
 
