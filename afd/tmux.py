@@ -245,6 +245,20 @@ def _check_pane_id(pane_id: str) -> None:
         raise ValueError(f"not a tmux pane id: {pane_id!r} (expected %N)")
 
 
+def version(timeout: float = 3.0) -> tuple[str | None, str | None]:
+    """`tmux -V` (e.g. "tmux 3.3a"), or None and why not: a hung or missing binary is an answer too."""
+    try:
+        proc = subprocess.run(["tmux", "-V"], stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return None, f"tmux -V did not answer within {timeout:g}s"
+    except OSError as exc:
+        return None, f"could not run tmux: {exc.strerror or exc}"
+    text = proc.stdout.decode("utf-8", errors="replace").strip()
+    if proc.returncode != 0 or not text:
+        return None, proc.stderr.decode("utf-8", errors="replace").strip() or f"tmux -V exited with status {proc.returncode}"
+    return text, None
+
+
 # --- inventory -----------------------------------------------------------
 
 _PANE_FIELDS = (
