@@ -516,3 +516,16 @@ def test_bad_input_to_create_and_adopt_changes_nothing(run_daemon, tmux_server, 
     missing = afd("sessions", "adopt", "%999")
     assert missing.returncode == 2 and "not found" in missing.stderr
     assert status()["sessions"] == []
+
+
+def test_a_created_sessions_prompt_ending_in_a_semicolon_arrives_whole(run_daemon, tmux_server, git_repo, xdg_dirs):
+    fake_claude = tmux_server.scratch / "bin" / "claude"
+    start_fake(tmux_server, "codex", cwd=tmux_server.scratch).wait_ready()  # installs the fake bin
+    write_config(xdg_dirs, f'[agents.claude]\ncommand = ["{fake_claude}"]\n')
+    log = tmux_server.scratch / "semi.jsonl"
+    tmux_server.run("set-environment", "-g", "AFD_FAKE_LOG", str(log))
+    run_daemon()
+    done = afd("sessions", "create", "semi", "--agent", "claude", "--repo", str(git_repo), "--prompt", "fix it;")
+    assert done.returncode == 0, done.stderr
+    start = wait_for(lambda: next((e for e in read_log(log) if e["event"] == "start"), None), timeout=20, message="the agent's start")
+    assert start["argv"][-1] == "fix it;"
