@@ -316,10 +316,15 @@ def test_events_follow_streams_new_events(run_daemon, tmux_server):
     follower = subprocess.Popen([sys.executable, "-m", "afd", "events", "--follow", "--json", "-n", "0"],
                                 stdout=subprocess.PIPE, text=True)
     try:
-        fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="write the docs")
-        fake.wait_ready()
-        ready, _, _ = select.select([follower.stdout], [], [], 20)
-        assert ready, "no event streamed within 20 s"
+        # The follower may connect after a first pane's adoption (a loaded machine starts
+        # it slowly): another pane, another event, until one streams.
+        ready = []
+        for i in range(8):
+            start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt=f"write the docs {i}").wait_ready()
+            ready, _, _ = select.select([follower.stdout], [], [], 5)
+            if ready:
+                break
+        assert ready, "no event streamed"
         line = follower.stdout.readline()
         event = json.loads(line)
         assert event["kind"] in {"session.adopted", "tmux.up"}
@@ -458,14 +463,36 @@ def test_status_of_a_busy_daemon_is_running_not_down(xdg_dirs):
     assert json.loads(done.stdout)["daemon"]["running"] is True
 
 
-def test_sixty_concurrent_status_calls_all_succeed(run_daemon):
-    run_daemon()
-    procs = [
-        subprocess.Popen([sys.executable, "-m", "afd", "status", "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        for _ in range(60)
-    ]
-    codes = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
-    assert [c for c, _ in codes] == [0] * 60, [e for c, e in codes if c][:3]
+def test_sixty_concurrent_status_calls_all_succeed(run_daemon, tmux_server):
+    import contextlib
+    import io
+    import threading
+
+    from afd.cli import main
+
+    d = run_daemon()
+    # The daemon is made busy (stopped) while the 60 connect, so they queue in its backlog.
+    # `afd status` itself, run in threads: sixty interpreters would cost more than they prove.
+    codes: list[int] = []
+    barrier = threading.Barrier(61)
+
+    def one() -> None:
+        barrier.wait()
+        codes.append(main(["status", "--json"]))
+
+    threads = [threading.Thread(target=one) for _ in range(60)]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        for t in threads:
+            t.start()
+        d.proc.send_signal(signal.SIGSTOP)
+        try:
+            barrier.wait()
+            threading.Event().wait(0.3)
+        finally:
+            d.proc.send_signal(signal.SIGCONT)
+        for t in threads:
+            t.join(timeout=120)
+    assert codes == [0] * 60
 
 
 def test_a_persistent_poll_error_is_logged_once_then_counted(xdg_dirs, caplog):
