@@ -15,7 +15,7 @@ from test_daemon import afd, run_daemon, status, write_config  # noqa: F401
 pytestmark = pytest.mark.tmux
 
 MESSAGE = "Limit over: carry on with the task."
-CONFIG = f'poll_interval = "100ms"\nlimit_auto_resume = false\n[agents.claude]\nresume_message = "{MESSAGE}"\n'
+CONFIG = f'poll_interval = "200ms"\nlimit_auto_resume = false\n[agents.claude]\nresume_message = "{MESSAGE}"\n'
 
 
 def continuations(fake) -> list[dict]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from afd.cli import EXIT_DAEMON_DOWN, EXIT_OK, UserError
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_OK, UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
