@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from afd.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UserError
+from afd.errors import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UserError
 
 RESUME_SESSION, HANDOFF_SESSION = "resume-demo", "handoff-demo"
 CONFIG = """\

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from afd.cli import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_OK, EXIT_USAGE, UserError
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_OK, EXIT_USAGE, UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
