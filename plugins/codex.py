@@ -59,7 +59,7 @@ _TRY_AT = re.compile(
     r"\btry again at\s+(?P<phrase>.+?)\s*(?:\((?P<zone>[^()]+)\))?\s*(?:[.!](?=\s|$)|$)",
     re.IGNORECASE,
 )
-_TRY_IN = re.compile(r"\btry again in\s+(?P<phrase>.+?)\s*(?:[.!](?=\s|$)|$)", re.IGNORECASE)
+_TRY_IN = re.compile(r"\btry again in(?::\s*|\s+)(?P<phrase>.+?)\s*(?:[.!](?=\s|$)|$)", re.IGNORECASE)
 
 _CHROME = (
     re.compile(r"^\s*[›▌](?:\s|$)"),  # the frameless composer, empty, placeholder or typed text
