@@ -322,6 +322,8 @@ _TOOL_CALL = re.compile(r"^[A-Za-z][\w.:-]*(?: [A-Z][\w.:-]*)?(?: \(MCP\))?\(|\(
 # Claude draws its markers at the message column (0) and the result column
 # (2); a marker indented deeper sits inside a result: a quoted screen.
 _OWN_MARKER_INDENT = 3
+# Where a result's text starts (`  ⎿  text`); its rows continue at or past it.
+_RESULT_COLUMN = 5
 # `❯ ! cat log.txt`: a shell command the user ran in bash mode; what follows is its output.
 _BASH_MODE = re.compile(r"^[>❯]\s*!\s*\S")
 
@@ -341,9 +343,15 @@ def _continuing(lines: list[str]) -> list[bool]:
     row, up to its closing rule, are what the user typed.
     """
     out, block, typing = [], None, False
+    in_result = False  # inside a tool's result, which may hold blank rows of its own
     for k, row in enumerate(lines):
         shape = _ROW.match(row)
         text, markers = shape["text"].rstrip(), shape["markers"]
+        if row.strip():
+            if in_result and len(shape["indent"]) >= _RESULT_COLUMN:
+                out.append(True)  # the result goes on past a blank row: its text, never Claude's own
+                continue
+            in_result = False
         if typing:
             typing = not _BARE_RULE.match(row)
             out.append(typing)
@@ -361,13 +369,15 @@ def _continuing(lines: list[str]) -> list[bool]:
             block = "bash"
             out.append(False)
         elif block == "bash" and (markers.startswith("⎿") or shape["indent"]):
+            in_result = True
             out.append(True)
         elif markers.startswith(("⏺", "●")):
             banner_like = _HEADS_ANY.match(text) or _HEAD_START.match(text)
             block = None if banner_like else ("call" if _TOOL_CALL.search(text) else "message")
             out.append(False)
         elif markers.startswith("⎿"):
-            out.append(block == "call")
+            out.append(block in ("call", "result"))
+            in_result = block in ("call", "result", "bash")
             block = "result" if block == "call" else None
         elif shape["indent"] and not markers and block is not None:
             out.append(True)
