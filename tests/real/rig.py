@@ -192,9 +192,7 @@ class Rig:
                 'name = "mock"\n'
                 f'base_url = "http://127.0.0.1:{CODEX_PORT}/v1"\n'
                 'env_key = "AFD_MOCK_KEY"\n'
-                'wire_api = "responses"\n'
-                "request_max_retries = 0\n"
-                "stream_max_retries = 0\n\n"
+                'wire_api = "responses"\n\n'
                 f'[projects."{cwd}"]\n'
                 'trust_level = "trusted"\n',
                 encoding="utf-8",
