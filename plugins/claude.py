@@ -287,7 +287,7 @@ _RATE_LIMIT_COMMAND = re.compile(r"^\s*(?:[>❯⎿]\s*)?/rate-limit-options\s*$"
 _MENU_OPTION = re.compile(r"^\s*(?:[❯>›]\s*)?\d+\.\s+\S")
 _MENU_FOOTER = re.compile(r"\b(?:Enter to (?:confirm|select|continue)|Esc to (?:cancel|exit|go back))\b", re.I)
 _MENU_QUESTION = re.compile(r"^\s*[^\s⎿⏺●>❯].*\?\s*$")
-_RULE = re.compile(r"^\s*[╭╰]?[─━═]{3,}")
+_RULE = re.compile(r"^\s*[╭╰]?[─━═▔▁]{3,}")
 _LIMIT_RESET = re.compile(r"Usage limit reset\b", re.I)
 _TYPED = re.compile(r"^\s*(?:│\s*)?[>❯]\s")
 _HEADS_ANY = re.compile("|".join(f"(?:{head.pattern})" for _, head in _HEADS), re.I)
@@ -318,7 +318,7 @@ _BARE_RULE = re.compile(r"^\s*[─━]{3,}\s*$")
 # tool's ``name (MCP)(…)``) or is a collapsed summary; Claude's other messages
 # (replies, ``Teammate @x failed: …``, ``Background command … completed``)
 # are not, and a ``⎿`` row under them is Claude's own.
-_TOOL_CALL = re.compile(r"^[A-Za-z][\w.:-]*(?: [A-Z][\w.:-]*)?(?: \(MCP\))?\(|\(ctrl\+\w to expand\)")
+_TOOL_CALL = re.compile(r"^[A-Za-z][\w.:-]*(?:(?: - | )[A-Za-z][\w.:-]*)?(?: \(MCP\))?\(|\(ctrl\+\w to expand\)")
 # Claude draws its markers at the message column (0) and the result column
 # (2); a marker indented deeper sits inside a result: a quoted screen.
 _OWN_MARKER_INDENT = 3
