@@ -96,17 +96,21 @@ _HEADS = (
         "claude.spend-cap",
         re.compile(
             r"(?:API\s+Error:\s*)?(?:"
-            r"You(?:'ve| have) (?:hit|reached) your (?:[\w'-]+ ){0,2}?spend(?:ing)? (?:limit|cap)"
-            r"|(?:Your )?(?:[\w'-]+ ){0,2}?spend(?:ing)? (?:limit|cap) (?:reached|has been reached|exceeded)"
-            r"|Your (?:[\w'-]+ ){0,2}?usage allocation (?:has been|is) disabled"
-            r"|Usage allocation (?:has been |is )?disabled"
-            r"|Your (?:[\w'-]+ ){0,2}?usage limit is set to \$0(?:\.00)?"
-            r"|You(?:'re| are) out of (?:usage )?(?:credits|funds)\s*[·•|,–—.]\s*add funds to continue"
+            r"You(?:'re| are) out of (?:usage )?(?:credits|funds)\s*[·•|,–—.]\s*add funds to continue"
+            r"|(?:(?:You|Your|This|The|Organization|Org|Workspace|Team|Group)\b[^.·•|]{0,80}?\s)?"
+            r"(?:(?:monthly )?spend(?:ing)? (?:limit|cap)(?: (?:has been |was )?(?:reached|exceeded|hit))?"
+            r"|usage allocation (?:has been |is |was )?disabled(?: by (?:your |the )?[\w' ]{0,40}?(?:admin|owner)\w*)?"
+            r"|usage limit is set to \$0(?:\.00)?"
+            r"|add funds to continue)"
+            r"(?: for (?:this|the) (?:month|billing period))?"
             r")(?=\W|$)",
             re.I,
         ),
     ),
-    ("claude.billing", re.compile(r"(?:API\s+Error:\s*)?(?:Your )?credit balance is too low\b", re.I)),
+    (
+        "claude.billing",
+        re.compile(r"(?:API\s+Error:\s*)?(?:Your )?credit balance is too low(?: to access the [\w ]{0,40}?API)?\b", re.I),
+    ),
     ("claude.legacy", re.compile(r"Claude (?:(?:AI|Pro|Max|Team) )?usage limit reached(?![|\w])\.?", re.I)),
     (
         "claude.auto-continue",
@@ -128,7 +132,7 @@ _NO_RESET_KINDS = ("claude.spend-cap", "claude.billing")
 # The first words of a head, so a banner wrapped inside its head is still tried.
 _HEAD_START = re.compile(
     r"^(?:You(?:'ve| have)? hit|You(?:'ve| have)? reached your|You(?:'re| are)? out|Claude(?: AI)? usage|"
-    r"Usage limit|Usage allocation|Your (?:[\w'-]+ )?(?:usage|spend|credit)|API Error: (?:You|Your|Credit)|"
+    r"Usage limit|Usage allocation|Your|Spend|Add funds|API Error: (?:You|Your|Credit)|"
     r"Credit balance|\d+-hour|Session|Opus|Sonnet|Weekly|Daily|Monthly)\b",
     re.I,
 )
@@ -325,7 +329,7 @@ _OWN_MARKER_INDENT = 3
 # Where a result's text starts (`  ⎿  text`); its rows continue at or past it.
 _RESULT_COLUMN = 5
 # `❯ ! cat log.txt`: a shell command the user ran in bash mode; what follows is its output.
-_BASH_MODE = re.compile(r"^[>❯]\s*!\s*\S")
+_BASH_MODE = re.compile(r"^(?:[>❯]\s*)?!\s*\S")
 
 
 def _continuing(lines: list[str]) -> list[bool]:
