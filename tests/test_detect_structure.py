@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import json
 import textwrap
+from datetime import datetime, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from afd.cli import main
+from afd.model import Clock
+from afd.text import capture_rows
+from harness import load_builtin_plugin
 
 NOW = "2026-12-01T22:18:32Z"  # a Tuesday
 RULE = "─" * 80
@@ -341,6 +347,14 @@ NEEDS_HUMAN = [
     pytest.param("claude", "  ⎿  Your group's usage limit is set to $0", "claude.spend-cap", id="claude-zero-limit"),
     pytest.param("claude", "  ⎿  You're out of usage credits · add funds to continue", "claude.spend-cap", id="claude-add-funds"),
     pytest.param("claude", "  ⎿  API Error: Credit balance is too low", "claude.billing", id="claude-credit-balance"),
+    pytest.param("claude", "  ⎿  Your organization has reached its monthly spend limit.", "claude.spend-cap", id="claude-org-spend"),
+    pytest.param(
+        "claude", "  ⎿  Usage allocation disabled by your admin · /status for details", "claude.spend-cap", id="claude-allocation-by-admin",
+    ),
+    pytest.param(
+        "claude", "  ⎿  Your organization's monthly spend limit\n     has been reached. Contact your admin.", "claude.spend-cap",
+        id="claude-spend-wrapped",
+    ),
 ]
 
 
@@ -476,3 +490,27 @@ def test_a_codex_banner_wrapped_by_the_cli_is_read_whole(afd_detect, width):
     rows = textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False)
     screen = "› add a test\n\n" + "\n".join(rows) + f"\n\n{STICKY[-50:]}\n{CODEX_FOOTER}"
     expect_limited(afd_detect("codex", screen), "2026-12-03T18:30:00Z")
+
+
+# --- properties ---------------------------------------------------------------------
+
+# Every glyph and shape the regions are read by, and no banner words.
+SHAPES = st.sampled_from(
+    [
+        "● ", "⏺ ", "  ⎿  ", "     ⎿  ", "❯ ", "> ", "› ", "❭ ", "■ ", "• ", "  └ ", "! ", "❯ ! ",
+        "─" * 30, "▔" * 20, "╭" + "─" * 20 + "╮", "│ > ", "╰" + "─" * 20 + "╯", "  1. ", "❯ 2. ", "› 3. ",
+        "Bash(cat x)", "Teammate @a failed: ", "  enter select · esc back", "  Enter to confirm · Esc to cancel",
+        "✻ Cooked for 1m 2s", "  ⏵⏵ auto mode on", "  ⚠ 5h limit: only 1% left", "resets 9:42pm (UTC)",
+        "try again at 2:51 PM.", "Opening your options…", "Continuing automatically at 9pm · Esc to cancel",
+        "automatic continue cancelled", "What do you want to do?", "\n", "\n\n", "     ", "(exit code 0)",
+    ]
+)
+AGENTS = {name: load_builtin_plugin(name) for name in ("claude", "codex", "devin")}
+CLOCK = Clock(now=datetime.fromisoformat(NOW.replace("Z", "+00:00")), local_zone=timezone.utc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(SHAPES, st.text(alphabet="abcdefghij ()·.:", max_size=10)), max_size=50), st.sampled_from(sorted(AGENTS)))
+def test_a_screen_without_banner_words_is_never_a_detection(parts, agent):
+    rows = capture_rows("".join(parts))
+    assert AGENTS[agent].afd_detect(agent=agent, lines=rows, clock=CLOCK, pattern=None) is None
