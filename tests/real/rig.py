@@ -54,10 +54,20 @@ class AgentPane:
         return self.wait_for_screen(lambda s: needle in s, timeout=timeout, message=repr(needle))
 
     def type(self, text: str) -> None:
-        """Type ``text`` and Enter, the way a user would (never while a modal is up)."""
+        """Type ``text`` and Enter, the way a user would (never while a modal is up: it takes keys as choices)."""
         self.rig.tmux.send_keys(self.pane, text, literal=True)
-        time.sleep(0.3)  # the CLIs treat a burst ending in Enter as a paste; let the text land first
+        # Keys sent before the composer is back (after /new, /clear) are lost;
+        # and Enter in the same burst as the text reads as a pasted newline.
+        self.wait_for_text(text, timeout=15)
         self.rig.tmux.send_keys(self.pane, "Enter")
+
+    def captures(self, count: int = 2, gap: float = 0.7) -> list[str]:
+        """``count`` captures ``gap`` s apart, oldest first: what afd's polls would see."""
+        shots = [self.capture()]
+        for _ in range(count - 1):
+            time.sleep(gap)
+            shots.append(self.capture())
+        return shots
 
     def key(self, *keys: str) -> None:
         self.rig.tmux.send_keys(self.pane, *keys)
@@ -128,7 +138,8 @@ class Rig:
         self.homes.append(home)
         return home
 
-    def start_claude(self, cwd: Path, *, subscriber: bool = True, width: int = 120, height: int = 40) -> AgentPane:
+    def start_claude(self, cwd: Path, *, subscriber: bool = True, env: dict | None = None,
+                     width: int = 120, height: int = 40) -> AgentPane:
         """Claude Code signed in to a Max plan (``subscriber``) or with an API key, past its first-start dialogs."""
         home = self._home("claude")
         config = home / ".claude"
@@ -162,7 +173,7 @@ class Rig:
             (config / ".credentials.json").write_text(json.dumps(credentials), encoding="utf-8")
         (config / ".claude.json").write_text(json.dumps(seed), encoding="utf-8")
         (home / ".claude.json").write_text(json.dumps(seed), encoding="utf-8")
-        env = {
+        pane_env = {
             **self._base_env(home),
             "CLAUDE_CONFIG_DIR": str(config),
             "ANTHROPIC_BASE_URL": "https://api.anthropic.com",
@@ -173,8 +184,8 @@ class Rig:
             "DISABLE_ERROR_REPORTING": "1",
         }
         if not subscriber:
-            env["ANTHROPIC_API_KEY"] = API_KEY
-        pane = self.tmux.new_pane(str(self.claude_bin), cwd=cwd, env=env, width=width, height=height)
+            pane_env["ANTHROPIC_API_KEY"] = API_KEY
+        pane = self.tmux.new_pane(str(self.claude_bin), cwd=cwd, env={**pane_env, **(env or {})}, width=width, height=height)
         return AgentPane(self, pane, "claude", home, cwd)
 
     def start_codex(self, cwd: Path, *, args: tuple[str, ...] = (), home: Path | None = None,
