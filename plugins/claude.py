@@ -316,6 +316,8 @@ def _quoted(lines: list[str]) -> list[bool]:
 
 _COMPOSER_ROW = re.compile(r"^\s*❯(?!\s*\d+\.\s)(?:\s|$)")
 _BARE_RULE = re.compile(r"^\s*[─━]{3,}\s*$")
+# The composer's rules may carry a label (a mode, a session name) inside the line.
+_COMPOSER_RULE = re.compile(r"^\s*[─━]{3,}(?:[^─━]{1,60}[─━]{2,})?\s*$")
 
 
 # A tool call reads ``Name(args)`` (``Bash(…)``, ``Web Search(…)``, an MCP
@@ -556,9 +558,9 @@ def _composer_top(lines: list[str]) -> int | None:
     for k in range(len(lines) - 1, 0, -1):
         if _BOX_INPUT.match(lines[k]) and _BOX_TOP.match(lines[k - 1]):
             return k - 1
-        if _COMPOSER_ROW.match(lines[k]) and not lines[k][:1].isspace() and _BARE_RULE.match(lines[k - 1]):
+        if _COMPOSER_ROW.match(lines[k]) and not lines[k][:1].isspace() and _COMPOSER_RULE.match(lines[k - 1]):
             below = lines[k + 1 :]
-            if any(_BARE_RULE.match(r) for r in below) and not any(_MENU_OPTION.match(_unbox(r)) for r in below):
+            if any(_COMPOSER_RULE.match(r) for r in below) and not any(_MENU_OPTION.match(_unbox(r)) for r in below):
                 return k - 1
     return None
 

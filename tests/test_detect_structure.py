@@ -187,6 +187,12 @@ def test_a_statusline_below_the_composer_is_never_a_banner(afd_detect, status):
     assert not result["hit"], result["reason"]
 
 
+def test_a_composer_rule_with_a_label_still_bounds_the_chrome(afd_detect):
+    screen = claude_screen(ARMED, ARMED_FOOTER + "\n  ctx 38% · 5h 100% used")
+    screen = screen.replace(RULE + "\n❯", "─" * 50 + " plan mode " + "─" * 19 + "\n❯", 1)
+    expect_limited(afd_detect("claude", screen), RESET)
+
+
 def test_the_armed_footer_alone_is_not_a_banner(afd_detect):
     result = afd_detect("claude", claude_screen("● Done.", ARMED_FOOTER))
     assert not result["hit"], result["reason"]
