@@ -508,10 +508,23 @@ def _block_end(lines: list[str], end: int, fenced: list[bool], clock: Clock, zon
             hint_open = False  # part of the block only if a menu row follows
         elif _opens_a_wrapped_question(lines, j):
             hint_open = False  # the first rows of a question a narrow pane wrapped
+        elif last > end and _menu_row_follows(lines, j):
+            last = j  # an option wrapped without its indent, inside the menu's box
         else:
             break
         option_at = None
     return last, auto
+
+
+def _menu_row_follows(lines: list[str], j: int) -> bool:
+    """Whether a menu option or footer follows row ``j`` within a few rows, with no message between."""
+    for k in range(j + 1, min(len(lines), j + 4)):
+        boxed = _unbox(lines[k])
+        if _MENU_OPTION.match(boxed) or _MENU_FOOTER.search(boxed):
+            return True
+        if _ROW.match(boxed)["markers"] or _SUBMITTED.match(boxed):
+            return False
+    return False
 
 
 def _opens_a_wrapped_question(lines: list[str], j: int) -> bool:

@@ -125,6 +125,30 @@ def test_rate_limit_menu_and_the_rows_before_it_are_one_block(afd_detect, menu, 
     expect_limited(afd_detect("claude", head + "\n\n" + body), "2026-12-04T18:48:00Z", "claude.hit-limit")
 
 
+MENU_OPTIONS = ["❯ 1. Stop and wait for limit to reset", "  2. Wait here, then continue automatically at Dec 4, 6:48pm", "  3. Switch to usage credits"]
+
+
+def _narrow_menu(width: int, boxed: bool) -> list[str]:
+    if boxed:
+        inner = width - 4
+        rows = ["╭" + "─" * (width - 2) + "╮"]
+        for line in ["What do you want to do?", "", *MENU_OPTIONS, "", "Enter to confirm · Esc to cancel"]:
+            rows += ["│ " + part.ljust(inner) + " │" for part in (textwrap.wrap(line, inner) or [""])]
+        return [*rows, "╰" + "─" * (width - 2) + "╯"]
+    rows = ["▔" * width, "  What do you want to do?", ""]
+    for line in MENU_OPTIONS:
+        rows += textwrap.wrap(line, width - 2, initial_indent="  ", subsequent_indent="       ")
+    return [*rows, "", "  Enter to confirm · Esc to cancel"]
+
+
+@pytest.mark.parametrize("boxed", [True, False], ids=["boxed", "frameless"])
+@pytest.mark.parametrize("width", [40, 44, 56])
+def test_rate_limit_menu_in_a_narrow_pane_is_one_block(afd_detect, width, boxed):
+    banner = textwrap.wrap("You've hit your weekly limit · resets Dec 4, 6:48pm (UTC)", width - 5, initial_indent="  ⎿  ", subsequent_indent="     ")
+    screen = "\n".join(["❯ next task", *banner, "", "  Opening your options…", "", *_narrow_menu(width, boxed)]) + "\n"
+    expect_limited(afd_detect("claude", screen), "2026-12-04T18:48:00Z")
+
+
 def test_armed_wall_with_its_message_row_and_footer_is_a_limit(afd_detect):
     expect_limited(afd_detect("claude", claude_screen(ARMED, ARMED_FOOTER)), RESET, "claude.hit-limit")
 
