@@ -544,3 +544,27 @@ CLOCK = Clock(now=datetime.fromisoformat(NOW.replace("Z", "+00:00")), local_zone
 def test_a_screen_without_banner_words_is_never_a_detection(parts, agent):
     rows = capture_rows("".join(parts))
     assert AGENTS[agent].afd_detect(agent=agent, lines=rows, clock=CLOCK, pattern=None) is None
+
+
+@pytest.mark.parametrize(
+    ("agent", "screen"),
+    [
+        pytest.param("codex", f"› add a test\n\n{CODEX_BANNER}\n\n› Ask Codex to do anything\n\n  deploy: green · build 1841\n  You've hit your usage limit. Try again later.\n  ← for agents · ? for shortcuts\n", id="codex"),
+        pytest.param("devin", "❭ split the module\n\nQuota exhausted\n\n❭ Ask Devin to build features\n  Quota exhausted · team plan · 22:14:09\n  ? for shortcuts\n", id="devin"),
+    ],
+)
+def test_rows_below_a_frameless_composer_are_chrome(afd_detect, agent, screen):
+    result = afd_detect(agent, screen)
+    assert result["limited"], result["reason"]
+    assert result["banner"] in ("Quota exhausted", CODEX_BANNER)
+
+
+@pytest.mark.parametrize(
+    ("agent", "screen"),
+    [
+        pytest.param("codex", "› hi\n\n• Hello!\n\n› Ask Codex to do anything\n\n  ■ You've hit your usage limit. Try again later.\n", id="codex"),
+        pytest.param("devin", "❭ hi\n\n  Hello!\n\n❭ Ask Devin to build features\n  Quota exhausted\n", id="devin"),
+    ],
+)
+def test_banner_text_below_a_frameless_composer_is_not_a_banner(afd_detect, agent, screen):
+    assert not afd_detect(agent, screen)["hit"]
