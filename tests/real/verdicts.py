@@ -33,7 +33,7 @@ class Supervisor:
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
-    def session(self, pane: str, state: str, timeout: float = 40.0) -> dict:
+    def session(self, pane: str, state: str, timeout: float = 20.0) -> dict:
         """The pane's session once afd calls it ``state``; fails with what afd said instead."""
         seen: list[dict] = []
 
