@@ -63,7 +63,7 @@ def test_plan_wall_then_its_modal_then_a_new_thread_under_the_sticky_row(rig, sh
     # The status row stays for the life of the process, also in a new thread
     # that works: chrome, never a wall and never output.
     rig.answer("codex", shapes.codex_answer("All tests pass now.", delay=0.2))
-    pane.type("/new")
+    pane.type("/new", submits=False)
     pane.wait_for_screen(lambda s: "fix the login redirect" not in s and COMPOSER in s, message="a new thread")
     pane.type("run the tests")
     pane.wait_for_text("Worked for", timeout=30)
