@@ -34,16 +34,20 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.real_agents)
 
 
+# Read before any test points HOME at a throwaway folder.
+CACHE = install.cache_root()
+
+
 @pytest.fixture(scope="session")
 def real_bins() -> dict[str, Path]:
     why = can_create()
     if why:
         pytest.skip(why)
-    missing = [p for p in install.pins() if not install.installed(p)]
+    missing = [p for p in install.pins() if not install.installed(p, CACHE)]
     if missing:
         names = ", ".join(f"{p.package}@{p.version}" for p in missing)
         pytest.skip(f"{names} not installed: run scripts/real-agents install")
-    return {p.agent: install.binary(p) for p in install.pins()}
+    return {p.agent: install.binary(p, CACHE) for p in install.pins()}
 
 
 @pytest.fixture(scope="session")
