@@ -1,6 +1,6 @@
 """Fixtures of the real_agents tier: real Claude Code and Codex, offline, on the mock API.
 
-Each test gets a `Rig` (rig.py): its own loopback-only namespace, mock API,
+Each test that runs a CLI (marked `real_agents` here) gets a `Rig` (rig.py): its own loopback-only namespace, mock API,
 tmux server and throwaway homes, all ended at teardown, pass or fail. The
 tier needs root (for the namespace) and the pinned CLIs installed
 (`scripts/real-agents install`; `scripts/test` does it when it can); without
@@ -28,9 +28,8 @@ from verdicts import Supervisor  # noqa: E402
 
 
 def pytest_collection_modifyitems(items):
-    here = Path(__file__).parent
     for item in items:
-        if here in Path(item.fspath).parents:
+        if "rig" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.real_agents)
 
 

@@ -7,11 +7,8 @@ choices, so no test types while one is up: Esc closes it first.
 
 from __future__ import annotations
 
-import time
-from datetime import datetime, timezone
-
 import shapes
-from verdicts import detect, iso
+from verdicts import detect_now, iso, minutes_ahead
 
 COMPOSER = "Ask Codex to do anything"
 
@@ -20,14 +17,6 @@ def start(rig, shop, **kwargs):
     pane = rig.start_codex(shop, **kwargs)
     pane.wait_for_text(COMPOSER)
     return pane
-
-
-def minutes_ahead(minutes: int) -> int:
-    return (int(time.time()) // 60 + minutes) * 60
-
-
-def judged_now(pane, tmp_path, name: str) -> dict:
-    return detect("codex", pane.captures(), datetime.now(timezone.utc), tmp_path / name)
 
 
 def test_codex_under_node_is_known_working_then_idle(rig, shop, afd, tmp_path):
@@ -42,7 +31,7 @@ def test_codex_under_node_is_known_working_then_idle(rig, shop, afd, tmp_path):
     pane.wait_for_text("Worked for", timeout=60)
     idle = afd.session(pane.pane, "idle")
     assert (idle["agent"], idle["identity"], idle["reset_at"]) == ("codex", "known", None)
-    assert not judged_now(pane, tmp_path, "idle")["hit"]
+    assert not detect_now(pane, tmp_path, "idle")["hit"]
 
 
 def test_plan_wall_then_its_modal_then_a_new_thread_under_the_sticky_row(rig, shop, afd, tmp_path):
@@ -51,13 +40,13 @@ def test_plan_wall_then_its_modal_then_a_new_thread_under_the_sticky_row(rig, sh
     rig.answer("codex", shapes.codex_limit("plus", reset, shapes.codex_usage_headers(100, reset)))
     pane.type("fix the login redirect")
     pane.wait_for_text("Keep current model")
-    verdict = judged_now(pane, tmp_path, "modal")
+    verdict = detect_now(pane, tmp_path, "modal")
     assert verdict["limited"] and verdict["reset_at"] == iso(reset) and not verdict.get("needs_human")
     assert afd.session(pane.pane, "limited")["reset_at"] == iso(reset)
 
     pane.key("Escape")
     pane.wait_for_text("5h limit:")
-    verdict = judged_now(pane, tmp_path, "sticky")
+    verdict = detect_now(pane, tmp_path, "sticky")
     assert verdict["limited"] and verdict["reset_at"] == iso(reset)
 
     # The status row stays for the life of the process, also in a new thread
@@ -68,7 +57,7 @@ def test_plan_wall_then_its_modal_then_a_new_thread_under_the_sticky_row(rig, sh
     pane.type("run the tests")
     pane.wait_for_text("Worked for", timeout=30)
     assert "5h limit:" in pane.capture()
-    verdict = judged_now(pane, tmp_path, "new-thread")
+    verdict = detect_now(pane, tmp_path, "new-thread")
     assert not verdict["hit"] and not verdict["limited"]
     assert afd.session(pane.pane, "idle")["reset_at"] is None
 
@@ -78,7 +67,7 @@ def test_a_plan_wall_without_a_reset_is_limited_with_no_reset_time(rig, shop, af
     rig.answer("codex", shapes.codex_limit("plus", None))
     pane.type("fix the flaky test")
     pane.wait_for_text("try again later")
-    verdict = judged_now(pane, tmp_path, "later")
+    verdict = detect_now(pane, tmp_path, "later")
     assert verdict["limited"] and verdict["reset_at"] is None and not verdict.get("needs_human")
     assert afd.session(pane.pane, "limited")["reset_at"] is None
 
@@ -86,7 +75,7 @@ def test_a_plan_wall_without_a_reset_is_limited_with_no_reset_time(rig, shop, af
     rig.answer("codex", shapes.codex_billing("insufficient_quota"))
     pane.type("check the invoices")
     pane.wait_for_text("Quota exceeded")
-    verdict = judged_now(pane, tmp_path, "quota")
+    verdict = detect_now(pane, tmp_path, "quota")
     assert verdict["limited"] and verdict["reset_at"] is None and verdict.get("needs_human") is True
 
 
@@ -95,7 +84,7 @@ def test_modal_after_a_successful_answer_and_a_throttle_are_not_walls(rig, shop,
     rig.answer("codex", shapes.codex_answer("Refactored.", delay=0.2, headers=shapes.codex_usage_headers(93, minutes_ahead(180))))
     pane.type("refactor the cart")
     pane.wait_for_text("Keep current model")
-    assert not judged_now(pane, tmp_path, "approaching")["limited"]
+    assert not detect_now(pane, tmp_path, "approaching")["limited"]
     assert afd.session(pane.pane, "idle")["reset_at"] is None
     pane.key("Escape")
     pane.wait_for_text(COMPOSER)
@@ -103,8 +92,8 @@ def test_modal_after_a_successful_answer_and_a_throttle_are_not_walls(rig, shop,
     rig.answer("codex", shapes.codex_throttle(retry_after=4))
     pane.type("add a test for checkout")
     pane.wait_for_text("reconnecting")
-    assert not judged_now(pane, tmp_path, "reconnecting")["limited"]
+    assert not detect_now(pane, tmp_path, "reconnecting")["limited"]
     pane.wait_for_text("exceeded retry limit", timeout=90)
-    verdict = judged_now(pane, tmp_path, "gave-up")
+    verdict = detect_now(pane, tmp_path, "gave-up")
     assert not verdict["limited"]
     assert afd.session(pane.pane, "idle")["reset_at"] is None
