@@ -1,6 +1,6 @@
 """Fixtures of the real_agents tier: real Claude Code and Codex, offline, on the mock API.
 
-Each test gets a `Rig` (rig.py): its own loopback-only namespace, mock API,
+Each test that runs a CLI (marked `real_agents` here) gets a `Rig` (rig.py): its own loopback-only namespace, mock API,
 tmux server and throwaway homes, all ended at teardown, pass or fail. The
 tier needs root (for the namespace) and the pinned CLIs installed
 (`scripts/real-agents install`; `scripts/test` does it when it can); without
@@ -28,10 +28,13 @@ from verdicts import Supervisor  # noqa: E402
 
 
 def pytest_collection_modifyitems(items):
-    here = Path(__file__).parent
     for item in items:
-        if here in Path(item.fspath).parents:
+        if "rig" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.real_agents)
+
+
+# Read before any test points HOME at a throwaway folder.
+CACHE = install.cache_root()
 
 
 @pytest.fixture(scope="session")
@@ -39,11 +42,11 @@ def real_bins() -> dict[str, Path]:
     why = can_create()
     if why:
         pytest.skip(why)
-    missing = [p for p in install.pins() if not install.installed(p)]
+    missing = [p for p in install.pins() if not install.installed(p, CACHE)]
     if missing:
         names = ", ".join(f"{p.package}@{p.version}" for p in missing)
         pytest.skip(f"{names} not installed: run scripts/real-agents install")
-    return {p.agent: install.binary(p) for p in install.pins()}
+    return {p.agent: install.binary(p, CACHE) for p in install.pins()}
 
 
 @pytest.fixture(scope="session")

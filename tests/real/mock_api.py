@@ -149,17 +149,19 @@ _LOCK = threading.Lock()
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Serve the mock APIs from DIR until killed.")
     parser.add_argument("dir", type=Path, help="directory with claude.json / codex.json; requests.jsonl is written there")
-    parser.add_argument("--http-port", type=int, default=8000, help="plain HTTP port (Codex)")
+    parser.add_argument("--http-port", type=int, default=8000, help="plain HTTP port (Codex); 0: any free one")
     parser.add_argument("--https-port", type=int, default=443, help="TLS port (Claude Code and its start-up checks)")
     parser.add_argument("--cert", type=Path, help="server certificate (PEM) for the TLS port")
     parser.add_argument("--key", type=Path, help="its private key (PEM)")
     args = parser.parse_args(argv)
-    serve(args.dir, args.http_port, None)
+    ports = {"pid": os.getpid(), "http_port": serve(args.dir, args.http_port, None).server_address[1]}
     if args.cert:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(args.cert, args.key)
-        serve(args.dir, args.https_port, context)
-    (args.dir / "ready").write_text(str(os.getpid()), encoding="utf-8")
+        ports["https_port"] = serve(args.dir, args.https_port, context).server_address[1]
+    # Written last: its presence says the mock answers (port 0 picks a free port).
+    (args.dir / "ready.tmp").write_text(json.dumps(ports), encoding="utf-8")
+    os.replace(args.dir / "ready.tmp", args.dir / "ready")
     threading.Event().wait()
     return 0
 

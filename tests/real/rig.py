@@ -53,13 +53,26 @@ class AgentPane:
     def wait_for_text(self, needle: str, timeout: float = 30.0) -> str:
         return self.wait_for_screen(lambda s: needle in s, timeout=timeout, message=repr(needle))
 
-    def type(self, text: str) -> None:
-        """Type ``text`` and Enter, the way a user would (never while a modal is up: it takes keys as choices)."""
+    def type(self, text: str, *, submits: bool = True) -> None:
+        """Type ``text`` and Enter, the way a user would (never while a modal is up: it takes keys as choices).
+
+        ``submits``: the text goes to the model, so wait until the mock saw the call.
+        """
+        before = len(self.rig.requests(self.agent))
         self.rig.tmux.send_keys(self.pane, text, literal=True)
         # Keys sent before the composer is back (after /new, /clear) are lost;
         # and Enter in the same burst as the text reads as a pasted newline.
         self.wait_for_text(text, timeout=15)
-        self.rig.tmux.send_keys(self.pane, "Enter")
+        for _ in range(3):
+            self.rig.tmux.send_keys(self.pane, "Enter")
+            if not submits:
+                return
+            try:
+                wait_for(lambda: len(self.rig.requests(self.agent)) > before, timeout=8, interval=0.2)
+                return
+            except AssertionError:
+                continue  # an Enter while the CLI was still starting up is dropped; an extra one on an empty composer is not
+        raise AssertionError(f"{self.agent} in pane {self.pane} never sent {text!r} to the mock API")
 
     def captures(self, count: int = 2, gap: float = 0.7) -> list[str]:
         """``count`` captures ``gap`` s apart, oldest first: what afd's polls would see."""

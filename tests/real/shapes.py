@@ -124,10 +124,11 @@ def codex_billing(error_type: str = "insufficient_quota", headers: dict | None =
     return codex_error(429, {"type": error_type, "message": message.get(error_type, error_type)}, headers, "billing")
 
 
-def codex_throttle() -> dict:
-    """A generic 429 the CLI retries: not the plan's wall."""
-    error = {"type": "rate_limit_exceeded", "message": "Rate limit exceeded: Please try again in 4s."}
-    return codex_error(429, error, {"retry-after": "1"}, "throttle")
+def codex_throttle(retry_after: int = 1) -> dict:
+    """A generic 429 the CLI retries (``retry_after`` s apart): not the plan's wall."""
+    error = {"type": "rate_limit_exceeded", "code": "rate_limit_exceeded",
+             "message": f"Rate limit reached for gpt-5.3-codex on tokens per min (TPM). Please try again in {retry_after}s."}
+    return codex_error(429, error, {"retry-after": str(retry_after)}, "throttle")
 
 
 def write_answer(directory: Path, api: str, answer: dict) -> None:

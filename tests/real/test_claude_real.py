@@ -6,11 +6,8 @@ offline (`afd detect` on captures taken then).
 
 from __future__ import annotations
 
-import time
-from datetime import datetime, timezone
-
 import shapes
-from verdicts import detect, iso
+from verdicts import detect_now, iso, minutes_ahead
 
 
 # Fewer retries than the CLI's ten: the same screens in seconds, not minutes.
@@ -21,15 +18,6 @@ def start(rig, shop, **kwargs):
     pane = rig.start_claude(shop, **kwargs)
     pane.wait_for_screen(lambda s: "Claude Code v" in s and "\n❯" in s, message="the composer")
     return pane
-
-
-def minutes_ahead(minutes: int) -> int:
-    """A reset on a whole minute (the CLI shows minutes), ``minutes`` from now."""
-    return (int(time.time()) // 60 + minutes) * 60
-
-
-def judged_now(pane, tmp_path, name: str) -> dict:
-    return detect("claude", pane.captures(), datetime.now(timezone.utc), tmp_path / name)
 
 
 def test_streaming_answer_is_working_and_then_idle_as_a_known_claude(rig, shop, afd, tmp_path):
@@ -43,7 +31,7 @@ def test_streaming_answer_is_working_and_then_idle_as_a_known_claude(rig, shop, 
     pane.wait_for_screen(lambda s: "step79" in s and "esc to interrupt" not in s, timeout=60, message="the answer")
     idle = afd.session(pane.pane, "idle")
     assert (idle["agent"], idle["identity"], idle["reset_at"]) == ("claude", "known", None)
-    verdict = judged_now(pane, tmp_path, "idle")
+    verdict = detect_now(pane, tmp_path, "idle")
     assert not verdict["hit"] and not verdict["limited"]
 
 
@@ -55,13 +43,13 @@ def test_five_hour_wall_with_auto_continue_armed_is_limited_until_its_reset(rig,
     pane.wait_for_text("Continuing automatically at")
     seen = afd.session(pane.pane, "limited")
     assert (seen["agent"], seen["reset_at"]) == ("claude", iso(reset))
-    verdict = judged_now(pane, tmp_path, "armed")
+    verdict = detect_now(pane, tmp_path, "armed")
     assert verdict["limited"] and verdict["reset_at"] == iso(reset) and not verdict.get("needs_human")
 
     # Esc cancels the CLI's own auto-continue; the plan is still walled.
     pane.key("Escape")
     pane.wait_for_text("Automatic continue cancelled")
-    verdict = judged_now(pane, tmp_path, "cancelled")
+    verdict = detect_now(pane, tmp_path, "cancelled")
     assert verdict["limited"] and verdict["reset_at"] == iso(reset)
     assert afd.session(pane.pane, "limited")["reset_at"] == iso(reset)
 
@@ -73,7 +61,7 @@ def test_far_weekly_wall_that_opens_its_own_menu_is_limited_until_the_date(rig, 
     pane.type("refactor the billing module")
     pane.wait_for_text("Stop and wait for limit to reset")
     assert afd.session(pane.pane, "limited")["reset_at"] == iso(reset)
-    verdict = judged_now(pane, tmp_path, "menu")
+    verdict = detect_now(pane, tmp_path, "menu")
     assert verdict["limited"] and verdict["reset_at"] == iso(reset)
 
 
@@ -82,16 +70,16 @@ def test_approaching_notice_and_a_throttle_that_is_not_the_plan_are_not_walls(ri
     rig.answer("claude", shapes.claude_warning(minutes_ahead(120), "five_hour", 0.92))
     pane.type("add a test for the cart")
     pane.wait_for_text("of your 5-hour limit")
-    verdict = judged_now(pane, tmp_path, "approaching")
+    verdict = detect_now(pane, tmp_path, "approaching")
     assert not verdict["limited"]
     assert afd.session(pane.pane, "idle")["reset_at"] is None
 
     rig.answer("claude", shapes.claude_throttle())
     pane.type("and one for checkout")
     pane.wait_for_text("retrying in")
-    assert not judged_now(pane, tmp_path, "retrying")["limited"]
+    assert not detect_now(pane, tmp_path, "retrying")["limited"]
     pane.wait_for_text("not your usage limit", timeout=120)
-    verdict = judged_now(pane, tmp_path, "throttled")
+    verdict = detect_now(pane, tmp_path, "throttled")
     assert not verdict["hit"] and not verdict["limited"]
     assert afd.session(pane.pane, "idle")["reset_at"] is None
 
@@ -101,9 +89,9 @@ def test_api_key_429_is_a_generic_error_not_a_plan_wall(rig, shop, afd, tmp_path
     rig.answer("claude", shapes.claude_limit(minutes_ahead(120), "five_hour"))
     pane.type("fix the login redirect")
     pane.wait_for_text("limit reached · retrying in")
-    assert not judged_now(pane, tmp_path, "retrying")["limited"]
+    assert not detect_now(pane, tmp_path, "retrying")["limited"]
     pane.wait_for_text("API Error", timeout=120)
-    verdict = judged_now(pane, tmp_path, "error")
+    verdict = detect_now(pane, tmp_path, "error")
     assert not verdict["limited"]
     seen = afd.session(pane.pane, "idle")
     assert (seen["agent"], seen["identity"], seen["reset_at"]) == ("claude", "known", None)

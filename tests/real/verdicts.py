@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -33,7 +34,7 @@ class Supervisor:
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
-    def session(self, pane: str, state: str, timeout: float = 40.0) -> dict:
+    def session(self, pane: str, state: str, timeout: float = 20.0) -> dict:
         """The pane's session once afd calls it ``state``; fails with what afd said instead."""
         seen: list[dict] = []
 
@@ -71,6 +72,16 @@ def detect(agent: str, captures: list[str], now: datetime, directory: Path) -> d
                           capture_output=True, text=True, timeout=30, env={**AFD_ENV, **_xdg()})
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+def detect_now(pane, tmp_path: Path, name: str) -> dict:
+    """`afd detect` on two captures of ``pane`` taken now, judged now."""
+    return detect(pane.agent, pane.captures(), datetime.now(timezone.utc), tmp_path / name)
+
+
+def minutes_ahead(minutes: int) -> int:
+    """A reset on a whole minute (the CLIs show minutes), ``minutes`` from now."""
+    return (int(time.time()) // 60 + minutes) * 60
 
 
 def iso(epoch: int) -> str:
