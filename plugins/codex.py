@@ -97,6 +97,10 @@ _CHROME = (
     re.compile(r"^\s*⚠\ufe0f?\s*[\w-]+(?: [\w-]+){0,3} limit: .*\b(?:left|used|resets?)\b"),
 )
 
+# `• Working (5s • esc to interrupt)`; a retry reads `• Reconnecting... 2/5
+# (4s • esc to interrupt)` and proves nothing about the plan.
+_BUSY = (re.compile(r"^(?!.*\b(?:reconnecting|retrying)\b).*\besc to interrupt\b", re.IGNORECASE),)
+
 SPEC = AgentSpec(
     name=AGENT,
     executables=("codex",),
@@ -104,6 +108,7 @@ SPEC = AgentSpec(
     resume_args=("resume", "--last"),
     prompt_delivery=PromptDelivery.ARGUMENT,
     chrome=_CHROME,
+    busy=_BUSY,
     argv_patterns=(re.compile(r"@openai/codex|codex-cli"),),
 )
 
