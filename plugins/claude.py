@@ -14,7 +14,7 @@ typed into the prompt (``│ >``, ``❯``). Rows inside a code fence never count
 # in sys.modules, and dataclasses would then fail to resolve string annotations.
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from afd import hookimpl
 from afd.model import AgentSpec, Clock, Detection, PromptDelivery
@@ -604,16 +604,12 @@ def _answered_prompt_below(lines: list[str], last: int, fenced: list[bool]) -> b
     return prompt is not None and any(_ANSWER.match(r) for r in lines[prompt + 1 :])
 
 
-@hookimpl
-def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[str] | None) -> Detection | None:
-    if agent != AGENT:
-        return None
-    lines = [normalise_row(row) for row in lines]
-    chrome_row = _composer_top(lines)
-    if chrome_row is not None:
-        lines = lines[:chrome_row]  # below the composer every row is UI, never a banner
-    fenced = _quoted(lines)
-    continuing = _continuing(lines)
+# Claude's footer once the reset time has come and its auto-continue waits its jitter.
+_RESET_ARRIVED = re.compile(r"^\s*Continuing shortly\b", re.I)
+
+
+def _lowest_block(lines: list[str], fenced: list[bool], continuing: list[bool], clock: Clock, pattern: re.Pattern[str] | None):
+    """The lowest banner block as (first row, last row, reading, auto-continue reading), or None."""
     found, zone = None, None
     i = 0
     while i < len(lines):
@@ -627,11 +623,30 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
         last, auto = _block_end(lines, end, fenced, clock, zone)
         found = (i, last, reading, auto)
         i = last + 1
+    return found
+
+
+@hookimpl
+def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[str] | None) -> Detection | None:
+    if agent != AGENT:
+        return None
+    screen = [normalise_row(row) for row in lines]
+    chrome_row = _composer_top(screen)
+    # Below the composer every row is UI, never a banner.
+    lines = screen[:chrome_row] if chrome_row is not None else screen
+    fenced = _quoted(lines)
+    continuing = _continuing(lines)
+    found = _lowest_block(lines, fenced, continuing, clock, pattern)
     if found is None:
         return None
     start, last, reading, auto = found
     if _wall_lifted_below(lines, start, fenced) or _answered_prompt_below(lines, last, fenced):
         return None
+    if any(_RESET_ARRIVED.match(row) for row in screen[last + 1 :]):
+        # "Continuing shortly": the reset is the one that just passed, not the
+        # same clock time tomorrow; read the banner as a day earlier would.
+        earlier = Clock(clock.now - timedelta(days=1), clock.local_zone)
+        _, _, reading, auto = _lowest_block(lines, fenced, continuing, earlier, pattern) or found
     reset_at = reading.reset_at if reading.reset_at is not None else (auto.reset_at if auto else None)
     return Detection(
         agent=AGENT,

@@ -190,6 +190,15 @@ def test_armed_wall_wrapped_in_a_narrow_pane_is_a_limit(afd_detect, width):
     expect_limited(afd_detect("claude", claude_screen(body, footer, rule="─" * width)), RESET)
 
 
+def test_once_the_reset_has_come_the_reset_is_the_one_just_passed(afd_detect):
+    footer = ARMED_FOOTER.replace("Continuing automatically at 12:30am", "Continuing shortly")
+    expect_limited(afd_detect("claude", claude_screen(ARMED, footer), now="2026-12-02T00:30:40Z"), RESET)
+
+
+def test_before_the_reset_a_bare_time_is_its_next_occurrence(afd_detect):
+    expect_limited(afd_detect("claude", claude_screen(ARMED, ARMED_FOOTER), now="2026-12-02T00:30:40Z"), "2026-12-03T00:30:00Z")
+
+
 # --- 2. everything below the composer is chrome --------------------------------
 
 STATUS_LINES = [
