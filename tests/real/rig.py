@@ -44,11 +44,17 @@ class AgentPane:
         return self.rig.tmux.capture(self.pane)
 
     def wait_for_screen(self, predicate, timeout: float = 30.0, message: str = "screen") -> str:
-        def check() -> str | None:
-            text = self.capture()
-            return text if predicate(text) else None
+        shown: list[str] = [""]
 
-        return wait_for(check, timeout=timeout, interval=0.2, message=f"{message} in {self.agent} pane {self.pane}")
+        def check() -> str | None:
+            shown[0] = self.capture()
+            return shown[0] if predicate(shown[0]) else None
+
+        try:
+            return wait_for(check, timeout=timeout, interval=0.2, message=f"{message} in {self.agent} pane {self.pane}")
+        except AssertionError as exc:
+            screen = "\n".join(row for row in shown[0].splitlines() if row.strip())
+            raise AssertionError(f"{exc}; the pane shows:\n{screen}") from None
 
     def wait_for_text(self, needle: str, timeout: float = 30.0) -> str:
         return self.wait_for_screen(lambda s: needle in s, timeout=timeout, message=repr(needle))
