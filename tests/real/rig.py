@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
-from harness import TmuxServer, wait_for
+from harness import TmuxServer, process_alive, wait_for
 
 import shapes
 from netns import Namespace, open_namespace
@@ -257,15 +257,21 @@ class Rig:
         return pids
 
     def close(self) -> None:
-        if self.tmux is not None:
-            self.tmux.kill()
-        for pid in self.stray_pids():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if self.mock is not None and self.mock.poll() is None:
-            self.mock.kill()
-            self.mock.wait(timeout=10)
-        if self.ns is not None:
-            self.ns.close()
+        """End everything this rig started, each step even if one before it failed."""
+        strays: list[int] = []
+        try:
+            if self.tmux is not None:
+                self.tmux.kill()
+        finally:
+            strays = self.stray_pids()
+            for pid in strays:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if self.mock is not None and self.mock.poll() is None:
+                self.mock.kill()
+                self.mock.wait(timeout=10)
+            if self.ns is not None:
+                self.ns.close()
+        wait_for(lambda: not any(process_alive(pid) for pid in strays), timeout=15, message="the CLIs' processes to end")
