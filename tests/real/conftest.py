@@ -50,19 +50,19 @@ def real_bins() -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def test_ca(real_bins, tmp_path_factory):
+def mock_ca(real_bins, tmp_path_factory):
     return make_ca(tmp_path_factory.mktemp("ca"))
 
 
 @pytest.fixture
-def rig(real_bins, test_ca, xdg_dirs):
+def rig(real_bins, mock_ca, xdg_dirs):
     scratch = Path(f"/tmp/afd-real-{secrets.token_hex(4)}")
     scratch.mkdir(mode=0o700)
     rig = Rig(
         scratch=scratch,
         claude_bin=real_bins["claude"],
         codex_bin=real_bins["codex"],
-        ca=test_ca,
+        ca=mock_ca,
         socket_prefix=os.environ.get("AFD_TEST_SOCKET_PREFIX", "afd-test-"),
     )
     try:

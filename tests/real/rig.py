@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
-from harness import TmuxServer, wait_for
+from harness import TmuxServer, process_alive, wait_for
 
 import shapes
 from netns import Namespace, open_namespace
@@ -44,11 +44,17 @@ class AgentPane:
         return self.rig.tmux.capture(self.pane)
 
     def wait_for_screen(self, predicate, timeout: float = 30.0, message: str = "screen") -> str:
-        def check() -> str | None:
-            text = self.capture()
-            return text if predicate(text) else None
+        shown: list[str] = [""]
 
-        return wait_for(check, timeout=timeout, interval=0.2, message=f"{message} in {self.agent} pane {self.pane}")
+        def check() -> str | None:
+            shown[0] = self.capture()
+            return shown[0] if predicate(shown[0]) else None
+
+        try:
+            return wait_for(check, timeout=timeout, interval=0.2, message=f"{message} in {self.agent} pane {self.pane}")
+        except AssertionError as exc:
+            screen = "\n".join(row for row in shown[0].splitlines() if row.strip())
+            raise AssertionError(f"{exc}; the pane shows:\n{screen}") from None
 
     def wait_for_text(self, needle: str, timeout: float = 30.0) -> str:
         return self.wait_for_screen(lambda s: needle in s, timeout=timeout, message=repr(needle))
@@ -251,15 +257,21 @@ class Rig:
         return pids
 
     def close(self) -> None:
-        if self.tmux is not None:
-            self.tmux.kill()
-        for pid in self.stray_pids():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if self.mock is not None and self.mock.poll() is None:
-            self.mock.kill()
-            self.mock.wait(timeout=10)
-        if self.ns is not None:
-            self.ns.close()
+        """End everything this rig started, each step even if one before it failed."""
+        strays: list[int] = []
+        try:
+            if self.tmux is not None:
+                self.tmux.kill()
+        finally:
+            strays = self.stray_pids()
+            for pid in strays:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if self.mock is not None and self.mock.poll() is None:
+                self.mock.kill()
+                self.mock.wait(timeout=10)
+            if self.ns is not None:
+                self.ns.close()
+        wait_for(lambda: not any(process_alive(pid) for pid in strays), timeout=15, message="the CLIs' processes to end")

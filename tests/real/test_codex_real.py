@@ -7,6 +7,8 @@ choices, so no test types while one is up: Esc closes it first.
 
 from __future__ import annotations
 
+import re
+
 import shapes
 from verdicts import detect_now, iso, minutes_ahead
 
@@ -53,6 +55,13 @@ def test_plan_wall_then_its_modal_then_a_new_thread_under_the_sticky_row(rig, sh
     # that works: chrome, never a wall and never output.
     rig.answer("codex", shapes.codex_answer("All tests pass now.", delay=0.2))
     pane.type("/new", submits=False)
+    # In a git repository Codex first asks where the thread should run: choose
+    # by text (the highlighted row must be the current worktree), never by number.
+    screen = pane.wait_for_screen(lambda s: "Where should the new conversation run?" in s or "fix the login" not in s,
+                                  message="the new thread or its question")
+    if "Where should the new conversation run?" in screen:
+        assert re.search(r"^› \d\. Use current Git worktree", screen, re.MULTILINE), screen
+        pane.key("Enter")
     pane.wait_for_screen(lambda s: "fix the login redirect" not in s and COMPOSER in s, message="a new thread")
     pane.type("run the tests")
     pane.wait_for_text("Worked for", timeout=30)

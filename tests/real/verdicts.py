@@ -24,7 +24,7 @@ class Supervisor:
     def __init__(self, server: str, log: Path):
         self.log = log
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "afd", "run", "-L", server],
+            [sys.executable, "-m", "afd", "run", "-L", server, "--verbose"],
             stdout=subprocess.DEVNULL, stderr=open(log, "wb"), env={**AFD_ENV, **_xdg()},
         )
 
@@ -34,8 +34,12 @@ class Supervisor:
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
-    def session(self, pane: str, state: str, timeout: float = 20.0) -> dict:
-        """The pane's session once afd calls it ``state``; fails with what afd said instead."""
+    def session(self, pane: str, state: str, timeout: float = 45.0) -> dict:
+        """The pane's session once afd calls it ``state``; fails with what afd said instead.
+
+        The default wait covers afd reusing an unchanged-looking capture for
+        up to 10 s (its list-panes fingerprint) on a loaded machine.
+        """
         seen: list[dict] = []
 
         def settled() -> dict | None:
@@ -47,7 +51,8 @@ class Supervisor:
         try:
             return wait_for(settled, timeout=timeout, interval=0.5, message=f"afd to call pane {pane} {state}")
         except AssertionError as exc:
-            raise AssertionError(f"{exc}; afd said: {seen}") from None
+            log = self.log.read_text(errors="replace")[-1500:]
+            raise AssertionError(f"{exc}; afd said: {seen}; its log ends:\n{log}") from None
 
     def stop(self) -> None:
         if self.proc.poll() is None:
