@@ -389,8 +389,8 @@ def _continuing(lines: list[str]) -> list[bool]:
             block = None if banner_like else ("call" if _TOOL_CALL.search(text) else "message")
             out.append(False)
         elif markers.startswith("⎿"):
-            out.append(block in ("call", "result"))
-            in_result = block in ("call", "result", "bash")
+            out.append(block == "call")
+            in_result = block == "call"
             block = "result" if block == "call" else None
         elif shape["indent"] and not markers and block is not None:
             out.append(True)

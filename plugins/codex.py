@@ -152,7 +152,7 @@ def find_banner(lines: list[str], clock: Clock, pattern: re.Pattern[str] | None 
 # The composer's row (`› Ask Codex…`, typed text); `› 1. …` is a modal's option.
 _COMPOSER = re.compile(r"^[›▌](?!\s*\d+\.\s)(?:\s|$)")
 # Rows codex prints into its history at column 0; none of them stands below the composer.
-_OWN_BELOW_COMPOSER = re.compile(r"^(?:[•■🖐✖✗└]|\s*(?:›\s*)?\d+\.\s+\S)")
+_OWN_BELOW_COMPOSER = re.compile(r"^(?:[•■🖐⚠✖✗└]|\s*(?:›\s*)?\d+\.\s+\S)")
 _SUBMITTED = re.compile(r"^›(?!\s*\d+\.\s)\s*\S")
 _ANSWER = re.compile(r"^(?:[•■🖐⚠✖✗─]|\s+└)")
 _MODAL_OPTION = re.compile(r"^\s*(?:›\s*)?\d+\.\s+\S")
