@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
 from afd import git, identity, limits, tmux
+from afd.identity_cache import IdentityCache, rules_key
 from afd.config import Config, compiled_limit_patterns
 from afd.gates import judge
 from afd.identity import Identity, IdentityKind
@@ -75,6 +76,8 @@ class Supervisor:
     # Sessions whose next agent in their pane is theirs: seen exiting in this run, or just created.
     _awaiting_agent: set[str] = field(default_factory=set)
     _socket_path: str | None = None  # as the server last reported it
+    # Identity is re-walked only when a pane's probe changes; see identity_cache.
+    identities: IdentityCache = field(default_factory=IdentityCache)
 
     # --- events -----------------------------------------------------------
 
@@ -159,10 +162,14 @@ class Supervisor:
         overrides = {n: o.command for n, o in self.config.agents.items() if o.command}
         live: dict[str, tuple[SessionRecord, tmux.PaneInfo, Identity]] = {}
 
-        tree = identity.process_tree()
+        self.identities.begin_poll(rules_key(self.plugins.agents, overrides))
         for pane in inv.panes:
-            procs = [] if pane.dead else identity.pane_processes(pane.pane_pid, tree)
-            ident = identity.identify(procs, self.plugins.agents, overrides)
+            held = bound.get(pane.pane_id)
+            procs, ident = self.identities.lookup(
+                pane,
+                lambda ps: identity.identify(ps, self.plugins.agents, overrides),
+                (held.agent_pid, held.agent_started_at) if held is not None else None,
+            )
             rec = bound.pop(pane.pane_id, None)
             if rec is not None and rec.server_pid != inv.server_pid:
                 # Pane ids restart at %0 on a new server: same id, unrelated pane.
@@ -182,6 +189,7 @@ class Supervisor:
 
         for rec in bound.values():
             self._mark_gone(rec, "the pane was closed", now)
+        self.identities.retain(p.pane_id for p in inv.panes)
         return live
 
     def _should_adopt(self, pane: tmux.PaneInfo, ident: Identity) -> bool:
