@@ -588,6 +588,11 @@ class Store:
     def journal_mode(self) -> str:
         return self._rows("PRAGMA journal_mode")[0][0]
 
+    def total_changes(self) -> int:
+        """Rows written through this store since it was opened: a poll that changed nothing adds none."""
+        with self._lock:
+            return self._conn.total_changes
+
     # -- sessions
 
     def upsert_session(self, record: SessionRecord) -> None:

@@ -78,6 +78,7 @@ class Supervisor:
     _socket_path: str | None = None  # as the server last reported it
     # Identity is re-walked only when a pane's probe changes; see identity_cache.
     identities: IdentityCache = field(default_factory=IdentityCache)
+    monotonic: Callable[[], float] = time.monotonic  # for the capture cadence; tests step it
 
     # --- events -----------------------------------------------------------
 
@@ -288,14 +289,14 @@ class Supervisor:
     # --- capture, gates, limit map ----------------------------------------
 
     def _capture_and_judge(self, live, inv, now: datetime) -> int:
-        mono = time.monotonic()
+        mono = self.monotonic()
         wanted = []
         for name, (rec, pane, _ident) in live.items():
             if rec.state in (EXITED, GONE) or rec.agent not in self.plugins.agents:
                 continue
             watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
             watch.keep = self.config.stability_polls
-            if watch.needs_capture(pane.fingerprint, mono):
+            if watch.needs_capture(pane.fingerprint, mono, settled=rec.state == LIMITED):
                 wanted.append(name)
         if not wanted:
             return 0

@@ -165,7 +165,13 @@ class _Reply:
         return self.stderr.strip() or f"tmux exited with status {self.rc}"
 
 
+# tmux client processes started so far; the tests and the benchmark price a poll by it.
+spawns = 0
+
+
 def _run(server: ServerRef, args: Sequence[str], timeout: float, stdin: bytes | None = None) -> _Reply:
+    global spawns
+    spawns += 1
     try:
         proc = subprocess.run(
             [*server.argv(), *args],

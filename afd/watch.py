@@ -32,16 +32,17 @@ class PaneWatch:
     detections: deque = field(default_factory=deque)
     contents: deque = field(default_factory=deque)  # content_of each capture, computed once
 
-    def needs_capture(self, fingerprint: tuple, now: float) -> bool:
+    def needs_capture(self, fingerprint: tuple, now: float, settled: bool = False) -> bool:
         """Whether this poll must capture the pane afresh.
 
         An unchanged fingerprint may reuse the last capture, except while a
-        banner is on screen (a limit decision needs fresh captures) and never
-        for longer than MAX_CAPTURE_AGE.
+        banner is on screen and not yet `settled` (judged a limit: the
+        decision needs fresh captures, the verdict once made does not), and
+        never for longer than MAX_CAPTURE_AGE.
         """
         if self.captured_at is None or fingerprint != self.fingerprint:
             return True
-        if self.detections and self.detections[-1] is not None:
+        if self.detections and self.detections[-1] is not None and not settled:
             return True
         return now - self.captured_at >= MAX_CAPTURE_AGE
 

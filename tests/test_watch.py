@@ -42,6 +42,14 @@ def test_a_banner_on_screen_always_gets_fresh_captures():
     assert w.needs_capture(FP, 0.1)
 
 
+def test_a_banner_already_judged_a_limit_reuses_the_capture_while_the_pane_is_unchanged():
+    w = PaneWatch()
+    w.record(["■ You've hit your usage limit."], banner(), FP, 0.0, CHROME)
+    assert not w.needs_capture(FP, 0.1, settled=True)
+    assert w.needs_capture((101, 0, 10, 0), 0.1, settled=True)
+    assert w.needs_capture(FP, MAX_CAPTURE_AGE, settled=True)
+
+
 def test_first_capture_is_neither_idle_nor_working_then_chrome_changes_are_idle():
     w = PaneWatch()
     assert w.record(["work", "  ? for shortcuts 80% left"], None, FP, 0.0, CHROME) is None
