@@ -6,6 +6,8 @@ import os
 import re
 import shlex
 import stat
+import subprocess
+import sys
 from dataclasses import replace
 
 import psutil
@@ -13,7 +15,7 @@ import pytest
 
 from afd import tmux
 from afd.identity import IdentityKind, ProcessFact, identify
-from afd.identity_cache import IdentityCache, LinuxProc, ProcStat, rules_key
+from afd.identity_cache import Held, IdentityCache, LinuxProc, ProcStat, rules_key
 from afd.model import AgentSpec
 from harness import start_fake, wait_for
 
@@ -41,6 +43,7 @@ class FakeProc:
         self.table: dict[int, dict] = {}
         self.reads = 0
         self.walked = 0
+        self.released = 0
 
     def add(self, pid, argv, *, ppid, tpgid=0, start=None, state="S"):
         self.table[pid] = dict(argv=tuple(argv), ppid=ppid, tpgid=tpgid, start=start or pid * 10, state=state)
@@ -54,6 +57,23 @@ class FakeProc:
         self.reads += 1
         p = self.table.get(pid)
         return None if p is None else p["argv"]
+
+    def hold(self, pid, start_ticks):
+        st = self.stat(pid)
+        ok = st is not None and st.start_ticks == start_ticks and st.state != "Z"
+        return Held(pid, start_ticks, None) if ok else None
+
+    def ended(self, held):
+        self.reads += len(held)
+        gone = set()
+        for h in held:
+            p = self.table.get(h.pid)
+            if p is None or p["start"] != h.start_ticks or p["state"] == "Z":
+                gone.add(h)
+        return gone
+
+    def release(self, held):
+        self.released += 1
 
     def walker(self, root):
         self.walked += 1
@@ -205,12 +225,18 @@ def test_closed_panes_are_forgotten(world):
     assert procs.walked == 2
 
 
-def test_a_probe_reads_a_handful_of_proc_files(world):
+def test_a_known_agent_pane_reads_no_proc_file_and_a_shell_pane_a_handful(world):
     procs, _, cache = world
     poll(cache)
     procs.reads = 0
     poll(cache)
-    assert procs.reads <= 3  # the shell's stat, the leader's stat and argv; the agent's stat is the leader's
+    assert procs.reads == 1  # the one exit check of the held agent, no /proc file
+    procs.table[100]["tpgid"] = 100
+    del procs.table[200]
+    poll(cache)  # the agent exited: a shell pane from now on
+    procs.reads = 0
+    poll(cache)
+    assert procs.reads <= 3  # the shell's stat, the foreground leader's stat and argv
 
 
 def test_linux_proc_reads_this_process():
@@ -219,6 +245,34 @@ def test_linux_proc_reads_this_process():
     assert st is not None and st.state in "RS" and st.start_ticks > 0
     assert me.argv(os.getpid()) == tuple(psutil.Process().cmdline())
     assert me.stat(2**22 + 12345) is None and me.argv(2**22 + 12345) is None
+
+
+def test_linux_proc_sees_an_exit_before_the_zombie_is_reaped_and_never_holds_a_reused_pid():
+    me = LinuxProc()
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        ticks = me.stat(child.pid).start_ticks
+        assert me.hold(child.pid, ticks + 1) is None  # another start: another process with this pid
+        held = me.hold(child.pid, ticks)
+        assert held is not None and me.ended([held]) == set()
+        child.stdin.close()
+        wait_for(lambda: me.stat(child.pid).state == "Z", message="a zombie")  # exited, not yet reaped
+        assert me.ended([held]) == {held}
+        me.release(held)
+    finally:
+        child.wait()
+
+
+def test_forgotten_panes_release_their_pidfds(world):
+    _, _, cache = world
+    me = LinuxProc()
+    cache._proc = me
+    cache._walker = lambda pid: [ProcessFact(os.getpid(), os.getppid(), "python", "", ("claude",), psutil.Process().create_time(), "running", os.getpgid(0), True)]
+    fds = len(os.listdir("/proc/self/fd"))
+    poll(cache)
+    assert len(os.listdir("/proc/self/fd")) == fds + 1
+    cache.retain([])
+    assert len(os.listdir("/proc/self/fd")) == fds
 
 
 # --- on a real tmux server -------------------------------------------------------
