@@ -267,9 +267,10 @@ class Control:
             if not row:
                 raise RuntimeError("the control client went away")
             if row.startswith(b"%begin "):
-                inside = True
+                inside = row.split()[3:4] == [b"1"]  # flag 1: a command this client sent (the attach's own block is 0)
             elif row.startswith((b"%end ", b"%error ")):
-                inside, ends = False, ends + 1
+                ends += inside
+                inside = False
             elif inside:
                 out.append(row)
         return out
