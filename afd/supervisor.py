@@ -319,7 +319,12 @@ class Supervisor:
                 continue  # the server restarted between list and capture: judge nothing
             rows = capture_rows(result.text or "")
             spec = self.plugins.agents[rec.agent]
-            found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
+            watch, rules = self.watches[name], (self.config, self.plugins)
+            if watch.repeats(rows, rules):
+                found = watch.detections[-1]
+            else:
+                found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
+            watch.detected_under = rules
             idle = self.watches[name].record(rows, found, pane.fingerprint, mono, spec.chrome)
             live[name] = (self._judge(rec, name, idle, found, rows, spec, now), pane, _ident)
         return len(wanted)

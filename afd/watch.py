@@ -31,6 +31,9 @@ class PaneWatch:
     captures: deque = field(default_factory=deque)
     detections: deque = field(default_factory=deque)
     contents: deque = field(default_factory=deque)  # content_of each capture, computed once
+    # What the last detection was made under (the config and plugins): a
+    # reload must not reuse an answer the old rules gave.
+    detected_under: object = None
 
     def needs_capture(self, fingerprint: tuple, now: float, settled: bool = False) -> bool:
         """Whether this poll must capture the pane afresh.
@@ -46,6 +49,15 @@ class PaneWatch:
             return True
         return now - self.captured_at >= MAX_CAPTURE_AGE
 
+    def repeats(self, rows: Sequence[str], rules: object) -> bool:
+        """Whether `rows` is exactly the last fresh capture, detected under the same `rules`.
+
+        Detectors are pure functions of the text, so the last detection
+        stands: the 10 s safety capture of an unchanged pane then costs a
+        comparison, not a pass of every detector.
+        """
+        return bool(self.captures) and self.detected_under == rules and list(rows) == self.captures[-1]
+
     def record(
         self,
         rows: Sequence[str],
@@ -58,7 +70,8 @@ class PaneWatch:
 
         None for the first capture: one look cannot tell idle from working.
         """
-        content = content_of(rows, chrome)
+        repeated = bool(self.captures) and list(rows) == self.captures[-1]
+        content = self.contents[-1] if repeated else content_of(rows, chrome)
         idle = self.contents[-1] == content if self.contents else None
         self.captures.append(list(rows))
         self.detections.append(detection)

@@ -89,3 +89,14 @@ def test_watch_ignore_globs_match_locations():
     assert is_ignored("scratch:2.1", ["scratch:*"])
     assert is_ignored("main:0.3", ["*:0.3"])
     assert not is_ignored("main:0.3", ["scratch:*", "*:1.*"])
+
+
+def test_an_unchanged_capture_repeats_the_last_detection_only_under_the_same_rules():
+    w = PaneWatch()
+    rows = ["■ You've hit your usage limit."]
+    assert not w.repeats(rows, "rules")  # nothing captured yet
+    w.record(rows, banner(), FP, 0.0, CHROME)
+    w.detected_under = "rules"
+    assert w.repeats(list(rows), "rules")
+    assert not w.repeats(rows + ["more"], "rules")
+    assert not w.repeats(rows, "reloaded rules")
