@@ -33,6 +33,10 @@ log = logging.getLogger("afd.supervisor")
 # "Available" is evidence that an agent ran without a banner *recently*;
 # older than this, it is no longer evidence of anything.
 AVAILABLE_FOR = timedelta(hours=1)
+# How stale that working sighting may get before it is written again:
+# refreshing it every poll would write to the store every poll for every
+# working pane, and "available" then ends at most this much early.
+AVAILABLE_REFRESH = timedelta(minutes=1)
 
 # Events a person should notice in the journal.
 _WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited"})
@@ -407,6 +411,8 @@ class Supervisor:
 
     def _observe_working(self, agent: str, session: str, now: datetime) -> None:
         old = self._fact(agent)
+        if old.state is limits.LimitState.AVAILABLE and old.observed_at and timedelta(0) <= now - old.observed_at < AVAILABLE_REFRESH:
+            return
         self._store_fact(old, limits.observe_working(old, at=now, session=session), session)
 
     def _observe_limited(self, agent, session, banner, reset_at, now, first_seen) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -11,11 +11,11 @@ from afd.config import Config
 from afd.identity_cache import REWALK_EVERY, IdentityCache
 from afd.loader import load_plugins
 from afd.store import Store
-from afd.supervisor import Supervisor
+from afd.limits import LimitState
+from afd.supervisor import AVAILABLE_REFRESH, Supervisor
 from afd.watch import MAX_CAPTURE_AGE
 from harness import start_fake, wait_for
 
-pytestmark = pytest.mark.tmux
 
 
 class Mono:
@@ -26,6 +26,7 @@ class Mono:
         return self.now
 
 
+@pytest.mark.tmux
 def test_an_unchanged_poll_spawns_only_list_panes_and_writes_nothing(tmux_server, xdg_dirs):
     idle = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="fix the login redirect")
     walled = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario={"limit_now": True}, prompt="go")
@@ -76,3 +77,18 @@ def test_an_unchanged_poll_spawns_only_list_panes_and_writes_nothing(tmux_server
         assert store.total_changes() == changes
     finally:
         store.close()
+
+
+def test_an_agent_seen_working_every_poll_is_written_available_once_a_minute(xdg_dirs):
+    t0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
+    with Store(xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db") as store:
+        sup = Supervisor(Config(), load_plugins(None, entry_points=False), store, tmux.ServerRef(socket_name="unused"))
+        sup._observe_working("codex", "s1", t0)
+        changes = store.total_changes()
+        for second in range(1, 60):
+            sup._observe_working("codex", "s1", t0 + timedelta(seconds=second))
+        assert store.total_changes() == changes
+        sup._observe_working("codex", "s1", t0 + AVAILABLE_REFRESH)
+        fact = store.load_limits()["codex"]
+        assert store.total_changes() == changes + 1
+        assert fact.state is LimitState.AVAILABLE and fact.observed_at == t0 + AVAILABLE_REFRESH
