@@ -321,14 +321,17 @@ class Supervisor:
                 continue
             if result.server_pid is not None and result.server_pid != inv.server_pid:
                 continue  # the server restarted between list and capture: judge nothing
+            watch, rules = self.watches[name], (self.config, self.plugins)
+            if watch.settled_on(result.text or "", rules):
+                watch.refresh(pane.fingerprint, mono)
+                continue
             rows = capture_rows(result.text or "")
             spec = self.plugins.agents[rec.agent]
-            watch, rules = self.watches[name], (self.config, self.plugins)
             if watch.repeats(rows, rules):
                 found = watch.detections[-1]
             else:
                 found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
-            watch.detected_under = rules
+            watch.detected_under, watch.text = rules, result.text or ""
             idle = self.watches[name].record(rows, found, pane.fingerprint, mono, spec.chrome)
             live[name] = (self._judge(rec, name, idle, found, rows, spec, now), pane, _ident)
         return len(wanted)

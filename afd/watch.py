@@ -34,6 +34,7 @@ class PaneWatch:
     # What the last detection was made under (the config and plugins): a
     # reload must not reuse an answer the old rules gave.
     detected_under: object = None
+    text: str | None = None  # the last fresh capture as tmux sent it
 
     def needs_capture(self, fingerprint: tuple, now: float, settled: bool = False) -> bool:
         """Whether this poll must capture the pane afresh.
@@ -57,6 +58,22 @@ class PaneWatch:
         comparison, not a pass of every detector.
         """
         return bool(self.captures) and self.detected_under == rules and list(rows) == self.captures[-1]
+
+    def settled_on(self, text: str, rules: object) -> bool:
+        """Whether `text` is the last capture again and every capture held is that same one.
+
+        Recording it would leave every capture, detection and content the
+        gates look at as it is, so their verdict cannot change: the 10 s
+        safety capture of an unchanged pane needs no parsing or judging.
+        """
+        if self.text != text or self.detected_under != rules or len(self.captures) < max(self.keep, 2):
+            return False
+        return all(c == self.captures[-1] for c in self.captures)
+
+    def refresh(self, fingerprint: tuple, now: float) -> None:
+        """A fresh capture showed nothing new: it counts as one for `needs_capture`."""
+        self.fingerprint = fingerprint
+        self.captured_at = now
 
     def record(
         self,

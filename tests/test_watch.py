@@ -100,3 +100,18 @@ def test_an_unchanged_capture_repeats_the_last_detection_only_under_the_same_rul
     assert w.repeats(list(rows), "rules")
     assert not w.repeats(rows + ["more"], "rules")
     assert not w.repeats(rows, "reloaded rules")
+
+
+def test_a_capture_settled_on_changes_nothing_the_gates_see():
+    w = PaneWatch(keep=2)
+    w.record(["❯"], None, FP, 0.0, CHROME)
+    w.detected_under, w.text = "rules", "❯"
+    assert not w.settled_on("❯", "rules")  # one capture held: the next one still tells idle from working
+    w.record(["❯"], None, FP, 1.0, CHROME)
+    assert w.settled_on("❯", "rules")
+    assert not w.settled_on("❯ x", "rules") and not w.settled_on("❯", "reloaded rules")
+    w.record(["❯ x"], None, FP, 2.0, CHROME)
+    w.text = "❯"  # the text again, but the captures held differ: it must be judged
+    assert not w.settled_on("❯", "rules")
+    w.refresh((1, 2, 3, 4), 12.0)
+    assert w.fingerprint == (1, 2, 3, 4) and not w.needs_capture((1, 2, 3, 4), 13.0)
