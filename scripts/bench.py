@@ -58,7 +58,7 @@ from afd.config import Config
 from afd.gates import judge
 from afd.loader import load_plugins
 from afd.model import Clock, Event
-from afd.store import SessionRecord, Store
+from afd.store import SessionRecord, Store, StoreError
 from afd.supervisor import Supervisor
 from afd.text import capture_rows
 from afd.watch import PaneWatch
@@ -318,8 +318,11 @@ def daemon_run(bench: Bench, work: Path, seconds: float, sample_every: float) ->
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # warm-up: every pane adopted and judged
             if store_path.exists():
-                with Store.open_readonly(store_path) as store:
-                    states = [r.state for r in store.list_sessions()]
+                try:
+                    with Store.open_readonly(store_path) as store:
+                        states = [r.state for r in store.list_sessions()]
+                except StoreError:
+                    continue  # afd is still creating or upgrading it
                 if len(states) >= len(bench.panes) and all(s == "idle" for s in states):
                     break
             time.sleep(1)
