@@ -19,6 +19,7 @@ from __future__ import annotations
 import enum
 import errno
 import fcntl
+import glob
 import json
 import os
 import sqlite3
@@ -35,6 +36,7 @@ from afd import paths
 from afd.limits import LimitFact, LimitState
 from afd.identity import IdentityKind
 from afd.model import Event, IdentitySource, SessionState
+from afd.policy import ResumeHistory
 
 DB_NAME = "state.db"
 LOCK_NAME = "state.lock"
@@ -45,6 +47,10 @@ _CORRUPT_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 class StoreError(Exception):
     """The state cannot be used as asked; the message is one sentence for the user."""
+
+
+class StoreRefused(StoreError):
+    """The file is not one this afd may write (newer schema, someone else's database): a restart cannot fix it."""
 
 
 def default_path() -> Path:
@@ -216,6 +222,22 @@ MIGRATIONS: tuple[str, ...] = (
     # 1 → 2: where the pane sits in tmux, for `afd status`.
     """
     ALTER TABLE sessions ADD COLUMN location TEXT;
+    """,
+    # → +1: what afd did about each session's limits (attempts, backoff), so a restart keeps them.
+    """
+    CREATE TABLE resume_history (
+        session TEXT PRIMARY KEY,
+        episode TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_sent_at TEXT,
+        backoff_level INTEGER NOT NULL DEFAULT 0,
+        relimited_at TEXT,
+        unconfirmed INTEGER NOT NULL DEFAULT 0,
+        retry_after TEXT,
+        needs_human TEXT,
+        first_seen_at TEXT,
+        reset_at TEXT
+    );
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -397,13 +419,21 @@ def _connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
 
 
 def _backup(conn: sqlite3.Connection, path: Path, version: int) -> Path:
-    target = _free_name(path.with_name(f"{path.name}.bak-v{version}"))
+    base = path.with_name(f"{path.name}.bak-v{version}")
+    target = _free_name(base)
     _touch_private(target)
     dest = sqlite3.connect(target)
     try:
         conn.backup(dest)
     finally:
         dest.close()
+    # A migration that fails rolls back, and the next start tries again: the
+    # same state needs only the backup taken the first time.
+    fresh = target.read_bytes()
+    for earlier in sorted(path.parent.glob(f"{glob.escape(base.name)}*")):
+        if earlier != target and earlier.is_file() and earlier.read_bytes() == fresh:
+            target.unlink()
+            return earlier
     return target
 
 
@@ -485,12 +515,12 @@ class Store:
 
     def _refuse_version(self, found: _Inspection, known: int) -> None:
         if found.version > known:
-            raise StoreError(
+            raise StoreRefused(
                 f"the state database {self.path} has schema version {found.version}, newer than this afd "
                 f"understands ({known}); upgrade afd, or move the file aside to start afresh"
             )
         if found.version == 0 and found.has_tables:
-            raise StoreError(f"{self.path} is an SQLite database but not afd's state; move it aside")
+            raise StoreRefused(f"{self.path} is an SQLite database but not afd's state; move it aside")
 
     def _open_writable(self, steps: tuple[str, ...]) -> sqlite3.Connection:
         path = self.path
@@ -647,6 +677,7 @@ class Store:
             # A later session of the same name must not inherit this one's
             # handoffs: the ledger bounds ping-ponging per session.
             self._conn.execute("DELETE FROM ledger WHERE session = ?", (name,))
+            self._conn.execute("DELETE FROM resume_history WHERE session = ?", (name,))
             return cur.rowcount > 0
 
     # -- the limit map
@@ -796,6 +827,52 @@ class Store:
     def ledger(self, session: str) -> list[LedgerEntry]:
         rows = self._rows("SELECT * FROM ledger WHERE session = ? ORDER BY id", (session,))
         return [_ledger_from_row(r) for r in rows]
+
+    # -- resume history (attempts and backoff per session)
+
+    def resume_history(self, session: str) -> ResumeHistory:
+        rows = self._rows("SELECT * FROM resume_history WHERE session = ?", (session,))
+        if not rows:
+            return ResumeHistory()
+        r = rows[0]
+        return ResumeHistory(
+            episode=r["episode"],
+            attempts=r["attempts"],
+            last_sent_at=_dt(r["last_sent_at"]),
+            backoff_level=r["backoff_level"],
+            relimited_at=_dt(r["relimited_at"]),
+            unconfirmed=bool(r["unconfirmed"]),
+            retry_after=_dt(r["retry_after"]),
+            needs_human=r["needs_human"],
+            first_seen_at=_dt(r["first_seen_at"]),
+            reset_at=_dt(r["reset_at"]),
+        )
+
+    def save_resume_history(self, session: str, history: ResumeHistory) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "INSERT INTO resume_history (session, episode, attempts, last_sent_at, backoff_level, relimited_at,"
+                " unconfirmed, retry_after, needs_human, first_seen_at, reset_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
+                " attempts = excluded.attempts, last_sent_at = excluded.last_sent_at,"
+                " backoff_level = excluded.backoff_level, relimited_at = excluded.relimited_at,"
+                " unconfirmed = excluded.unconfirmed, retry_after = excluded.retry_after,"
+                " needs_human = excluded.needs_human, first_seen_at = excluded.first_seen_at,"
+                " reset_at = excluded.reset_at",
+                (
+                    session,
+                    history.episode,
+                    history.attempts,
+                    _iso(history.last_sent_at),
+                    history.backoff_level,
+                    _iso(history.relimited_at),
+                    int(history.unconfirmed),
+                    _iso(history.retry_after),
+                    history.needs_human,
+                    _iso(history.first_seen_at),
+                    _iso(history.reset_at),
+                ),
+            )
 
     # -- meta (daemon pid, started_at, version)
 

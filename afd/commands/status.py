@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from afd.cli import EXIT_DAEMON_DOWN, EXIT_OK, UserError
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_OK, UserError
 from afd.commands.common import count
 
 
@@ -31,7 +31,7 @@ def read_report(events: int) -> tuple[dict, bool]:
     """The status from the running daemon, else from the store; and whether the daemon runs."""
     from afd import control
     from afd.status import build_status
-    from afd.store import StateLock, Store, StoreError, default_path
+    from afd.store import StateLock, Store, StoreError, default_path, lock_path_for
 
     answering = True
     try:
@@ -51,8 +51,10 @@ def read_report(events: int) -> tuple[dict, bool]:
         raise UserError(str(exc), EXIT_DAEMON_DOWN) from None
     try:
         agents = _agent_names()
-        held = StateLock.is_held(db)
-        daemon = {"running": held, "pid": StateLock.holder_pid(db) if held else None,
+        # The daemon's lock file, not the database: a busy daemon holds it all the same.
+        lock = lock_path_for(db)
+        held = StateLock.is_held(lock)
+        daemon = {"running": held, "pid": StateLock.holder_pid(lock) if held else None,
                   "version": store.get_meta("version"), "started_at": store.get_meta("started_at")}
         if not answering:
             daemon["answering"] = False
@@ -97,7 +99,19 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if running else EXIT_DAEMON_DOWN
 
 
-_STATE_STYLE = {"limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta", "available": "green"}
+def _next_words(session: dict) -> str | None:
+    """The next action in the reader's zone with a countdown (JSON keeps ISO UTC)."""
+    from datetime import datetime, timezone
+
+    from afd.nextaction import words
+    from afd.resettime import local_zone
+
+    if session.get("next") is None:
+        return session.get("next_action")
+    return words(session["next"], now=datetime.now(timezone.utc), zone=local_zone())
+
+
+_STATE_STYLE = {"resuming": "bold yellow", "needs_human": "bold red", "limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta", "available": "green"}
 
 
 def render(report: dict, as_json: bool, once: bool = False) -> None:
@@ -138,7 +152,7 @@ def render(report: dict, as_json: bool, once: bool = False) -> None:
             Text(s["name"]), Text(where), Text(agent), Text(s["state"], style=_STATE_STYLE.get(s["state"], "")),
             Text(s["reset_at"] or ("not stated" if s["state"] == "limited" else "-")),
             Text("yes" if s["mission"] else "no"), Text(s["worktree"] or "-"), Text(s["branch"] or "-"),
-            Text(s["next_action"] or "-"),
+            Text(_next_words(s) or "-"),
         )
     if report["sessions"]:
         console.print(table)

@@ -51,6 +51,9 @@ class Scenario:
     # Claude's prompt box: "modern" (rules and `❯`) or "boxed" (`│ > │`, `? for shortcuts`).
     ui: str = "modern"
     bracketed_paste: bool = True
+    # Claude's own auto-continue (banner "claude.native-armed"): it resumes by
+    # itself this many seconds after the wall appeared (None: it never does).
+    native_resume_after_seconds: float | None = None
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Scenario)}
