@@ -83,6 +83,9 @@ class SessionRecord:
     reset_at: datetime | None = None
     next_action: str | None = None
     location: str | None = None  # tmux "session:window.pane" as last seen; moves when windows do
+    # Who says the session is limited: "pane", "record", "pane+record", or
+    # "disputed" (a banner the agent's records contradict); None otherwise.
+    witnesses: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +218,10 @@ MIGRATIONS: tuple[str, ...] = (
     # 1 → 2: where the pane sits in tmux, for `afd status`.
     """
     ALTER TABLE sessions ADD COLUMN location TEXT;
+    """,
+    # → next: which witnesses (pane, the agent's own records) say a session is limited.
+    """
+    ALTER TABLE sessions ADD COLUMN witnesses TEXT;
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

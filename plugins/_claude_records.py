@@ -1,0 +1,165 @@
+"""Claude Code's own transcripts as a second witness of a usage-limit wall.
+
+Claude Code writes one JSON-lines transcript per conversation under
+``$CLAUDE_CONFIG_DIR`` (default ``~/.claude``), in
+``projects/<cwd with every character outside [A-Za-z0-9] as ->/<session>.jsonl``.
+A plan wall is an ``assistant`` record with ``isApiErrorMessage`` and
+``quotaLimits.status == "rejected"`` (with ``resetsAt`` in epoch seconds and
+``rateLimitType``); a 429 without that (API-key users, server throttles) is
+not a plan wall. Claude's own auto-continue later writes a ``system``
+"Usage limit reset · Continuing automatically" record and a meta ``user``
+record with ``origin.kind == "auto-continuation"``.
+
+The underscore keeps the loader from registering this file as a plugin;
+``claude.py`` asks it through its ``afd_witness`` hook.
+"""
+
+import os
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from afd.model import AgentProcess, WitnessState, WitnessVerdict
+from afd.recordtail import TailCache, from_epoch_seconds, parse_instant, process_environment
+
+# Claude cuts a longer encoded project name and appends a hash of the
+# whole path; such a folder is found by its first characters.
+MAX_NAME = 200
+# How many recently written transcripts are looked into for the pane's cwd.
+MAX_CANDIDATES = 8
+# psutil's start time and the records' clock can differ by rounding.
+_SLACK = timedelta(seconds=1)
+_WINDOWS = {"five_hour": "five_hour", "seven_day": "weekly"}
+_CONTINUING = re.compile(r"limit reset.*continuing", re.IGNORECASE)
+
+_cache = TailCache()
+
+
+def encode_cwd(cwd: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+def config_dir(env: dict[str, str]) -> Path:
+    if env.get("CLAUDE_CONFIG_DIR"):
+        return Path(env["CLAUDE_CONFIG_DIR"])
+    return Path(env.get("HOME") or os.path.expanduser("~")) / ".claude"
+
+
+def project_dirs(base: Path, cwd: str) -> list[Path]:
+    """The folders a transcript of ``cwd`` can be in: its exact name, or the cut-and-hashed long form."""
+    name = encode_cwd(cwd)
+    projects = base / "projects"
+    found = [projects / name] if (projects / name).is_dir() else []
+    if len(name) > MAX_NAME:
+        found += [p for p in projects.glob(name[:MAX_NAME] + "*") if p.is_dir() and p not in found]
+    return found
+
+
+def _main(records) -> list[dict]:
+    # Sidechain records belong to a sub-agent, not to the conversation in the pane.
+    return [r for r in records if isinstance(r, dict) and not r.get("isSidechain")]
+
+
+def find_transcript(process: AgentProcess, base: Path) -> Path | None:
+    """The most recently written transcript whose records carry the pane's cwd.
+
+    ``sessions/<pid>.json`` is not used: it still names the old conversation
+    after ``/clear`` or ``--continue``.
+    """
+    if not process.cwd:
+        return None
+    files = []
+    for folder in project_dirs(base, process.cwd):
+        for path in folder.glob("*.jsonl"):
+            try:
+                files.append((path.stat().st_mtime, path))
+            except OSError:
+                continue
+    files.sort(reverse=True)
+    for mtime, path in files[:MAX_CANDIDATES]:
+        written = datetime.fromtimestamp(mtime, timezone.utc)
+        if process.start_time is not None and written < process.start_time - _SLACK:
+            break  # older than the process: nothing in it is this process's doing
+        try:
+            records = _main(_cache.tail(path).records)
+        except OSError:
+            continue
+        if any(r.get("cwd") == process.cwd for r in records):
+            return path
+    return None
+
+
+def is_wall(record: dict) -> bool:
+    quota = record.get("quotaLimits")
+    return (
+        record.get("type") == "assistant"
+        and record.get("isApiErrorMessage") is True
+        and isinstance(quota, dict)
+        and quota.get("status") == "rejected"
+    )
+
+
+def is_progress(record: dict) -> bool:
+    """The conversation went on: a real answer, or Claude's own continuation after a reset."""
+    kind = record.get("type")
+    if kind == "assistant":
+        return not record.get("isApiErrorMessage")
+    if kind == "user":
+        origin = record.get("origin")
+        return bool(record.get("isMeta")) and isinstance(origin, dict) and origin.get("kind") == "auto-continuation"
+    if kind == "system":
+        return bool(_CONTINUING.search(str(record.get("content") or "")))
+    return False
+
+
+def verdict_of(
+    records, path: Path | None, start: datetime | None, since: datetime | None, until: datetime
+) -> WitnessVerdict:
+    """Claude's word on its limit from its transcript's records, oldest first (pure)."""
+    where = str(path) if path else None
+    timed = []
+    for r in _main(records):
+        t = parse_instant(r.get("timestamp"))
+        if t is not None and t <= until:
+            timed.append((t, r))
+    wall_i = None
+    for i, (t, r) in enumerate(timed):
+        if is_wall(r) and (start is None or t >= start - _SLACK):
+            wall_i = i
+    after = timed[wall_i + 1 :] if wall_i is not None else timed
+    progress = [t for t, r in after if is_progress(r)]
+    if wall_i is not None and not progress:
+        t, r = timed[wall_i]
+        quota = r["quotaLimits"]
+        kind = quota.get("rateLimitType")
+        window = _WINDOWS.get(kind, kind) if isinstance(kind, str) else None
+        return WitnessVerdict(
+            WitnessState.LIMITED,
+            "the transcript's latest record is a usage-limit rejection",
+            reset_at=from_epoch_seconds(quota.get("resetsAt")),
+            window=window,
+            record=where,
+            at=t,
+        )
+    later = [t for t in progress if since is None or t >= since]
+    if later:
+        why = "the conversation went on after the usage-limit rejection" if wall_i is not None else (
+            "the transcript shows the conversation going on with no usage-limit rejection"
+        )
+        return WitnessVerdict(WitnessState.NOT_LIMITED, why, record=where, at=later[-1])
+    return WitnessVerdict(WitnessState.UNKNOWN, "the transcript says nothing either way since the banner appeared", record=where)
+
+
+def witness(process: AgentProcess, since: datetime | None, until: datetime, record: Path | None) -> WitnessVerdict:
+    if record is not None:
+        path = Path(record)
+    else:
+        path = find_transcript(process, config_dir(process_environment(process.pid)))
+        if path is None:
+            return WitnessVerdict(WitnessState.UNKNOWN, "no transcript of this conversation was found")
+    try:
+        tail = _cache.tail(path)
+    except OSError as exc:
+        return WitnessVerdict(WitnessState.UNKNOWN, f"cannot read the transcript: {exc.strerror or exc}", record=str(path))
+    start = process.start_time if record is None else None
+    return verdict_of(tail.records, path, start, since, until)

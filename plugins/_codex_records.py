@@ -1,0 +1,206 @@
+"""Codex CLI's own rollout files as a second witness of a usage-limit wall.
+
+Codex writes ``$CODEX_HOME`` (default ``~/.codex``)
+``sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl``, one
+``{timestamp, type, payload}`` per line; ``session_meta`` (with ``cwd``)
+comes at the first turn. A wall is an ``event_msg`` ``task_complete`` whose
+``error.codex_error_info`` is ``"usage_limit_exceeded"`` (a generic 429 or a
+retry is something else); ``token_count`` events carry ``rate_limits`` with
+``primary``/``secondary`` windows (``window_minutes``, ``resets_at`` in epoch
+seconds, possibly all null).
+
+The file is held open by Codex's detached daemon, not by the TUI in the pane,
+so it is found by its ``session_meta.cwd`` and by recency, never through the
+TUI's file descriptors. The underscore keeps the loader from registering this
+file as a plugin; ``codex.py`` asks it through its ``afd_witness`` hook.
+"""
+
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from afd.model import AgentProcess, WitnessState, WitnessVerdict
+from afd.recordtail import TailCache, from_epoch_seconds, parse_instant, process_environment, read_head
+
+WALL = "usage_limit_exceeded"
+# Windows by length, never by position: primary is not always the five-hour one.
+_WINDOWS = {300: "five_hour", 10080: "weekly"}
+MAX_DAYS = 3  # day folders looked into when the process's start is not known
+MAX_CANDIDATES = 16
+_SLACK = timedelta(seconds=1)
+
+_cache = TailCache()
+_cwds: dict[tuple[Path, int], str | None] = {}  # (file, its inode) -> session_meta.cwd
+
+
+def codex_home(env: dict[str, str]) -> Path:
+    if env.get("CODEX_HOME"):
+        return Path(env["CODEX_HOME"])
+    return Path(env.get("HOME") or os.path.expanduser("~")) / ".codex"
+
+
+def _newest(folder: Path) -> list[Path]:
+    try:
+        return sorted((p for p in folder.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: p.name, reverse=True)
+    except OSError:
+        return []
+
+
+def day_folders(home: Path, start: datetime | None) -> list[Path]:
+    """The day folders, newest first, back to the day before the process started (or a few days)."""
+    # Folders are named by the local date, hence a day of margin.
+    floor = (start - timedelta(days=1)).strftime("%Y%m%d") if start is not None else None
+    out = []
+    for year in _newest(home / "sessions"):
+        for month in _newest(year):
+            for day in _newest(month):
+                if floor is not None and year.name + month.name + day.name < floor:
+                    return out
+                out.append(day)
+                if floor is None and len(out) >= MAX_DAYS:
+                    return out
+    return out
+
+
+def session_cwd(path: Path) -> str | None:
+    try:
+        key = (path, path.stat().st_ino)
+    except OSError:
+        return None
+    if key not in _cwds:
+        cwd = None
+        try:
+            head = read_head(path)
+        except OSError:
+            head = ()
+        for r in head:
+            payload = r.get("payload")
+            if r.get("type") == "session_meta" and isinstance(payload, dict):
+                cwd = payload.get("cwd")
+                break
+        if cwd is None:
+            return None  # not written yet: ask again next time
+        _cwds[key] = cwd
+    return _cwds[key]
+
+
+def find_rollout(process: AgentProcess, home: Path) -> Path | None:
+    """The most recently written rollout whose ``session_meta.cwd`` is the pane's cwd."""
+    if not process.cwd:
+        return None
+    files = []
+    for day in day_folders(home, process.start_time):
+        for path in day.glob("rollout-*.jsonl"):
+            try:
+                files.append((path.stat().st_mtime, path))
+            except OSError:
+                continue
+    files.sort(reverse=True)
+    for mtime, path in files[:MAX_CANDIDATES]:
+        if process.start_time is not None and datetime.fromtimestamp(mtime, timezone.utc) < process.start_time - _SLACK:
+            break
+        if session_cwd(path) == process.cwd:
+            return path
+    return None
+
+
+def _payload(record: dict) -> dict:
+    p = record.get("payload")
+    return p if isinstance(p, dict) else {}
+
+
+def is_wall(record: dict) -> bool:
+    p = _payload(record)
+    error = p.get("error")
+    return (
+        record.get("type") == "event_msg"
+        and p.get("type") == "task_complete"
+        and isinstance(error, dict)
+        and error.get("codex_error_info") == WALL
+    )
+
+
+def is_progress(record: dict) -> bool:
+    p = _payload(record)
+    if record.get("type") == "event_msg":
+        return p.get("type") == "agent_message" or (p.get("type") == "task_complete" and not p.get("error"))
+    if record.get("type") == "response_item":
+        return p.get("type") == "message" and p.get("role") == "assistant"
+    return False
+
+
+def limiting_window(rate_limits: object) -> tuple[datetime | None, str | None]:
+    """The reset and kind of the exhausted window in a ``token_count``'s ``rate_limits``, or (None, None)."""
+    if not isinstance(rate_limits, dict):
+        return None, None
+    best = None
+    for key in ("primary", "secondary"):
+        w = rate_limits.get(key)
+        if not isinstance(w, dict):
+            continue
+        used = w.get("used_percent")
+        reset = from_epoch_seconds(w.get("resets_at"))  # `resets_in_seconds` is not in rollouts; never guessed from
+        minutes = w.get("window_minutes")
+        kind = _WINDOWS.get(minutes) if isinstance(minutes, int) else None
+        if kind is None and isinstance(minutes, int):
+            kind = f"{minutes}m"
+        if not isinstance(used, (int, float)) or used < 100:
+            continue
+        # With two windows spent, the wall lasts until the later one resets.
+        if best is None or (reset is not None and (best[0] is None or reset > best[0])):
+            best = (reset, kind)
+    return best or (None, None)
+
+
+def verdict_of(
+    records, path: Path | None, start: datetime | None, since: datetime | None, until: datetime
+) -> WitnessVerdict:
+    """Codex's word on its limit from a rollout's records, oldest first (pure)."""
+    where = str(path) if path else None
+    timed = []
+    for r in records:
+        t = parse_instant(r.get("timestamp")) if isinstance(r, dict) else None
+        if t is not None and t <= until:
+            timed.append((t, r))
+    wall_i = None
+    for i, (t, r) in enumerate(timed):
+        if is_wall(r) and (start is None or t >= start - _SLACK):
+            wall_i = i
+    after = timed[wall_i + 1 :] if wall_i is not None else timed
+    progress = [t for t, r in after if is_progress(r)]
+    if wall_i is not None and not progress:
+        reset, window = None, None
+        for t, r in timed:  # the latest rate limits reported up to the wall's turn
+            p = _payload(r)
+            if r.get("type") == "event_msg" and p.get("type") == "token_count" and p.get("rate_limits") is not None:
+                reset, window = limiting_window(p.get("rate_limits"))
+        return WitnessVerdict(
+            WitnessState.LIMITED,
+            "the rollout's latest turn ended at a usage limit",
+            reset_at=reset,
+            window=window,
+            record=where,
+            at=timed[wall_i][0],
+        )
+    later = [t for t in progress if since is None or t >= since]
+    if later:
+        why = "the thread went on after the usage limit" if wall_i is not None else (
+            "the rollout shows the thread going on with no usage limit"
+        )
+        return WitnessVerdict(WitnessState.NOT_LIMITED, why, record=where, at=later[-1])
+    return WitnessVerdict(WitnessState.UNKNOWN, "the rollout says nothing either way since the banner appeared", record=where)
+
+
+def witness(process: AgentProcess, since: datetime | None, until: datetime, record: Path | None) -> WitnessVerdict:
+    if record is not None:
+        path = Path(record)
+    else:
+        path = find_rollout(process, codex_home(process_environment(process.pid)))
+        if path is None:
+            return WitnessVerdict(WitnessState.UNKNOWN, "no rollout of this thread was found")
+    try:
+        tail = _cache.tail(path)
+    except OSError as exc:
+        return WitnessVerdict(WitnessState.UNKNOWN, f"cannot read the rollout: {exc.strerror or exc}", record=str(path))
+    start = process.start_time if record is None else None
+    return verdict_of(tail.records, path, start, since, until)
