@@ -45,6 +45,8 @@ def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int 
                 "branch": rec.branch,
                 "next_action": rec.next_action,
                 "location": rec.location,
+                # "pane", "record", "pane+record", "disputed", or null.
+                "witnesses": rec.witnesses,
                 "updated_at": _iso(rec.updated_at),
             }
         )

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
-from afd import git, identity, limits, tmux
+from afd import git, identity, limits, tmux, witness
 from afd.config import Config, compiled_limit_patterns
 from afd.gates import judge
 from afd.identity import Identity, IdentityKind
 from afd.loader import PluginSet
-from afd.model import Clock, Detection, Event
+from afd.model import AgentProcess, Clock, Detection, Event, WitnessVerdict
 from afd.naming import is_ignored, unique_name
 from afd.resettime import local_zone
 from afd.store import SessionRecord, Store
@@ -34,7 +34,7 @@ log = logging.getLogger("afd.supervisor")
 AVAILABLE_FOR = timedelta(hours=1)
 
 # Events a person should notice in the journal.
-_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited"})
+_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "disputed"})
 
 WORKING, IDLE, LIMITED, EXITED, GONE, UNKNOWN = "working", "idle", "limited", "exited", "gone", "unknown"
 
@@ -350,26 +350,67 @@ class Supervisor:
             stability_polls=self.config.stability_polls,
             contents=list(watch.contents),
         )
-        if not verdict.limited:
-            new = replace(rec, state=IDLE, last_banner=None, reset_at=None, banner_first_seen_at=None, updated_at=now)
+        record = self._ask_witness(rec, first_seen_at if verdict.limited else None, now)
+        combined = witness.combine(verdict.limited, reset_at, record, pane_idle=True)
+        if combined.witnesses is witness.Witnesses.DISPUTED:
+            return self._disputed(rec, name, found, first_seen_at, combined, now)
+        if not combined.limited:
+            new = replace(rec, state=IDLE, last_banner=None, reset_at=None, banner_first_seen_at=None, witnesses=None, updated_at=now)
             if rec.state == LIMITED:
                 self.event("session.idle", f"no longer at a usage limit: {verdict.reason}", name)
             return self._save(rec, new)
+        if found is None:
+            # The records alone, on an idle pane: the wall's own instant marks the appearance.
+            first_seen_at = record.at
+        reset_at = combined.reset_at
+        banner = found.banner if found is not None else f"(no banner; {rec.agent}'s own records: {record.why})"
 
         # A limit is a new observation once per appearance of a banner, not once per poll.
         first_judged = rec.banner_first_seen_at != first_seen_at
-        self._observe_limited(rec.agent, name, found.banner, reset_at, now, first_judged)
+        self._observe_limited(rec.agent, name, banner, reset_at, now, first_judged)
         new = replace(
             rec,
             state=LIMITED,
-            last_banner=found.banner,
+            last_banner=found.banner if found is not None else None,
             banner_first_seen_at=first_seen_at,
             reset_at=reset_at,
+            witnesses=combined.witnesses.value,
             updated_at=now,
         )
         if first_judged:
             when = reset_at.strftime("%Y-%m-%dT%H:%M:%SZ") if reset_at else "no reset time stated"
-            self.event("session.limited", f"{rec.agent} is at its usage limit ({when}): {found.banner}", name)
+            self.event(
+                "session.limited", f"{rec.agent} is at its usage limit ({when}; witnessed by {combined.witnesses.value}): {banner}",
+                name, witnesses=combined.witnesses.value,
+            )
+        elif rec.witnesses != new.witnesses:
+            self.event("session.witnessed", f"{rec.agent}'s limit is now witnessed by {new.witnesses}", name, witnesses=new.witnesses)
+        return self._save(rec, new)
+
+    # --- the second witness: the agent's own records ------------------------
+
+    def _ask_witness(self, rec: SessionRecord, banner_seen_at: datetime | None, now: datetime) -> WitnessVerdict | None:
+        """The agent's own records' verdict for an idle pane, or None when no plugin reads them.
+
+        Asked at most once a poll; the plugins re-read a file only when its
+        size or mtime changed.
+        """
+        if rec.agent is None or not self.plugins.has_witness(rec.agent):
+            return None
+        start = datetime.fromtimestamp(rec.agent_started_at, timezone.utc) if rec.agent_started_at else None
+        process = AgentProcess(pid=rec.agent_pid, cwd=_process_cwd(rec.agent_pid) or rec.worktree, start_time=start)
+        # The banner appeared up to a poll before it was first seen; a reply
+        # the agent wrote in that gap still shows it went on.
+        since = banner_seen_at - timedelta(seconds=self.config.poll_interval + 1) if banner_seen_at else now
+        return self.plugins.witness(rec.agent, process, since, now)
+
+    def _disputed(self, rec, name, found, first_seen_at, combined, now) -> SessionRecord:
+        new = replace(
+            rec, state=IDLE, last_banner=found.banner, reset_at=None, banner_first_seen_at=first_seen_at,
+            witnesses=witness.Witnesses.DISPUTED.value, updated_at=now,
+        )
+        if rec.witnesses != new.witnesses or rec.banner_first_seen_at != first_seen_at:
+            self.event("session.disputed", f"not limited: {combined.why}", name, banner=found.banner)
         return self._save(rec, new)
 
     def _fact(self, agent: str) -> limits.LimitFact:
@@ -403,6 +444,16 @@ class Supervisor:
     def _expire_limits(self, now: datetime) -> None:
         for fact in self.store.load_limits().values():
             self._store_fact(fact, limits.expire(fact, now, available_for=AVAILABLE_FOR), fact.source_session)
+
+
+def _process_cwd(pid: int | None) -> str | None:
+    """The agent's own working directory (where its records are filed), or None when it cannot be read."""
+    if pid is None:
+        return None
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
 
 
 def expected_socket_path(server: tmux.ServerRef) -> str | None:

@@ -49,10 +49,10 @@ def project_dirs(base: Path, cwd: str) -> list[Path]:
     """The folders a transcript of ``cwd`` can be in: its exact name, or the cut-and-hashed long form."""
     name = encode_cwd(cwd)
     projects = base / "projects"
-    found = [projects / name] if (projects / name).is_dir() else []
-    if len(name) > MAX_NAME:
-        found += [p for p in projects.glob(name[:MAX_NAME] + "*") if p.is_dir() and p not in found]
-    return found
+    if len(name) <= MAX_NAME:
+        return [projects / name] if (projects / name).is_dir() else []
+    # A name this long is past what a file system allows; only the cut form exists.
+    return [p for p in projects.glob(name[:MAX_NAME] + "*") if p.is_dir()]
 
 
 def _main(records) -> list[dict]:
