@@ -128,5 +128,7 @@ def process_environment(pid: int | None) -> dict[str, str]:
             pass
         else:
             pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
-            return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in pairs}
+            env = {k.decode(errors="replace"): v.decode(errors="replace") for k, v in pairs}
+            if env:  # empty for a zombie, or a process caught mid-exec
+                return env
     return dict(os.environ)

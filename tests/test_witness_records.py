@@ -16,6 +16,7 @@ from afd.recordtail import TailCache, process_environment, read_tail
 from afd.testing import records as R
 from afd_plugins import _claude_records as claude
 from afd_plugins import _codex_records as codex
+from harness import wait_for
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 START = T0 - timedelta(hours=1)  # the agent process started then
@@ -218,7 +219,7 @@ def test_the_agent_processes_own_config_dir_is_used(tmp_path):
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "CODEX_HOME": str(tmp_path / "cx")}
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=env)
     try:
-        found = process_environment(child.pid)
+        found = wait_for(lambda: (e := process_environment(child.pid)).get("CLAUDE_CONFIG_DIR") and e, message="its environment")
         assert claude.config_dir(found) == tmp_path / "cfg"
         assert codex.codex_home(found) == tmp_path / "cx"
     finally:
