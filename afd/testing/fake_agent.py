@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from afd.testing import banners, screens
+from afd.testing.fake_records import RecordWriter, record_writer
 from afd.testing.scenario import Scenario, load_scenario
 
 AGENTS = ("claude", "codex", "devin")
@@ -188,6 +189,7 @@ class FakeAgent:
     paste_text: str = ""
     last_rows: list[str] | None = None
     started: float = field(default_factory=time.monotonic)
+    records: RecordWriter | None = None  # the agent's own session records, when the scenario asks
 
     # --- limit ----------------------------------------------------------
     @property
@@ -219,6 +221,8 @@ class FakeAgent:
         self.transcript += rows
         self.menu_open = banners.family(self.banner_id).replaces_composer
         self.log.write("limit", banner=self.banner_id, rows=rows, reason=reason)
+        if self.records is not None:
+            self.records.limit()
 
     # --- turns ----------------------------------------------------------
     def summary(self, elapsed: float) -> str | None:
@@ -234,6 +238,8 @@ class FakeAgent:
         if self.transcript and self.transcript[-1] != "":
             self.transcript.append("")
         self.transcript += [screens.user_row(self.agent, prompt), ""]
+        if self.records is not None:
+            self.records.prompt(prompt)
         if self.limited:
             self.show_limit("prompt while limited")
             self.status = self.summary(0)
@@ -256,6 +262,8 @@ class FakeAgent:
         rel, sha = do_work(self.agent, self.cwd, turn.prompt, self.scenario.work_file)
         self.prompts_done += 1
         self.log.write("work", prompt=turn.prompt, n=self.prompts_done, file=rel, commit=sha)
+        if self.records is not None:
+            self.records.reply(f"Done: {rel}")
         self.transcript += ["", *screens.edit_rows(self.agent, rel, sha)]
         self.status = self.summary(time.monotonic() - turn.started)
         n = self.scenario.limit_after_prompts
@@ -476,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     scenario = load_scenario(agent, opts["scenario"] or os.environ.get("AFD_FAKE_SCENARIO"))
     invocation = parse_invocation(agent, rest)
     fake = FakeAgent(agent=agent, scenario=scenario, invocation=invocation, log=log)
+    fake.records = record_writer(agent, scenario, fake.cwd, os.environ)
     log.write(
         "start",
         argv=list(sys.argv),

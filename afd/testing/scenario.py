@@ -51,6 +51,12 @@ class Scenario:
     # Claude's prompt box: "modern" (rules and `❯`) or "boxed" (`│ > │`, `? for shortcuts`).
     ui: str = "modern"
     bracketed_paste: bool = True
+    # The agent's own session records (see afd.testing.fake_records): None
+    # writes none; "agree" records the wall; "dispute" records the
+    # conversation going on where the banner is shown.
+    records: str | None = None
+    record_reset_seconds: float = 3600.0  # the wall record's reset, from when it is written
+    record_window: str = "five_hour"  # "five_hour" | "weekly"
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Scenario)}
