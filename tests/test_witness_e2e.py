@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from afd.commands.status import render
 from afd.config import Config
 from afd.loader import load_plugins
 from afd.status import build_status
@@ -47,7 +48,7 @@ def settle(sup: Supervisor, pane: str, predicate, message: str):
     return wait_for(step, timeout=20, message=message)
 
 
-def test_banner_the_transcript_confirms_is_limited_with_the_records_reset(tmux_server, supervise):
+def test_banner_the_transcript_confirms_is_limited_with_the_records_reset(tmux_server, supervise, capsys):
     scenario = {"limit_now": True, "records": "agree", "record_reset_seconds": 8220}
     fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, scenario=scenario, prompt="go")
     fake.wait_for_event("limit")
@@ -55,8 +56,10 @@ def test_banner_the_transcript_confirms_is_limited_with_the_records_reset(tmux_s
     rec = settle(sup, fake.pane, lambda r: r.state == "limited", "limited")
     assert rec.witnesses == "pane+record"
     assert abs(rec.reset_at - (real_now() + timedelta(hours=2, minutes=17))) < timedelta(minutes=1)  # the record's, not the banner's
-    session = build_status(sup.store, sup.plugins.agents, {"running": False})["sessions"][0]
-    assert session["state"] == "limited" and session["witnesses"] == "pane+record"
+    report = build_status(sup.store, sup.plugins.agents, {"running": False})
+    assert report["sessions"][0]["state"] == "limited" and report["sessions"][0]["witnesses"] == "pane+record"
+    render(report, as_json=False)
+    assert "pane+record" in capsys.readouterr().out
 
 
 def test_banner_the_rollout_contradicts_is_disputed_not_limited(tmux_server, supervise):
