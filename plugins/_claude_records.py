@@ -29,6 +29,9 @@ MAX_NAME = 200
 MAX_CANDIDATES = 8
 # psutil's start time and the records' clock can differ by rounding.
 _SLACK = timedelta(seconds=1)
+# Claude continues by itself 30-90 s after a reset; a wall whose reset passed
+# well before that is a conversation left standing, not a limit.
+OUTLIVED = timedelta(minutes=15)
 _WINDOWS = {"five_hour": "five_hour", "seven_day": "weekly"}
 _CONTINUING = re.compile(r"limit reset.*continuing", re.IGNORECASE)
 
@@ -133,10 +136,13 @@ def verdict_of(
         quota = r["quotaLimits"]
         kind = quota.get("rateLimitType")
         window = _WINDOWS.get(kind, kind) if isinstance(kind, str) else None
+        reset = from_epoch_seconds(quota.get("resetsAt"))
+        if reset is not None and reset + OUTLIVED < until:
+            return WitnessVerdict(WitnessState.UNKNOWN, "the recorded wall's reset time passed long ago", record=where, at=t)
         return WitnessVerdict(
             WitnessState.LIMITED,
             "the transcript's latest record is a usage-limit rejection",
-            reset_at=from_epoch_seconds(quota.get("resetsAt")),
+            reset_at=reset,
             window=window,
             record=where,
             at=t,

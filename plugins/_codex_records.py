@@ -28,6 +28,8 @@ _WINDOWS = {300: "five_hour", 10080: "weekly"}
 MAX_DAYS = 3  # day folders looked into when the process's start is not known
 MAX_CANDIDATES = 16
 _SLACK = timedelta(seconds=1)
+# A wall whose window reset well before now is a thread left standing, not a limit.
+OUTLIVED = timedelta(minutes=15)
 
 _cache = TailCache()
 _cwds: dict[tuple[Path, int], str | None] = {}  # (file, its inode) -> session_meta.cwd
@@ -174,6 +176,8 @@ def verdict_of(
             p = _payload(r)
             if r.get("type") == "event_msg" and p.get("type") == "token_count" and p.get("rate_limits") is not None:
                 reset, window = limiting_window(p.get("rate_limits"))
+        if reset is not None and reset + OUTLIVED < until:
+            return WitnessVerdict(WitnessState.UNKNOWN, "the recorded wall's reset time passed long ago", record=where, at=timed[wall_i][0])
         return WitnessVerdict(
             WitnessState.LIMITED,
             "the rollout's latest turn ended at a usage limit",

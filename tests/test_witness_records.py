@@ -10,6 +10,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from afd.model import AgentProcess, WitnessState
 from afd.recordtail import TailCache, process_environment, read_tail
@@ -67,6 +69,7 @@ CLAUDE_CASES = {
     "stale-wall-from-before-the-process-started": ([c_wall(-90)], -1.5, UNKNOWN, None),
     "stale-wall-then-work-in-this-process": ([c_wall(-90), c_user(-2), c_reply(-1)], -1.5, NOT_LIMITED, None),
     "wall-after-the-judging-instant-is-not-evidence": ([c_reply(-3), c_wall(1)], -5, NOT_LIMITED, None),
+    "wall-whose-reset-passed-long-ago": ([R.claude_wall(at(-1), CWD, S, at(-20))], -1.5, UNKNOWN, None),
     "empty-file": ([], None, UNKNOWN, None),
 }
 
@@ -108,6 +111,9 @@ CODEX_CASES = {
     "retry-rate-limit-is-no-wall": ([R.codex_wall(at(-1), info="rate_limit_exceeded")], UNKNOWN, None, None),
     "thread-went-on-after-the-wall": ([R.codex_wall(at(-3)), *R.codex_reply(at(-1), "done")], NOT_LIMITED, None, None),
     "stale-wall-from-before-the-process-started": ([R.codex_wall(at(-90))], UNKNOWN, None, None),
+    "wall-whose-reset-passed-long-ago": (
+        [R.codex_token_count(at(-1), x_window("five_hour", 100, at(-30)), None), R.codex_wall(at(-1))], UNKNOWN, None, None,
+    ),
 }
 
 
@@ -259,3 +265,25 @@ def test_rollout_without_session_meta_yet_is_asked_again(tmp_path):
     assert codex.find_rollout(process(start=None), tmp_path) is None
     path.write_text(json.dumps(R.codex_meta(at(-1), CWD, "t-new")) + "\n")
     assert codex.find_rollout(process(start=None), tmp_path) == path
+
+
+# --- anything at all in a record file -----------------------------------------------
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+    | st.sampled_from(["assistant", "user", "system", "event_msg", "task_complete", "rejected", "usage_limit_exceeded", "2026-07-13T08:59:00Z"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["type", "timestamp", "payload", "error", "quotaLimits", "status", "resetsAt", "isApiErrorMessage",
+                         "rate_limits", "primary", "window_minutes", "resets_at", "used_percent", "codex_error_info", "isSidechain"]),
+        inner, max_size=5,
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["type", "timestamp", "payload", "quotaLimits", "isApiErrorMessage", "origin"]), _json), max_size=6))
+def test_arbitrary_records_never_crash_a_witness(records):
+    for module in (claude, codex):
+        found = module.verdict_of(records, None, START, at(-1.5), T0)
+        assert found.state in WitnessState
