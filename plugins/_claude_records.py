@@ -16,22 +16,18 @@ The underscore keeps the loader from registering this file as a plugin;
 
 import os
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
-from afd.model import AgentProcess, WitnessState, WitnessVerdict
-from afd.recordtail import TailCache, from_epoch_seconds, parse_instant, process_environment
+from afd import recordverdict
+from afd.model import AgentProcess, WitnessVerdict
+from afd.recordtail import TailCache, from_epoch_seconds, process_environment
 
 # Claude cuts a longer encoded project name and appends a hash of the
 # whole path; such a folder is found by its first characters.
 MAX_NAME = 200
 # How many recently written transcripts are looked into for the pane's cwd.
 MAX_CANDIDATES = 8
-# psutil's start time and the records' clock can differ by rounding.
-_SLACK = timedelta(seconds=1)
-# Claude continues by itself 30-90 s after a reset; a wall whose reset passed
-# well before that is a conversation left standing, not a limit.
-OUTLIVED = timedelta(minutes=15)
 _WINDOWS = {"five_hour": "five_hour", "seven_day": "weekly"}
 _CONTINUING = re.compile(r"limit reset.*continuing", re.IGNORECASE)
 
@@ -81,7 +77,7 @@ def find_transcript(process: AgentProcess, base: Path) -> Path | None:
     files.sort(reverse=True)
     for mtime, path in files[:MAX_CANDIDATES]:
         written = datetime.fromtimestamp(mtime, timezone.utc)
-        if process.start_time is not None and written < process.start_time - _SLACK:
+        if process.start_time is not None and written < process.start_time - recordverdict.SLACK:
             break  # older than the process: nothing in it is this process's doing
         try:
             records = _main(_cache.tail(path).records)
@@ -115,57 +111,24 @@ def is_progress(record: dict) -> bool:
     return False
 
 
+def wall_reset(records: list[dict]) -> tuple[datetime | None, str | None]:
+    quota = records[-1]["quotaLimits"]
+    kind = quota.get("rateLimitType")
+    return from_epoch_seconds(quota.get("resetsAt")), _WINDOWS.get(kind, kind) if isinstance(kind, str) else None
+
+
 def verdict_of(
     records, path: Path | None, start: datetime | None, since: datetime | None, until: datetime
 ) -> WitnessVerdict:
     """Claude's word on its limit from its transcript's records, oldest first (pure)."""
-    where = str(path) if path else None
-    timed = []
-    for r in _main(records):
-        t = parse_instant(r.get("timestamp"))
-        if t is not None and t <= until:
-            timed.append((t, r))
-    wall_i = None
-    for i, (t, r) in enumerate(timed):
-        if is_wall(r) and (start is None or t >= start - _SLACK):
-            wall_i = i
-    after = timed[wall_i + 1 :] if wall_i is not None else timed
-    progress = [t for t, r in after if is_progress(r)]
-    if wall_i is not None and not progress:
-        t, r = timed[wall_i]
-        quota = r["quotaLimits"]
-        kind = quota.get("rateLimitType")
-        window = _WINDOWS.get(kind, kind) if isinstance(kind, str) else None
-        reset = from_epoch_seconds(quota.get("resetsAt"))
-        if reset is not None and reset + OUTLIVED < until:
-            return WitnessVerdict(WitnessState.UNKNOWN, "the recorded wall's reset time passed long ago", record=where, at=t)
-        return WitnessVerdict(
-            WitnessState.LIMITED,
-            "the transcript's latest record is a usage-limit rejection",
-            reset_at=reset,
-            window=window,
-            record=where,
-            at=t,
-        )
-    later = [t for t in progress if since is None or t >= since]
-    if later:
-        why = "the conversation went on after the usage-limit rejection" if wall_i is not None else (
-            "the transcript shows the conversation going on with no usage-limit rejection"
-        )
-        return WitnessVerdict(WitnessState.NOT_LIMITED, why, record=where, at=later[-1])
-    return WitnessVerdict(WitnessState.UNKNOWN, "the transcript says nothing either way since the banner appeared", record=where)
+    return recordverdict.verdict_of(
+        _main(records), is_wall=is_wall, is_progress=is_progress, wall_reset=wall_reset,
+        start=start, since=since, until=until, record=str(path) if path else None,
+    )
 
 
 def witness(process: AgentProcess, since: datetime | None, until: datetime, record: Path | None) -> WitnessVerdict:
-    if record is not None:
-        path = Path(record)
-    else:
-        path = find_transcript(process, config_dir(process_environment(process.pid)))
-        if path is None:
-            return WitnessVerdict(WitnessState.UNKNOWN, "no transcript of this conversation was found")
-    try:
-        tail = _cache.tail(path)
-    except OSError as exc:
-        return WitnessVerdict(WitnessState.UNKNOWN, f"cannot read the transcript: {exc.strerror or exc}", record=str(path))
-    start = process.start_time if record is None else None
-    return verdict_of(tail.records, path, start, since, until)
+    def find(p: AgentProcess) -> Path | None:
+        return find_transcript(p, config_dir(process_environment(p.pid)))
+
+    return recordverdict.read_verdict(_cache, process, record, find, verdict_of, since, until)

@@ -19,17 +19,15 @@ import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from afd.model import AgentProcess, WitnessState, WitnessVerdict
-from afd.recordtail import TailCache, from_epoch_seconds, parse_instant, process_environment, read_head
+from afd import recordverdict
+from afd.model import AgentProcess, WitnessVerdict
+from afd.recordtail import TailCache, from_epoch_seconds, process_environment, read_head
 
 WALL = "usage_limit_exceeded"
 # Windows by length, never by position: primary is not always the five-hour one.
 _WINDOWS = {300: "five_hour", 10080: "weekly"}
 MAX_DAYS = 3  # day folders looked into when the process's start is not known
 MAX_CANDIDATES = 16
-_SLACK = timedelta(seconds=1)
-# A wall whose window reset well before now is a thread left standing, not a limit.
-OUTLIVED = timedelta(minutes=15)
 
 _cache = TailCache()
 _cwds: dict[tuple[Path, int], str | None] = {}  # (file, its inode) -> session_meta.cwd
@@ -99,7 +97,7 @@ def find_rollout(process: AgentProcess, home: Path) -> Path | None:
                 continue
     files.sort(reverse=True)
     for mtime, path in files[:MAX_CANDIDATES]:
-        if process.start_time is not None and datetime.fromtimestamp(mtime, timezone.utc) < process.start_time - _SLACK:
+        if process.start_time is not None and datetime.fromtimestamp(mtime, timezone.utc) < process.start_time - recordverdict.SLACK:
             break
         if session_cwd(path) == process.cwd:
             return path
@@ -154,57 +152,27 @@ def limiting_window(rate_limits: object) -> tuple[datetime | None, str | None]:
     return best or (None, None)
 
 
+def wall_reset(records: list[dict]) -> tuple[datetime | None, str | None]:
+    """The exhausted window in the latest rate limits reported up to the wall."""
+    for r in reversed(records):
+        p = _payload(r)
+        if r.get("type") == "event_msg" and p.get("type") == "token_count" and p.get("rate_limits") is not None:
+            return limiting_window(p.get("rate_limits"))
+    return None, None
+
+
 def verdict_of(
     records, path: Path | None, start: datetime | None, since: datetime | None, until: datetime
 ) -> WitnessVerdict:
     """Codex's word on its limit from a rollout's records, oldest first (pure)."""
-    where = str(path) if path else None
-    timed = []
-    for r in records:
-        t = parse_instant(r.get("timestamp")) if isinstance(r, dict) else None
-        if t is not None and t <= until:
-            timed.append((t, r))
-    wall_i = None
-    for i, (t, r) in enumerate(timed):
-        if is_wall(r) and (start is None or t >= start - _SLACK):
-            wall_i = i
-    after = timed[wall_i + 1 :] if wall_i is not None else timed
-    progress = [t for t, r in after if is_progress(r)]
-    if wall_i is not None and not progress:
-        reset, window = None, None
-        for t, r in timed:  # the latest rate limits reported up to the wall's turn
-            p = _payload(r)
-            if r.get("type") == "event_msg" and p.get("type") == "token_count" and p.get("rate_limits") is not None:
-                reset, window = limiting_window(p.get("rate_limits"))
-        if reset is not None and reset + OUTLIVED < until:
-            return WitnessVerdict(WitnessState.UNKNOWN, "the recorded wall's reset time passed long ago", record=where, at=timed[wall_i][0])
-        return WitnessVerdict(
-            WitnessState.LIMITED,
-            "the rollout's latest turn ended at a usage limit",
-            reset_at=reset,
-            window=window,
-            record=where,
-            at=timed[wall_i][0],
-        )
-    later = [t for t in progress if since is None or t >= since]
-    if later:
-        why = "the thread went on after the usage limit" if wall_i is not None else (
-            "the rollout shows the thread going on with no usage limit"
-        )
-        return WitnessVerdict(WitnessState.NOT_LIMITED, why, record=where, at=later[-1])
-    return WitnessVerdict(WitnessState.UNKNOWN, "the rollout says nothing either way since the banner appeared", record=where)
+    return recordverdict.verdict_of(
+        records, is_wall=is_wall, is_progress=is_progress, wall_reset=wall_reset,
+        start=start, since=since, until=until, record=str(path) if path else None,
+    )
 
 
 def witness(process: AgentProcess, since: datetime | None, until: datetime, record: Path | None) -> WitnessVerdict:
-    if record is not None:
-        path = Path(record)
-    else:
-        path = find_rollout(process, codex_home(process_environment(process.pid)))
-        if path is None:
-            return WitnessVerdict(WitnessState.UNKNOWN, "no rollout of this thread was found")
-    try:
-        tail = _cache.tail(path)
-    except OSError as exc:
-        return WitnessVerdict(WitnessState.UNKNOWN, f"cannot read the rollout: {exc.strerror or exc}", record=str(path))
-    start = process.start_time if record is None else None
-    return verdict_of(tail.records, path, start, since, until)
+    def find(p: AgentProcess) -> Path | None:
+        return find_rollout(p, codex_home(process_environment(p.pid)))
+
+    return recordverdict.read_verdict(_cache, process, record, find, verdict_of, since, until)

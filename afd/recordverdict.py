@@ -1,0 +1,90 @@
+"""From an agent's own session records to a witness verdict: the rule every record witness shares.
+
+Each agent's plugin says what a wall and what progress look like in its
+records, and where the reset is; the reading of the timeline is the same for
+all: the latest wall written while this process ran, not followed by
+progress, is a limit; progress at or after the banner's appearance shows
+the conversation went on; anything else says nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from afd.model import AgentProcess, WitnessState, WitnessVerdict
+from afd.recordtail import TailCache, parse_instant
+
+# psutil's start time and a record's clock can differ by rounding.
+SLACK = timedelta(seconds=1)
+# Claude continues by itself 30-90 s after a reset; a wall whose reset passed
+# well before now is a conversation left standing, not a limit.
+OUTLIVED = timedelta(minutes=15)
+
+Record = dict
+# (the records up to and including the wall, oldest first) -> (reset, window kind)
+WallReset = Callable[[list[Record]], tuple[datetime | None, str | None]]
+
+
+def verdict_of(
+    records: Iterable[object],
+    *,
+    is_wall: Callable[[Record], bool],
+    is_progress: Callable[[Record], bool],
+    wall_reset: WallReset,
+    start: datetime | None,
+    since: datetime | None,
+    until: datetime,
+    record: str | None = None,
+) -> WitnessVerdict:
+    """The verdict of records, oldest first; records after ``until`` or without a timestamp are not evidence."""
+    timed = []
+    for r in records:
+        t = parse_instant(r.get("timestamp")) if isinstance(r, dict) else None
+        if t is not None and t <= until:
+            timed.append((t, r))
+    wall_i = None
+    for i, (t, r) in enumerate(timed):
+        # A wall from before the process started belongs to an earlier run (`--continue`, `resume`).
+        if is_wall(r) and (start is None or t >= start - SLACK):
+            wall_i = i
+    after = timed[wall_i + 1 :] if wall_i is not None else timed
+    progress = [t for t, r in after if is_progress(r)]
+    if wall_i is not None and not progress:
+        at = timed[wall_i][0]
+        reset, window = wall_reset([r for _, r in timed[: wall_i + 1]])
+        if reset is not None and reset + OUTLIVED < until:
+            return WitnessVerdict(WitnessState.UNKNOWN, "the recorded wall's reset time passed long ago", record=record, at=at)
+        return WitnessVerdict(
+            WitnessState.LIMITED, "the agent's latest record is a usage-limit rejection", reset, window, record, at
+        )
+    later = [t for t in progress if since is None or t >= since]
+    if later:
+        why = "the agent went on after its usage-limit rejection" if wall_i is not None else (
+            "the agent's records show it going on with no usage-limit rejection"
+        )
+        return WitnessVerdict(WitnessState.NOT_LIMITED, why, record=record, at=later[-1])
+    return WitnessVerdict(WitnessState.UNKNOWN, "the agent's records say nothing either way since the banner appeared", record=record)
+
+
+def read_verdict(
+    cache: TailCache,
+    process: AgentProcess,
+    record: Path | None,
+    find: Callable[[AgentProcess], Path | None],
+    verdict: Callable[..., WitnessVerdict],
+    since: datetime | None,
+    until: datetime,
+) -> WitnessVerdict:
+    """Find the process's record file (or take ``record``), read its tail, and judge it with ``verdict``."""
+    path = Path(record) if record is not None else find(process)
+    if path is None:
+        return WitnessVerdict(WitnessState.UNKNOWN, "no session record of this agent was found")
+    try:
+        tail = cache.tail(path)
+    except OSError as exc:
+        return WitnessVerdict(WitnessState.UNKNOWN, f"cannot read {path}: {exc.strerror or exc}", record=str(path))
+    # A file named by hand (`afd detect --record`) has no process to date it against.
+    start = process.start_time if record is None else None
+    return verdict(tail.records, path, start, since, until)
