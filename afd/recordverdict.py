@@ -68,6 +68,24 @@ def verdict_of(
     return WitnessVerdict(WitnessState.UNKNOWN, "the agent's records say nothing either way since the banner appeared", record=record)
 
 
+def recent_files(folders: Iterable[Path], pattern: str, start: datetime | None, most: int) -> list[Path]:
+    """Files matching ``pattern`` in ``folders``, newest first, at most ``most``, none older than ``start``.
+
+    A file last written before the process started holds nothing this
+    process did.
+    """
+    files = []
+    for folder in folders:
+        for path in folder.glob(pattern):
+            try:
+                files.append((path.stat().st_mtime, path))
+            except OSError:
+                continue
+    files.sort(reverse=True)
+    floor = start.timestamp() - SLACK.total_seconds() if start is not None else None
+    return [path for mtime, path in files[:most] if floor is None or mtime >= floor]
+
+
 def read_verdict(
     cache: TailCache,
     process: AgentProcess,

@@ -16,7 +16,7 @@ The underscore keeps the loader from registering this file as a plugin;
 
 import os
 import re
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from afd import recordverdict
@@ -67,18 +67,7 @@ def find_transcript(process: AgentProcess, base: Path) -> Path | None:
     """
     if not process.cwd:
         return None
-    files = []
-    for folder in project_dirs(base, process.cwd):
-        for path in folder.glob("*.jsonl"):
-            try:
-                files.append((path.stat().st_mtime, path))
-            except OSError:
-                continue
-    files.sort(reverse=True)
-    for mtime, path in files[:MAX_CANDIDATES]:
-        written = datetime.fromtimestamp(mtime, timezone.utc)
-        if process.start_time is not None and written < process.start_time - recordverdict.SLACK:
-            break  # older than the process: nothing in it is this process's doing
+    for path in recordverdict.recent_files(project_dirs(base, process.cwd), "*.jsonl", process.start_time, MAX_CANDIDATES):
         try:
             records = _main(_cache.tail(path).records)
         except OSError:

@@ -16,7 +16,7 @@ file as a plugin; ``codex.py`` asks it through its ``afd_witness`` hook.
 """
 
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from afd import recordverdict
@@ -88,17 +88,8 @@ def find_rollout(process: AgentProcess, home: Path) -> Path | None:
     """The most recently written rollout whose ``session_meta.cwd`` is the pane's cwd."""
     if not process.cwd:
         return None
-    files = []
-    for day in day_folders(home, process.start_time):
-        for path in day.glob("rollout-*.jsonl"):
-            try:
-                files.append((path.stat().st_mtime, path))
-            except OSError:
-                continue
-    files.sort(reverse=True)
-    for mtime, path in files[:MAX_CANDIDATES]:
-        if process.start_time is not None and datetime.fromtimestamp(mtime, timezone.utc) < process.start_time - recordverdict.SLACK:
-            break
+    days = day_folders(home, process.start_time)
+    for path in recordverdict.recent_files(days, "rollout-*.jsonl", process.start_time, MAX_CANDIDATES):
         if session_cwd(path) == process.cwd:
             return path
     return None
