@@ -91,9 +91,9 @@ def afd_witness(
     mtime), and by ``afd detect --record``. ``process`` is the agent's
     process in the pane (pid, cwd, start time; fields are None when not
     known). Records written after ``until`` (the judging instant) are not
-    evidence; ``since`` is when the pane's banner appeared (None: no
-    banner, or offline), so a conversation that went on after it shows the
-    banner was not a wall. ``record`` is a file to read instead of looking
+    evidence; ``since`` is when the pane's banner appeared (a poll before
+    it was first seen; ``until`` when no banner is on screen; None offline),
+    so a conversation that went on after it shows the banner was not a wall. ``record`` is a file to read instead of looking
     one up (``afd detect --record FILE``), else None.
 
     Return a ``WitnessVerdict``: ``LIMITED`` (with the reset instant and

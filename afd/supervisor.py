@@ -359,9 +359,10 @@ class Supervisor:
             if rec.state == LIMITED:
                 self.event("session.idle", f"no longer at a usage limit: {verdict.reason}", name)
             return self._save(rec, new)
-        if found is None:
-            # The records alone, on an idle pane: the wall's own instant marks the appearance.
-            first_seen_at = record.at
+        if combined.witnesses is witness.Witnesses.RECORD:
+            # The records alone, on an idle pane: whatever text is on screen was
+            # not judged a wall, and the wall's own instant marks the appearance.
+            found, first_seen_at = None, record.at or rec.banner_first_seen_at or now
         reset_at = combined.reset_at
         banner = found.banner if found is not None else f"(no banner; {rec.agent}'s own records: {record.why})"
 
