@@ -9,6 +9,7 @@ the conversation went on; anything else says nothing.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -68,6 +69,36 @@ def verdict_of(
     return WitnessVerdict(WitnessState.UNKNOWN, "the agent's records say nothing either way since the banner appeared", record=record)
 
 
+# A full listing of a folder is taken again after this long, or at once when
+# a file is added or removed; in between only its newest files are looked at
+# again. A project folder can hold hundreds of old conversations.
+LIST_AGAIN_AFTER = 10.0  # seconds
+_listings: dict[tuple[Path, str], tuple[int, float, list[Path]]] = {}
+
+
+def _listing(folder: Path, pattern: str, most: int) -> list[Path]:
+    """The ``most`` newest files of ``folder`` matching ``pattern`` as of the last full listing."""
+    try:
+        folder_mtime = folder.stat().st_mtime_ns
+    except OSError:
+        return []
+    key = (folder, pattern)
+    now = time.monotonic()
+    hit = _listings.get(key)
+    if hit is not None and hit[0] == folder_mtime and now - hit[1] < LIST_AGAIN_AFTER:
+        return hit[2]
+    files = []
+    for path in folder.glob(pattern):
+        try:
+            files.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    files.sort(reverse=True)
+    newest = [path for _, path in files[:most]]
+    _listings[key] = (folder_mtime, now, newest)
+    return newest
+
+
 def recent_files(folders: Iterable[Path], pattern: str, start: datetime | None, most: int) -> list[Path]:
     """Files matching ``pattern`` in ``folders``, newest first, at most ``most``, none older than ``start``.
 
@@ -76,7 +107,7 @@ def recent_files(folders: Iterable[Path], pattern: str, start: datetime | None, 
     """
     files = []
     for folder in folders:
-        for path in folder.glob(pattern):
+        for path in _listing(folder, pattern, most):
             try:
                 files.append((path.stat().st_mtime, path))
             except OSError:

@@ -132,3 +132,35 @@ def test_detect_record_for_an_agent_without_a_witness_is_a_usage_error(xdg_dirs,
     )
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "devin" in done.stderr and "records" in done.stderr
+
+
+# --- the hook ---------------------------------------------------------------------------
+
+
+def test_builtin_witnesses_are_claude_and_codex_and_their_helpers_are_not_plugins():
+    from afd.loader import load_plugins
+
+    plugins = load_plugins(None, entry_points=False)
+    assert sorted(p.name for p in plugins.plugins) == ["claude", "codex", "devin"] and not plugins.failures
+    assert [a for a in sorted(plugins.agents) if plugins.has_witness(a)] == ["claude", "codex"]
+    hooks = {p.name: p.hooks for p in plugins.plugins}
+    assert "afd_witness" in hooks["claude"] and "afd_witness" not in hooks["devin"]
+
+
+def test_a_witness_that_raises_counts_as_unknown(tmp_path):
+    from afd.loader import load_plugins
+    from afd.model import AgentProcess
+
+    (tmp_path / "broken.py").write_text(
+        "from afd import hookimpl\n"
+        "from afd.model import AgentSpec\n"
+        "@hookimpl\n"
+        "def afd_agents():\n"
+        "    return [AgentSpec(name='broken', executables=('broken',), command=('broken',))]\n"
+        "@hookimpl\n"
+        "def afd_witness(agent, process, since, until, record):\n"
+        "    raise RuntimeError('boom')\n"
+    )
+    plugins = load_plugins(tmp_path, entry_points=False, builtins=False)
+    found = plugins.witness("broken", AgentProcess(None, "/x", None), None, T0)
+    assert found.state is WitnessState.UNKNOWN and "RuntimeError" in found.why

@@ -209,6 +209,13 @@ def test_two_sessions_in_one_cwd_pick_the_most_recently_written(tmp_path):
     assert claude.find_transcript(process(), tmp_path) == a
 
 
+def test_a_conversation_started_after_a_lookup_is_found_at_once(tmp_path):
+    write_transcript(tmp_path, CWD, "aaaa", [R.claude_reply(at(-5), CWD, "aaaa", "x")], at(-5))
+    assert claude.find_transcript(process(), tmp_path).stem == "aaaa"
+    write_transcript(tmp_path, CWD, "bbbb", [R.claude_wall(at(-1), CWD, "bbbb", RESET)], at(-1))  # /clear
+    assert claude.find_transcript(process(), tmp_path).stem == "bbbb"
+
+
 def test_a_folder_shared_by_another_cwd_is_not_taken(tmp_path):
     # "/home/me/src/my-repo" and "/home/me/src/my.repo" encode alike.
     other = "/home/me/src/my-repo"
