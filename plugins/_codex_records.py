@@ -132,9 +132,11 @@ def limiting_window(rate_limits: object) -> tuple[datetime | None, str | None]:
         used = w.get("used_percent")
         reset = from_epoch_seconds(w.get("resets_at"))  # `resets_in_seconds` is not in rollouts; never guessed from
         minutes = w.get("window_minutes")
-        kind = _WINDOWS.get(minutes) if isinstance(minutes, int) else None
-        if kind is None and isinstance(minutes, int):
-            kind = f"{minutes}m"
+        if isinstance(minutes, float) and minutes.is_integer():
+            minutes = int(minutes)
+        kind = None
+        if isinstance(minutes, int) and not isinstance(minutes, bool):
+            kind = _WINDOWS.get(minutes, f"{minutes}m")
         if not isinstance(used, (int, float)) or used < 100:
             continue
         # With two windows spent, the wall lasts until the later one resets.

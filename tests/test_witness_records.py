@@ -100,6 +100,9 @@ CODEX_CASES = {
         [R.codex_token_count(at(-1), x_window("five_hour", 100, T0 + timedelta(hours=1)), x_window("weekly", 100)), R.codex_wall(at(-1))],
         LIMITED, "weekly", RESET,
     ),
+    "other-window-named-by-its-length": (
+        [R.codex_token_count(at(-1), x_window(60.0, 100), None), R.codex_wall(at(-1))], LIMITED, "60m", RESET,
+    ),
     "rate-limits-all-null": ([R.codex_token_count(at(-1), None, None), R.codex_wall(at(-1))], LIMITED, None, None),
     "resets-in-seconds-is-not-a-reset": (
         [R.codex_token_count(at(-1), x_window("five_hour", 100, None, resets_in_seconds=600), None), R.codex_wall(at(-1))],
