@@ -90,19 +90,20 @@ def afd_witness(
     pane of ``agent`` (at most once a poll; cache file reads by size and
     mtime), and by ``afd detect --record``. ``process`` is the agent's
     process in the pane (pid, cwd, start time; fields are None when not
-    known). Records written after ``until`` (the judging instant) are not
-    evidence; ``since`` is when the pane's banner appeared (a poll before
-    it was first seen; ``until`` when no banner is on screen; None offline),
-    so a conversation that went on after it shows the banner was not a wall. ``record`` is a file to read instead of looking
-    one up (``afd detect --record FILE``), else None.
+    known). Only records written between ``since`` and ``until`` are
+    evidence: the supervisor passes the process's start (records from
+    before it belong to an earlier run of a resumed conversation) and the
+    judging instant; ``afd detect --record`` passes None and ``--now``.
+    ``record`` is a file to read instead of looking one up (``afd detect
+    --record FILE``), else None.
 
     Return a ``WitnessVerdict``: ``LIMITED`` (with the reset instant and
-    window kind when the record states them) when the latest wall written
-    while this process ran was not followed by a continuation;
-    ``NOT_LIMITED`` when the conversation went on without a rejection at or
-    after ``since``; ``UNKNOWN`` otherwise (no file, unreadable, stale,
-    ambiguous). Read only a bounded tail of a file, never its whole
-    history. Return None for an agent the plugin does not know. First
-    non-None result wins; the plugin that provides ``agent`` is asked first.
-    A witness that raises counts as UNKNOWN and is logged once.
+    window kind when the record states them) when the latest wall in that
+    window was not followed by a continuation; ``NOT_LIMITED`` when the
+    conversation went on after it, or with no wall at all; ``UNKNOWN``
+    otherwise (no file, unreadable, stale, ambiguous). Read only a bounded
+    tail of a file, never its whole history. Return None for an agent the
+    plugin does not know. First non-None result wins; the plugin that
+    provides ``agent`` is asked first. A witness that raises counts as
+    UNKNOWN and is logged once.
     """

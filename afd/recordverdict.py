@@ -34,21 +34,26 @@ def verdict_of(
     is_wall: Callable[[Record], bool],
     is_progress: Callable[[Record], bool],
     wall_reset: WallReset,
-    start: datetime | None,
     since: datetime | None,
     until: datetime,
     record: str | None = None,
 ) -> WitnessVerdict:
-    """The verdict of records, oldest first; records after ``until`` or without a timestamp are not evidence."""
+    """The verdict of records, oldest first, that fall in ``[since, until]`` (``since`` None: no lower bound).
+
+    Claude Code and Codex record every wall they show, so a process whose
+    records go on with no wall was not stopped by one, whatever its pane
+    shows; records from before ``since`` (an earlier run of a resumed
+    conversation) are not evidence either way.
+    """
+    floor = since - SLACK if since is not None else None
     timed = []
     for r in records:
         t = parse_instant(r.get("timestamp")) if isinstance(r, dict) else None
-        if t is not None and t <= until:
+        if t is not None and t <= until and (floor is None or t >= floor):
             timed.append((t, r))
     wall_i = None
     for i, (t, r) in enumerate(timed):
-        # A wall from before the process started belongs to an earlier run (`--continue`, `resume`).
-        if is_wall(r) and (start is None or t >= start - SLACK):
+        if is_wall(r):
             wall_i = i
     after = timed[wall_i + 1 :] if wall_i is not None else timed
     progress = [t for t, r in after if is_progress(r)]
@@ -60,13 +65,12 @@ def verdict_of(
         return WitnessVerdict(
             WitnessState.LIMITED, "the agent's latest record is a usage-limit rejection", reset, window, record, at
         )
-    later = [t for t in progress if since is None or t >= since]
-    if later:
+    if progress:
         why = "the agent went on after its usage-limit rejection" if wall_i is not None else (
             "the agent's records show it going on with no usage-limit rejection"
         )
-        return WitnessVerdict(WitnessState.NOT_LIMITED, why, record=record, at=later[-1])
-    return WitnessVerdict(WitnessState.UNKNOWN, "the agent's records say nothing either way since the banner appeared", record=record)
+        return WitnessVerdict(WitnessState.NOT_LIMITED, why, record=record, at=progress[-1])
+    return WitnessVerdict(WitnessState.UNKNOWN, "the agent's records say nothing either way", record=record)
 
 
 # A full listing of a folder is taken again after this long, or at once when
@@ -134,6 +138,4 @@ def read_verdict(
         tail = cache.tail(path)
     except OSError as exc:
         return WitnessVerdict(WitnessState.UNKNOWN, f"cannot read {path}: {exc.strerror or exc}", record=str(path))
-    # A file named by hand (`afd detect --record`) has no process to date it against.
-    start = process.start_time if record is None else None
-    return verdict(tail.records, path, start, since, until)
+    return verdict(tail.records, path, since, until)

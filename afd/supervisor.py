@@ -350,7 +350,7 @@ class Supervisor:
             stability_polls=self.config.stability_polls,
             contents=list(watch.contents),
         )
-        record = self._ask_witness(rec, first_seen_at if verdict.limited else None, now)
+        record = self._ask_witness(rec, first_seen_at, now)
         combined = witness.combine(verdict.limited, reset_at, record, pane_idle=True)
         if combined.witnesses is witness.Witnesses.DISPUTED:
             return self._disputed(rec, name, found, first_seen_at, combined, now)
@@ -400,9 +400,11 @@ class Supervisor:
             return None
         start = datetime.fromtimestamp(rec.agent_started_at, timezone.utc) if rec.agent_started_at else None
         process = AgentProcess(pid=rec.agent_pid, cwd=_process_cwd(rec.agent_pid) or rec.worktree, start_time=start)
-        # The banner appeared up to a poll before it was first seen; a reply
-        # the agent wrote in that gap still shows it went on.
-        since = banner_seen_at - timedelta(seconds=self.config.poll_interval + 1) if banner_seen_at else now
+        since = start
+        if since is None:
+            # Whose process this is was the user's word: only what it wrote
+            # since the banner appeared (a poll before it was first seen) counts.
+            since = (banner_seen_at or now) - timedelta(seconds=self.config.poll_interval + 1)
         return self.plugins.witness(rec.agent, process, since, now)
 
     def _disputed(self, rec, name, found, first_seen_at, combined, now) -> SessionRecord:

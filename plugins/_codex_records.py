@@ -155,12 +155,12 @@ def wall_reset(records: list[dict]) -> tuple[datetime | None, str | None]:
 
 
 def verdict_of(
-    records, path: Path | None, start: datetime | None, since: datetime | None, until: datetime
+    records, path: Path | None, since: datetime | None, until: datetime
 ) -> WitnessVerdict:
     """Codex's word on its limit from a rollout's records, oldest first (pure)."""
     return recordverdict.verdict_of(
         records, is_wall=is_wall, is_progress=is_progress, wall_reset=wall_reset,
-        start=start, since=since, until=until, record=str(path) if path else None,
+        since=since, until=until, record=str(path) if path else None,
     )
 
 

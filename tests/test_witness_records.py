@@ -44,43 +44,43 @@ def c_wall(m, **kw):
     return R.claude_wall(at(m), CWD, S, RESET, **kw)
 
 
-# (records, since in minutes from T0 or None, expected state, expected window)
+# (records, expected state, expected window); the process started at START (T0 - 1 h)
 CLAUDE_CASES = {
-    "rejected-with-quota-limits": ([c_user(-2), c_reply(-1.9), c_user(-1), c_wall(-1)], -1.5, LIMITED, "five_hour"),
-    "429-without-quota-limits-is-no-wall": ([c_user(-1), c_wall(-1, quota=False)], -1.5, UNKNOWN, None),
-    "weekly-window": ([c_user(-1), c_wall(-1, window="weekly")], -1.5, LIMITED, "weekly"),
-    "opus-window-named-as-the-record-names-it": ([c_wall(-1, window="seven_day_opus")], -1.5, LIMITED, "seven_day_opus"),
+    "rejected-with-quota-limits": ([c_user(-2), c_reply(-1.9), c_user(-1), c_wall(-1)], LIMITED, "five_hour"),
+    "429-without-quota-limits-is-no-wall": ([c_user(-1), c_wall(-1, quota=False)], UNKNOWN, None),
+    "weekly-window": ([c_user(-1), c_wall(-1, window="weekly")], LIMITED, "weekly"),
+    "opus-window-named-as-the-record-names-it": ([c_wall(-1, window="seven_day_opus")], LIMITED, "seven_day_opus"),
     "set-to-continue-is-still-the-wall": (
         [c_wall(-1), R.claude_system(at(-1), CWD, S, "Usage limit reached · set to continue automatically at 11:00am")],
-        -1.5, LIMITED, "five_hour",
+        LIMITED, "five_hour",
     ),
     "auto-continued-after-the-reset": (
         [
             c_wall(-30),
             R.claude_system(at(-2), CWD, S, "Usage limit reset · Continuing automatically"),
             R.claude_auto_continuation(at(-2), CWD, S),
-            c_reply(-1),
         ],
-        -5, NOT_LIMITED, None,
+        NOT_LIMITED, None,
     ),
-    "sidechain-wall-is-not-the-conversation": ([c_user(-2), c_wall(-1, isSidechain=True)], -1.5, UNKNOWN, None),
-    "reply-after-the-banner-appeared-disputes-it": ([c_user(-2), c_reply(-1)], -1.5, NOT_LIMITED, None),
-    "reply-before-the-banner-says-nothing": ([c_user(-3), c_reply(-3)], -1.5, UNKNOWN, None),
-    "stale-wall-from-before-the-process-started": ([c_wall(-90)], -1.5, UNKNOWN, None),
-    "stale-wall-then-work-in-this-process": ([c_wall(-90), c_user(-2), c_reply(-1)], -1.5, NOT_LIMITED, None),
-    "wall-after-the-judging-instant-is-not-evidence": ([c_reply(-3), c_wall(1)], -5, NOT_LIMITED, None),
-    "wall-whose-reset-passed-long-ago": ([R.claude_wall(at(-1), CWD, S, at(-20))], -1.5, UNKNOWN, None),
-    "empty-file": ([], None, UNKNOWN, None),
+    "sidechain-wall-is-not-the-conversation": ([c_user(-2), c_wall(-1, isSidechain=True)], UNKNOWN, None),
+    "sidechain-reply-is-not-the-conversation-going-on": ([c_wall(-2), c_reply(-1, isSidechain=True)], LIMITED, "five_hour"),
+    "replies-and-no-wall-dispute-a-banner": ([c_user(-2), c_reply(-1)], NOT_LIMITED, None),
+    "replies-before-the-process-started-say-nothing": ([c_user(-90), c_reply(-90)], UNKNOWN, None),
+    "stale-wall-from-before-the-process-started": ([c_wall(-90)], UNKNOWN, None),
+    "stale-wall-then-work-in-this-process": ([c_wall(-90), c_user(-2), c_reply(-1)], NOT_LIMITED, None),
+    "wall-after-the-judging-instant-is-not-evidence": ([c_reply(-3), c_wall(1)], NOT_LIMITED, None),
+    "wall-whose-reset-passed-long-ago": ([R.claude_wall(at(-1), CWD, S, at(-20))], UNKNOWN, None),
+    "empty-file": ([], UNKNOWN, None),
 }
 
 
-@pytest.mark.parametrize("records,since,state,window", list(CLAUDE_CASES.values()), ids=list(CLAUDE_CASES))
-def test_claude_transcript_verdicts(records, since, state, window):
-    found = claude.verdict_of(records, Path("t.jsonl"), START, at(since) if since is not None else None, T0)
+@pytest.mark.parametrize("records,state,window", list(CLAUDE_CASES.values()), ids=list(CLAUDE_CASES))
+def test_claude_transcript_verdicts(records, state, window):
+    found = claude.verdict_of(records, Path("t.jsonl"), START, T0)
     assert found.state is state, found.why
     assert found.window == window
     if state is LIMITED:
-        assert found.reset_at == RESET and found.at == at(-1) and found.record == "t.jsonl"
+        assert found.reset_at == RESET and found.record == "t.jsonl"
 
 
 def x_window(kind, used, resets_at=RESET, **kw):
@@ -122,7 +122,7 @@ CODEX_CASES = {
 
 @pytest.mark.parametrize("records,state,window,reset", list(CODEX_CASES.values()), ids=list(CODEX_CASES))
 def test_codex_rollout_verdicts(records, state, window, reset):
-    found = codex.verdict_of(records, Path("r.jsonl"), START, at(-1.5), T0)
+    found = codex.verdict_of(records, Path("r.jsonl"), START, T0)
     assert found.state is state, found.why
     assert found.window == window and found.reset_at == reset
 
@@ -136,7 +136,7 @@ def test_truncated_last_line_is_skipped_and_the_rest_read(tmp_path):
         fh.write(json.dumps(c_reply(-0.5))[:40])  # still being written
     tail = read_tail(path)
     assert [r["type"] for r in tail.records] == ["user", "assistant"]
-    assert claude.verdict_of(tail.records, path, START, at(-1.5), T0).state is LIMITED
+    assert claude.verdict_of(tail.records, path, START, T0).state is LIMITED
 
 
 def test_huge_file_is_read_from_its_tail_only(tmp_path):
@@ -150,7 +150,7 @@ def test_huge_file_is_read_from_its_tail_only(tmp_path):
     tail = read_tail(path, max_bytes=64 * 1024)
     assert tail.bytes_read == 64 * 1024 and tail.size == size
     assert not any("FIRST-RECORD" in json.dumps(r) for r in tail.records)
-    assert claude.verdict_of(tail.records, path, START, at(-1.5), T0).state is LIMITED
+    assert claude.verdict_of(tail.records, path, START, T0).state is LIMITED
 
 
 def test_the_cache_reads_a_file_again_only_when_it_changed(tmp_path):
@@ -200,7 +200,7 @@ def test_stale_pid_file_after_clear_does_not_pick_the_old_conversation(tmp_path)
     pid_file.parent.mkdir()
     pid_file.write_text(json.dumps({"pid": 4242, "sessionId": old, "cwd": CWD, "status": "idle"}))
     assert claude.find_transcript(AgentProcess(4242, CWD, START), tmp_path) == newer
-    found = claude.witness(AgentProcess(None, CWD, START), at(-1.5), T0, newer)
+    found = claude.witness(AgentProcess(None, CWD, START), START, T0, newer)
     assert found.state is NOT_LIMITED
 
 
@@ -295,5 +295,5 @@ _json = st.recursive(
 @given(st.lists(st.dictionaries(st.sampled_from(["type", "timestamp", "payload", "quotaLimits", "isApiErrorMessage", "origin"]), _json), max_size=6))
 def test_arbitrary_records_never_crash_a_witness(records):
     for module in (claude, codex):
-        found = module.verdict_of(records, None, START, at(-1.5), T0)
+        found = module.verdict_of(records, None, START, T0)
         assert found.state in WitnessState
