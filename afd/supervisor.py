@@ -20,7 +20,7 @@ from afd.config import Config, compiled_limit_patterns
 from afd.gates import judge
 from afd.identity import Identity, IdentityKind
 from afd.loader import PluginSet
-from afd.model import AgentProcess, Clock, Detection, Event, WitnessVerdict
+from afd.model import AgentProcess, Clock, Detection, Event, WitnessState, WitnessVerdict
 from afd.naming import is_ignored, unique_name
 from afd.resettime import local_zone
 from afd.store import SessionRecord, Store
@@ -75,6 +75,8 @@ class Supervisor:
     # Sessions whose next agent in their pane is theirs: seen exiting in this run, or just created.
     _awaiting_agent: set[str] = field(default_factory=set)
     _socket_path: str | None = None  # as the server last reported it
+    # (agent, directory) pairs that more than one live session shares this poll.
+    _crowded: frozenset[tuple[str | None, str]] = frozenset()
 
     # --- events -----------------------------------------------------------
 
@@ -280,6 +282,9 @@ class Supervisor:
     # --- capture, gates, limit map ----------------------------------------
 
     def _capture_and_judge(self, live, inv, now: datetime) -> int:
+        self._crowded = crowded_dirs(
+            (rec.agent, _process_cwd(rec.agent_pid) or rec.worktree) for rec, _, _ in live.values() if rec.state not in (EXITED, GONE)
+        )
         mono = time.monotonic()
         wanted = []
         for name, (rec, pane, _ident) in live.items():
@@ -400,6 +405,10 @@ class Supervisor:
             return None
         start = datetime.fromtimestamp(rec.agent_started_at, timezone.utc) if rec.agent_started_at else None
         process = AgentProcess(pid=rec.agent_pid, cwd=_process_cwd(rec.agent_pid) or rec.worktree, start_time=start)
+        if (rec.agent, process.cwd) in self._crowded:
+            # Records are found by directory and recency: with two of them at
+            # work in one directory, the newest file may be the other one's.
+            return WitnessVerdict(WitnessState.UNKNOWN, f"another {rec.agent} session works in {process.cwd}; whose records are whose is unknown")
         since = start
         if since is None:
             # Whose process this is was the user's word: only what it wrote
@@ -447,6 +456,16 @@ class Supervisor:
     def _expire_limits(self, now: datetime) -> None:
         for fact in self.store.load_limits().values():
             self._store_fact(fact, limits.expire(fact, now, available_for=AVAILABLE_FOR), fact.source_session)
+
+
+def crowded_dirs(pairs) -> frozenset[tuple[str | None, str]]:
+    """The (agent, directory) pairs given more than once."""
+    seen: set = set()
+    crowded = set()
+    for pair in pairs:
+        if pair[1]:
+            (crowded if pair in seen else seen).add(pair)
+    return frozenset(crowded)
 
 
 def _process_cwd(pid: int | None) -> str | None:

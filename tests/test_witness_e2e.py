@@ -97,3 +97,15 @@ def test_a_fake_without_records_is_limited_by_the_pane_alone(tmux_server, superv
     sup = supervise()
     rec = settle(sup, fake.pane, lambda r: r.state == "limited", "limited")
     assert rec.witnesses == "pane"
+
+
+def test_two_agents_in_one_directory_fall_back_to_the_pane(tmux_server, supervise):
+    # Records are found by directory and recency; the working one's newer
+    # transcript must not be taken as the walled one's and dispute its wall.
+    walled = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, scenario={"limit_now": True, "records": "agree"}, prompt="a")
+    walled.wait_for_event("limit")
+    busy = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, scenario={"records": "agree"}, prompt="b")
+    busy.wait_for_event("work")
+    sup = supervise()
+    rec = settle(sup, walled.pane, lambda r: r.state == "limited", "limited")
+    assert rec.witnesses == "pane"
