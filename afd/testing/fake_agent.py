@@ -8,7 +8,8 @@ it: a first prompt as an argument, resume flags (`claude --continue`,
 draws the CLI's screen, takes typed and bracketed-pasted input, does
 "work" (edits a file and commits it with its own git identity), shows a
 usage-limit banner when its scenario says so, and writes a JSON-lines log
-of everything that happened to it. It is never installed as `claude`,
+of everything that happened to it. With ``records`` in its scenario it also
+writes the CLI's own session records (``afd.testing.fake_records``). It is never installed as `claude`,
 `codex` or `devin`: tests put executables with those names in a temporary
 bin directory of their own (see ``write_launcher``).
 
