@@ -423,6 +423,11 @@ class Supervisor:
         )
         if rec.witnesses != new.witnesses or rec.banner_first_seen_at != first_seen_at:
             self.event("session.disputed", f"not limited: {combined.why}", name, banner=found.banner)
+            fact = self._fact(rec.agent)
+            if fact.state is limits.LimitState.LIMITED and fact.source_session == name:
+                # The limit every session was told of came from this banner.
+                self.store.save_limit(limits.unknown_fact(rec.agent))
+                self.event("agent.unknown", f"{rec.agent} is unknown again: the limit seen in {name} is disputed by its own records", name)
         return self._save(rec, new)
 
     def _fact(self, agent: str) -> limits.LimitFact:

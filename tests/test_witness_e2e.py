@@ -12,6 +12,7 @@ from afd.loader import load_plugins
 from afd.status import build_status
 from afd.store import Store
 from afd.supervisor import Supervisor
+from afd.testing import records as R
 from afd.tmux import ServerRef
 from harness import start_fake, wait_for
 
@@ -109,3 +110,18 @@ def test_two_agents_in_one_directory_fall_back_to_the_pane(tmux_server, supervis
     sup = supervise()
     rec = settle(sup, walled.pane, lambda r: r.state == "limited", "limited")
     assert rec.witnesses == "pane"
+
+
+def test_records_that_go_on_later_withdraw_the_limit_they_confirmed(tmux_server, supervise, xdg_dirs):
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario={"limit_now": True, "records": "agree"}, prompt="go")
+    fake.wait_for_event("limit")
+    sup = supervise()
+    rec = settle(sup, fake.pane, lambda r: r.state == "limited", "limited")
+    assert rec.witnesses == "pane+record" and sup.store.load_limits()["codex"].state.value == "limited"
+    # The thread goes on (say, another client of the same thread), the banner stays on screen.
+    (rollout,) = (xdg_dirs["HOME"] / ".codex" / "sessions").rglob("rollout-*.jsonl")
+    R.append_jsonl(rollout, R.codex_reply(real_now(), "carried on"))
+    rec = settle(sup, fake.pane, lambda r: r.witnesses == "disputed", "disputed")
+    assert rec.state == "idle"
+    assert sup.store.load_limits()["codex"].state.value == "unknown"
+    assert "agent.unknown" in [e.event.kind for e in sup.store.recent_events(20)]
