@@ -69,11 +69,7 @@ class PluginSet:
         A plugin whose spec for this agent was overridden is not asked: the
         override replaces it. A detector that raises counts as no detection.
         """
-        owner = self.owners.get(agent)
-        impls = list(reversed(self.manager.hook.afd_detect.get_hookimpls()))
-        ordered = [i for i in impls if i.plugin_name == owner]
-        ordered += [i for i in impls if i.plugin_name != owner and agent not in self._spec_names.get(i.plugin_name, ())]
-        for impl in ordered:
+        for impl in self._impls_for(self.manager.hook.afd_detect, agent):
             try:
                 found = impl.function(agent=agent, lines=list(rows), clock=clock, pattern=pattern)
             except (Exception, SystemExit) as exc:  # a plugin bug must not take the caller down
@@ -83,9 +79,10 @@ class PluginSet:
                 return found
         return None
 
-    def _witness_impls(self, agent: str) -> list:
+    def _impls_for(self, hook, agent: str) -> list:
+        """``hook``'s implementations for ``agent``: its owner's first, then plugins that name no spec for it."""
         owner = self.owners.get(agent)
-        impls = list(reversed(self.manager.hook.afd_witness.get_hookimpls()))
+        impls = list(reversed(hook.get_hookimpls()))
         ordered = [i for i in impls if i.plugin_name == owner]
         return ordered + [i for i in impls if i.plugin_name != owner and agent not in self._spec_names.get(i.plugin_name, ())]
 
@@ -102,7 +99,7 @@ class PluginSet:
         A witness that raises counts as UNKNOWN: a broken second witness must
         not turn a wall the pane shows into no wall.
         """
-        for impl in self._witness_impls(agent):
+        for impl in self._impls_for(self.manager.hook.afd_witness, agent):
             try:
                 found = impl.function(agent=agent, process=process, since=since, until=until, record=record)
             except (Exception, SystemExit) as exc:

@@ -117,8 +117,8 @@ def _second_witness(plugins, agent: str, record: Path, verdict, captures, chrome
 
     if not record.is_file():
         raise UserError(f"--record: {record}: no such record file", EXIT_USAGE)
-    # Offline there is no process and no instant the banner appeared: every
-    # record up to --now is evidence.
+    # Offline there is no process to date the records against: every record
+    # up to --now is evidence.
     found = plugins.witness(agent, AgentProcess(pid=None, cwd=None, start_time=None), None, now, record)
     if found is None:
         raise UserError(f"--record: no plugin reads {agent}'s own records (only the pane can witness its limit)", EXIT_USAGE)
