@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -49,15 +50,22 @@ def _records(data: bytes, cut_head: bool) -> tuple[dict, ...]:
     return tuple(out)
 
 
-def read_tail(path: Path, max_bytes: int = TAIL_BYTES) -> Tail:
-    """The records in the last ``max_bytes`` of ``path``; raises OSError when it cannot be read."""
+def read_tail(path: Path, max_bytes: int = TAIL_BYTES, slim: Callable[[dict], dict] | None = None) -> Tail:
+    """The records in the last ``max_bytes`` of ``path``; raises OSError when it cannot be read.
+
+    ``slim`` keeps only what a witness reads of each record: transcripts
+    carry whole files and replies, which a cache must not hold on to.
+    """
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
         start = max(0, st.st_size - max_bytes)
         fh.seek(start)
         data = fh.read(max_bytes)
     mtime = datetime.fromtimestamp(st.st_mtime, timezone.utc)
-    return Tail(Path(path), _records(data, cut_head=start > 0), st.st_size, mtime, len(data))
+    records = _records(data, cut_head=start > 0)
+    if slim is not None:
+        records = tuple(slim(r) for r in records)
+    return Tail(Path(path), records, st.st_size, mtime, len(data))
 
 
 def read_head(path: Path, max_bytes: int = HEAD_BYTES) -> tuple[dict, ...]:
@@ -72,9 +80,10 @@ def read_head(path: Path, max_bytes: int = HEAD_BYTES) -> tuple[dict, ...]:
 class TailCache:
     """`read_tail` that reads a file again only when its size or mtime changed; bounded in entries."""
 
-    def __init__(self, max_bytes: int = TAIL_BYTES, entries: int = 64):
+    def __init__(self, max_bytes: int = TAIL_BYTES, entries: int = 64, slim: Callable[[dict], dict] | None = None):
         self.max_bytes = max_bytes
         self.entries = entries
+        self.slim = slim
         self._tails: OrderedDict[Path, tuple[tuple[int, int], Tail]] = OrderedDict()
         self.reads = 0  # how many times a file was actually read
 
@@ -85,7 +94,7 @@ class TailCache:
         if hit is not None and hit[0] == key:
             self._tails.move_to_end(path)
             return hit[1]
-        tail = read_tail(path, self.max_bytes)
+        tail = read_tail(path, self.max_bytes, self.slim)
         self.reads += 1
         self._tails[path] = (key, tail)
         self._tails.move_to_end(path)

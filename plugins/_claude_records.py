@@ -31,7 +31,18 @@ MAX_CANDIDATES = 8
 _WINDOWS = {"five_hour": "five_hour", "seven_day": "weekly"}
 _CONTINUING = re.compile(r"limit reset.*continuing", re.IGNORECASE)
 
-_cache = TailCache()
+# What the witness reads of a record; replies and tool results are left out.
+_KEEP = ("type", "timestamp", "cwd", "isSidechain", "isMeta", "origin", "isApiErrorMessage", "quotaLimits", "subtype")
+
+
+def slim(record: dict) -> dict:
+    kept = {k: record[k] for k in _KEEP if k in record}
+    if record.get("type") == "system" and isinstance(record.get("content"), str):
+        kept["content"] = record["content"][:200]
+    return kept
+
+
+_cache = TailCache(slim=slim)
 
 
 def encode_cwd(cwd: str) -> str:

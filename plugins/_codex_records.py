@@ -29,7 +29,18 @@ _WINDOWS = {300: "five_hour", 10080: "weekly"}
 MAX_DAYS = 3  # day folders looked into when the process's start is not known
 MAX_CANDIDATES = 16
 
-_cache = TailCache()
+
+
+def slim(record: dict) -> dict:
+    """What the witness reads of a rollout line; messages and tool output are left out."""
+    payload = record.get("payload")
+    kept = {k: record[k] for k in ("type", "timestamp") if k in record}
+    if isinstance(payload, dict):
+        kept["payload"] = {k: payload[k] for k in ("type", "role", "error", "rate_limits") if k in payload}
+    return kept
+
+
+_cache = TailCache(slim=slim)
 _cwds: dict[tuple[Path, int], str | None] = {}  # (file, its inode) -> session_meta.cwd
 
 

@@ -79,6 +79,7 @@ def test_claude_transcript_verdicts(records, state, window):
     found = claude.verdict_of(records, Path("t.jsonl"), START, T0)
     assert found.state is state, found.why
     assert found.window == window
+    assert claude.verdict_of([claude.slim(r) for r in records], Path("t.jsonl"), START, T0) == found  # what the cache keeps
     if state is LIMITED:
         assert found.reset_at == RESET and found.record == "t.jsonl"
 
@@ -124,6 +125,7 @@ CODEX_CASES = {
 def test_codex_rollout_verdicts(records, state, window, reset):
     found = codex.verdict_of(records, Path("r.jsonl"), START, T0)
     assert found.state is state, found.why
+    assert codex.verdict_of([codex.slim(r) for r in records], Path("r.jsonl"), START, T0) == found  # what the cache keeps
     assert found.window == window and found.reset_at == reset
 
 
