@@ -123,8 +123,10 @@ class Daemon:
         self.supervisor.event("daemon.started", f"afd {__version__} started (pid {os.getpid()})")
 
     def _recover_journal(self) -> None:
-        """Intent committed before a crash, with no outcome: roll it back and say so."""
+        """Intent committed before a crash, with no outcome: inspected where afd knows how, else rolled back; said."""
         for entry in self.store.pending_journal():
+            if self.supervisor.recover_entry(entry):
+                continue
             outcome = (
                 f"afd stopped before finishing {entry.action}; nothing more was done. "
                 "Check the session's pane and worktree before retrying."
@@ -153,6 +155,7 @@ class Daemon:
         for s in (self._wake_r, self._wake_w):
             s.setblocking(False)
         signal.set_wakeup_fd(self._wake_w.fileno(), warn_on_full_buffer=False)
+        self.supervisor.creates.wake = self.wake  # a finished worker step is advanced at once
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, self._on_reload)
@@ -263,6 +266,7 @@ class Daemon:
                                 pass
                         except (BlockingIOError, OSError):
                             pass
+                        self.supervisor.creates.advance()
                     elif self.control is not None:
                         self.control.serve_pending(0)
         notify.stopping()

@@ -96,3 +96,45 @@ def remove_worktree(repo: Path, path: Path, branch: str) -> str:
     if removed and deleted:
         return f"removed the new worktree {path} and branch {branch}"
     return f"could not fully remove the new worktree {path} and branch {branch}; remove them by hand"
+
+
+def is_untouched(repo: Path, path: Path, branch: str, base_sha: str | None) -> bool:
+    """Whether a new session's worktree holds nothing to lose: branch still at its base, no changes.
+
+    Anything that cannot be confirmed counts as touched, so a cleanup never
+    removes work it did not look at.
+    """
+    if base_sha is None:
+        return False
+    try:
+        if branch_exists(repo, branch):
+            done = _git(repo, "rev-parse", "--verify", "-q", f"refs/heads/{branch}")
+            if done.returncode != 0 or done.stdout.strip() != base_sha:
+                return False
+        if path.exists():
+            done = _git(path, "status", "--porcelain", "--untracked-files=all")
+            if done.returncode != 0 or done.stdout.strip():
+                return False
+    except GitError:
+        return False
+    return True
+
+
+def remove_new_worktree(repo: Path, path: Path | None, branch: str | None) -> str:
+    """Remove what a session that never started left: its worktree and/or its branch; says what was removed."""
+    removed, failed = [], []
+    if path is not None:
+        done = _git(repo, "worktree", "remove", "--force", str(path), timeout=60)
+        (removed if done.returncode == 0 else failed).append(f"worktree {path}")
+        _git(repo, "worktree", "prune")
+    if branch is not None:
+        done = _git(repo, "branch", "-D", branch)
+        (removed if done.returncode == 0 else failed).append(f"branch {branch}")
+    text = f"removed {' and '.join(removed)}" if removed else "removed nothing"
+    return text + (f"; could not remove {' and '.join(failed)}: remove by hand" if failed else "")
+
+
+def commit_of(repo: Path, ref: str) -> str | None:
+    """The commit `ref` names in `repo`, or None."""
+    done = _git(repo, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
+    return done.stdout.strip() if done.returncode == 0 else None

@@ -62,9 +62,14 @@ def afd_detect(
 
     Return None for an agent the plugin does not know, or when there is no
     banner. When several banners are on screen, return the lowest one.
-    First non-None result wins; the plugin that provides ``agent`` is asked
-    first. A detector that raises is isolated: the capture counts as no
-    detection and the error is logged once.
+    First non-None result wins, in pluggy's order: ``tryfirst`` impls, then
+    later-registered plugins before earlier ones (so a plugin that overrides
+    a built-in's agent comes before it), then ``trylast``; hook wrappers run
+    around the call. A plugin whose agent was overridden is not asked for
+    that agent. A detector that raises, or returns anything but a valid
+    ``Detection`` (rows within ``lines``, an aware ``reset_at``), is
+    isolated: it counts as no detection, the next one is asked, and the
+    error is logged once.
 
     Detection is pure: it must not touch tmux, files or the network. The
     tail and stability gates are applied by afd, not by the plugin.

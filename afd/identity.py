@@ -28,7 +28,7 @@ import psutil
 from afd.model import AgentSpec, PromptDelivery
 
 
-class IdentityKind(enum.Enum):
+class IdentityKind(enum.StrEnum):
     KNOWN = "known"
     UNKNOWN = "unknown"
     NONE = "none"

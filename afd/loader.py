@@ -60,29 +60,64 @@ class PluginSet:
     failures: list[PluginFailure] = field(default_factory=list)
     _spec_names: dict[str, frozenset[str]] = field(default_factory=dict)  # plugin -> agents it names
     _reported: set[tuple[str, str]] = field(default_factory=set)
+    _detect_callers: dict[str, object] = field(default_factory=dict)  # agent -> pluggy caller without replaced plugins
 
     def detect(
         self, agent: str, rows: list[str], clock: Clock, pattern: re.Pattern[str] | None = None
     ) -> Detection | None:
-        """Ask the plugin that owns ``agent`` first, then plugins that name no spec for it.
+        """Ask the detectors for ``agent`` through the plugin manager; the first Detection wins.
 
-        A plugin whose spec for this agent was overridden is not asked: the
-        override replaces it. A detector that raises counts as no detection.
+        pluggy sets the order (``tryfirst``, then the later-registered
+        first, then ``trylast``) and runs hook wrappers around the call. A
+        plugin whose spec for this agent was overridden is not asked: the
+        override replaces it. A detector that raises or returns something
+        that is not a valid Detection for these rows counts as no detection
+        (logged once) and the next one is asked; a wrapper that fails, or a
+        result a wrapper spoiled, makes this capture count as no detection.
         """
-        for impl in self._impls_for(self.manager.hook.afd_detect, agent):
+        caller = self._detect_callers.get(agent)
+        if caller is None:
+            owner = self.owners.get(agent)
+            replaced = [
+                self.manager.get_plugin(name)
+                for name, agents in self._spec_names.items()
+                if agent in agents and name != owner
+            ]
+            caller = self.manager.subset_hook_caller("afd_detect", remove_plugins=[p for p in replaced if p is not None])
+            self._detect_callers[agent] = caller
+        try:
+            found = caller(agent=agent, lines=list(rows), clock=clock, pattern=pattern)
+        except (Exception, SystemExit) as exc:  # only a wrapper can get here: each detector is guarded
+            self._report_once("(a hook wrapper)", "afd_detect", exc)
+            return None
+        problem = detection_problem(found, len(rows))
+        if problem is not None:
+            self._report_once("(a hook wrapper)", "afd_detect", InvalidDetection(problem))
+            return None
+        return found
+
+    def _guard(self, plugin: str, function, argnames: tuple[str, ...]):
+        """`function` as pluggy will call it: an exception or a bad Detection becomes None, logged once."""
+
+        def guarded(*args):
             try:
-                found = impl.function(agent=agent, lines=list(rows), clock=clock, pattern=pattern)
+                found = function(*args)
             except (Exception, SystemExit) as exc:  # a plugin bug must not take the caller down
-                self._report_once(impl.plugin_name, "afd_detect", exc)
-                continue
-            if found is not None:
-                return found
-        return None
+                self._report_once(plugin, "afd_detect", exc)
+                return None
+            lines = dict(zip(argnames, args)).get("lines")
+            problem = detection_problem(found, None if lines is None else len(lines))
+            if problem is not None:
+                self._report_once(plugin, "afd_detect", InvalidDetection(problem))
+                return None
+            return found
+
+        return guarded
 
     def _impls_for(self, hook, agent: str) -> list:
         """``hook``'s implementations for ``agent``: its owner's first, then plugins that name no spec for it."""
         owner = self.owners.get(agent)
-        impls = list(reversed(hook.get_hookimpls()))
+        impls = [i for i in reversed(hook.get_hookimpls()) if not (i.hookwrapper or i.wrapper)]
         ordered = [i for i in impls if i.plugin_name == owner]
         return ordered + [i for i in impls if i.plugin_name != owner and agent not in self._spec_names.get(i.plugin_name, ())]
 
@@ -123,6 +158,36 @@ class PluginSet:
             return
         self._reported.add(key)
         log.error("plugin %s: %s raised %s: %s (further errors of this kind are not logged)", plugin, hook, type(exc).__name__, exc)
+
+
+class InvalidDetection(ValueError):
+    """A detector's return value that is not a Detection afd can use."""
+
+
+def detection_problem(found: object, rows: int | None) -> str | None:
+    """Why `found` is not a Detection afd can use for a capture of `rows` rows; None when it is (or is None).
+
+    Checked here, once, so that a plugin's mistake (a naive reset time, a row
+    past the capture) cannot fail later inside the gates or the store on
+    every poll.
+    """
+    if found is None:
+        return None
+    if not isinstance(found, Detection):
+        return f"returned {type(found).__name__}, not a Detection"
+    for name in ("agent", "kind", "banner"):
+        if not isinstance(getattr(found, name), str):
+            return f"Detection.{name} is {type(getattr(found, name)).__name__}, not str"
+    for name in ("first_row", "last_row"):
+        value = getattr(found, name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            return f"Detection.{name} is {type(value).__name__}, not int"
+    if not 0 <= found.first_row <= found.last_row or (rows is not None and found.last_row >= rows):
+        return f"Detection rows {found.first_row}..{found.last_row} are not within the capture's {rows} rows"
+    reset = found.reset_at
+    if reset is not None and (not isinstance(reset, datetime) or reset.tzinfo is None or reset.utcoffset() is None):
+        return f"Detection.reset_at {reset!r} is not an aware datetime"
+    return None
 
 
 def builtin_dir() -> Path:
@@ -209,6 +274,9 @@ def load_plugins(
             result.agents[spec.name] = spec
             result.owners[spec.name] = name
         result._spec_names[name] = frozenset(s.name for s in specs)
+        for impl in pm.hook.afd_detect.get_hookimpls():
+            if impl.plugin_name == name and not (impl.hookwrapper or impl.wrapper):
+                impl.function = result._guard(name, impl.function, tuple(impl.argnames))
         hooks = tuple(sorted(c.name for c in pm.get_hookcallers(pm.get_plugin(name)) or ()))
         result.plugins.append(
             PluginInfo(name, source, origin, tuple(s.name for s in specs), hooks, tuple(overrides))

@@ -8,6 +8,29 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 
 
+class SessionState(enum.StrEnum):
+    """Where a session stands; the values are what the store and `--json` show.
+
+    A StrEnum, so stored rows and JSON keep their plain strings. Actions add
+    their own in-progress states here (and a transition for each in
+    `afd/sessions.py`).
+    """
+
+    WORKING = "working"
+    IDLE = "idle"
+    LIMITED = "limited"
+    EXITED = "exited"  # the pane is there, its agent is not (a shell, or another program)
+    GONE = "gone"  # the pane itself is gone (closed, or its tmux server ended)
+    UNKNOWN = "unknown"  # tmux did not answer: the pane may well be there
+
+
+class IdentitySource(enum.StrEnum):
+    """Who says which agent runs in a session's pane."""
+
+    PROCESS = "process"  # afd saw it in the pane's process tree
+    USER = "user"  # the user vouched for it (`sessions adopt --agent`)
+
+
 class PromptDelivery(enum.Enum):
     """How an agent CLI takes its first prompt."""
 
@@ -33,6 +56,11 @@ class AgentSpec:
     # Extra argv regexes (matched against the space-joined argv) for CLIs
     # that rewrite process.title or run under an unusual launcher.
     argv_patterns: tuple[re.Pattern[str], ...] = ()
+    # Regexes, each matched (re.search) against one normalised screen row; a
+    # matching row shows the agent busy on a request that is going through
+    # (its spinner, "esc to interrupt"). A retry or reconnect row must not
+    # match: a spinner on a failing request is no evidence the plan has room.
+    busy: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from afd import git, identity, tmux
+from afd import create, git, identity, tmux
 from afd.cli import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.control import Stream
 from afd.identity import IdentityKind
-from afd.model import PromptDelivery
+from afd.model import IdentitySource, PromptDelivery
 from afd.naming import is_valid_name, unique_name
 from afd.status import build_status, event_json
-from afd.store import JournalState, SessionRecord
-from afd.supervisor import IDLE, GONE
+from afd.store import SessionRecord
+from afd.supervisor import GONE, IDLE, UNKNOWN, expected_socket_path
 
 
 class RequestHandler:
@@ -96,6 +95,20 @@ class RequestHandler:
 
     def do_sessions_forget(self, name: str) -> dict:
         rec = self._session(name)
+        if rec.state == UNKNOWN:
+            raise UserError(
+                f"session {name!r} is unknown: tmux did not answer, so it may still be running in pane "
+                f"{rec.pane_id}; try again once tmux answers",
+                EXIT_USAGE,
+            )
+        handoffs = self.store.ledger(rec.name)
+        if handoffs:
+            # The ledger is append-only history the handoff loop guard counts on; forgetting would erase it.
+            raise UserError(
+                f"session {name!r} has {len(handoffs)} handoff{'s' if len(handoffs) != 1 else ''} in its ledger, "
+                "which afd keeps; it cannot be forgotten (`afd ledger` still shows them by this name)",
+                EXIT_USAGE,
+            )
         if rec.state in ("working", "idle", "limited"):
             # It would be adopted again on the next poll, its reset re-read and its mission lost.
             raise UserError(
@@ -139,9 +152,9 @@ class RequestHandler:
             spec = self._agent_spec(agent)
             if ident.kind is IdentityKind.KNOWN and ident.agent != agent:
                 raise UserError(f"pane {info.pane_id} runs {ident.agent}, not {agent}", EXIT_USAGE)
-            source = "process" if ident.kind is IdentityKind.KNOWN else "user"
+            source = IdentitySource.PROCESS if ident.kind is IdentityKind.KNOWN else IdentitySource.USER
         elif ident.kind is IdentityKind.KNOWN:
-            agent, source = ident.agent, "process"
+            agent, source = ident.agent, IdentitySource.PROCESS
             spec = self._agent_spec(agent)
         else:
             raise UserError(
@@ -159,7 +172,7 @@ class RequestHandler:
             server_pid=inv.server_pid,
             agent=agent,
             # afd could not establish it; the agent name is the user's word.
-            identity=IdentityKind.KNOWN.value if source == "process" else IdentityKind.UNKNOWN.value,
+            identity=IdentityKind.KNOWN if source is IdentitySource.PROCESS else IdentityKind.UNKNOWN,
             identity_source=source,
             state=IDLE,
             created_at=now,
@@ -172,14 +185,21 @@ class RequestHandler:
             location=info.location,
         )
         self.store.upsert_session(rec)
-        vouched = " (identity on the user's word)" if source == "user" else ""
+        vouched = " (identity on the user's word)" if source is IdentitySource.USER else ""
         self.sup.event("session.adopted", f"adopted {agent} in pane {info.pane_id} ({info.location}){vouched}", rec.name)
         return {"name": rec.name, "pane": rec.pane_id, "agent": agent, "identity_source": source, "mission": rec.mission}
 
     def do_sessions_create(self, name: str, agent: str, repo: str, prompt: str, base: str | None = None) -> dict:
+        """Check everything, journal the intent and start the slow git step on a worker.
+
+        Answers at once with the journal id; the client asks `sessions.create-result`
+        until the loop has carried the create through (afd/create.py).
+        """
         if not is_valid_name(name):
             raise UserError(f"{name!r} is not a valid session name (letters, digits, . _ - : @ +)", EXIT_USAGE)
-        if self.store.get_session(name) is not None:
+        if self.store.get_session(name) is not None or any(
+            e.session == name and e.action == create.ACTION for e in self.store.pending_journal()
+        ):
             raise UserError(f"a session named {name!r} already exists", EXIT_USAGE)
         spec = self._agent_spec(agent)
         if not prompt.strip():
@@ -192,55 +212,36 @@ class RequestHandler:
             raise UserError(str(exc), EXIT_USAGE) from None
         session_name = "afd-" + re.sub(r"[.:]", "_", name)  # tmux would rename them itself
         inv = tmux.list_panes(self.daemon.server)
-        if inv.answered and inv.server_running:
-            if any(p.session_name == session_name for p in inv.panes):
-                raise UserError(f"tmux already has a session named {session_name!r}", EXIT_USAGE)
+        if not inv.answered:
+            # Without an answer afd cannot tell where the session would run, nor record its server.
+            raise UserError(f"tmux did not answer ({inv.error}); nothing was created, try again", EXIT_FAIL)
+        if any(p.session_name == session_name for p in inv.panes):
+            raise UserError(f"tmux already has a session named {session_name!r}", EXIT_USAGE)
 
         override = self.daemon.config.agents.get(agent)
         argv = list(override.command) if override and override.command else list(spec.command)
         if spec.prompt_delivery is PromptDelivery.ARGUMENT:
             argv.append(prompt)
-        intent = {"repo": repo, "branch": branch, "worktree": str(path), "agent": agent, "argv": argv, "tmux_session": session_name}
-        journal = self.store.journal_begin(name, "create", intent)
-        try:
-            tree = git.add_worktree(Path(repo), branch, path, base)
-        except git.GitError as exc:
-            self.store.journal_finish(journal, JournalState.ROLLED_BACK, str(exc))
-            raise UserError(str(exc), EXIT_FAIL) from None
-        started = tmux.new_session(self.daemon.server, session_name, str(tree.path), argv)
-        if not started.ok or not started.value:
-            # A failed first start leaves nothing worth keeping in the new worktree.
-            cleanup = git.remove_worktree(Path(repo), tree.path, branch)
-            outcome = f"tmux could not start the agent: {started.error or started.outcome.value}; {cleanup}"
-            self.store.journal_finish(journal, JournalState.ROLLED_BACK, outcome)
-            raise UserError(outcome, EXIT_FAIL)
-        if spec.prompt_delivery is PromptDelivery.TYPED:
-            tmux.send_text(self.daemon.server, started.value, prompt)
-        info = tmux.server_info(self.daemon.server)
-        now = datetime.now(timezone.utc)
-        rec = SessionRecord(
+        plan = create.CreatePlan(
             name=name,
-            pane_id=started.value,
-            server_socket=info.socket_path or "",
-            server_pid=info.pid,
             agent=agent,
-            identity=IdentityKind.KNOWN.value,
-            identity_source="process",
-            state=IDLE,
-            created_at=now,
-            updated_at=now,
-            mission=prompt.strip(),
-            worktree=str(tree.path),
+            repo=repo,
+            base=base,
             branch=branch,
-            location=f"{session_name}:0.0",
+            worktree=str(path),
+            tmux_session=session_name,
+            argv=tuple(argv),
+            prompt=prompt.strip(),
+            typed_prompt=prompt if spec.prompt_delivery is PromptDelivery.TYPED else None,
+            server_socket=inv.socket_path or expected_socket_path(self.daemon.server),
         )
-        with self.store.transaction():
-            self.store.upsert_session(rec)
-            self.store.journal_finish(journal, JournalState.DONE, f"started in pane {started.value}")
-        self.sup._awaiting_agent.add(name)
-        self.sup.event(
-            "session.created",
-            f"created {branch} at {tree.base_sha[:12]} in {tree.path}; started {shlex.join(argv[:1])} in pane {started.value}",
-            name,
-        )
-        return {"name": name, "pane": started.value, "branch": branch, "worktree": str(tree.path), "tmux_session": session_name}
+        return {"name": name, "journal": self.sup.creates.begin(plan)}
+
+    def do_sessions_create_result(self, journal: int) -> dict:
+        """How a create started by `sessions.create` stands: `{"done": false}` while it runs."""
+        answer = self.sup.creates.answer(int(journal))
+        if answer is None:
+            return {"done": False}
+        if answer.error is not None:
+            raise UserError(answer.error, EXIT_FAIL)
+        return {"done": True, **answer.result}

@@ -33,7 +33,8 @@ from pathlib import Path
 
 from afd import paths
 from afd.limits import LimitFact, LimitState
-from afd.model import Event
+from afd.identity import IdentityKind
+from afd.model import Event, IdentitySource, SessionState
 
 DB_NAME = "state.db"
 LOCK_NAME = "state.lock"
@@ -262,10 +263,21 @@ def _session_to_row(record: SessionRecord) -> tuple:
     )
 
 
+# Stored as their plain string values; read back as the enums the code compares with `is`.
+_SESSION_ENUMS = {"state": SessionState, "identity": IdentityKind, "identity_source": IdentitySource}
+
+
+def _session_value(name: str, value):
+    if name in _SESSION_DATETIMES:
+        return _dt(value)
+    kind = _SESSION_ENUMS.get(name)
+    if kind is not None and value in kind._value2member_map_:
+        return kind(value)
+    return value
+
+
 def _session_from_row(row: sqlite3.Row) -> SessionRecord:
-    return SessionRecord(
-        **{name: _dt(row[name]) if name in _SESSION_DATETIMES else row[name] for name in _SESSION_COLUMNS}
-    )
+    return SessionRecord(**{name: _session_value(name, row[name]) for name in _SESSION_COLUMNS})
 
 
 def _limit_from_row(row: sqlite3.Row) -> LimitFact:
@@ -730,6 +742,16 @@ class Store:
             )
             if cur.rowcount != 1:
                 raise StoreError(f"journal entry {entry_id} is not pending")
+
+    def journal_step(self, entry_id: int, step: str, *, at: datetime | None = None, **data) -> None:
+        """Record that a pending action is at `step` (with `data` merged into its intent), before the step's effect."""
+        with self.transaction():
+            rows = self._conn.execute("SELECT intent FROM journal WHERE id = ? AND state = 'pending'", (entry_id,)).fetchall()
+            if not rows:
+                raise StoreError(f"journal entry {entry_id} is not pending")
+            intent = json.loads(rows[0]["intent"])
+            intent.update(data, step=step, step_at=_iso(at or _now()))
+            self._conn.execute("UPDATE journal SET intent = ? WHERE id = ?", (json.dumps(intent, sort_keys=True), entry_id))
 
     def pending_journal(self) -> list[JournalEntry]:
         rows = self._rows("SELECT * FROM journal WHERE state = 'pending' ORDER BY id")

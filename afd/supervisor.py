@@ -1,8 +1,8 @@
 """One poll of one tmux server: inventory, identity, capture, gates, limit map, events.
 
 The supervisor decides nothing itself that a pure module can decide: it
-gathers facts (tmux, psutil), hands them to the gates and the limit map, and
-writes what changed to the store. Data moves down DESIGN.md's data flow and
+gathers facts (tmux, psutil), hands them to the gates, the session rules
+(`afd/sessions.py`) and the limit map, and writes what changed to the store. Data moves down DESIGN.md's data flow and
 never back up.
 """
 
@@ -15,15 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
-from afd import git, identity, limits, tmux, witness
+from afd import create, git, identity, limits, recovery, sessions, tmux
 from afd.config import Config, compiled_limit_patterns
 from afd.gates import judge
 from afd.identity import Identity, IdentityKind
 from afd.loader import PluginSet
-from afd.model import AgentProcess, Clock, Detection, Event, WitnessState, WitnessVerdict
+from afd.model import AgentProcess, Clock, Event, SessionState, WitnessState, WitnessVerdict
 from afd.naming import is_ignored, unique_name
 from afd.resettime import local_zone
-from afd.store import SessionRecord, Store
+from afd.store import JournalState, SessionRecord, Store
 from afd.text import capture_rows
 from afd.watch import PaneWatch, occurrence_key
 
@@ -34,9 +34,12 @@ log = logging.getLogger("afd.supervisor")
 AVAILABLE_FOR = timedelta(hours=1)
 
 # Events a person should notice in the journal.
-_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "disputed"})
+_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "unchecked", "create-failed", "disputed"})
 
-WORKING, IDLE, LIMITED, EXITED, GONE, UNKNOWN = "working", "idle", "limited", "exited", "gone", "unknown"
+WORKING, IDLE, LIMITED, EXITED, GONE, UNKNOWN = (
+    SessionState.WORKING, SessionState.IDLE, SessionState.LIMITED,
+    SessionState.EXITED, SessionState.GONE, SessionState.UNKNOWN,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +75,18 @@ class Supervisor:
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
     watches: dict[str, PaneWatch] = field(default_factory=dict)
     _server_state: str | None = None  # "running" | "down" | "unanswered", for events on change
-    # Sessions whose next agent in their pane is theirs: seen exiting in this run, or just created.
+    # Sessions afd created whose agent it has not seen yet, from the journal: name → (entry id, since).
+    _awaiting: dict[str, tuple[int, datetime]] = field(default_factory=dict)
+    # Sessions whose pane an action of this run restarted: the next agent there is theirs, and a
+    # launcher in front of it is waited for, as for a created session.
     _awaiting_agent: set[str] = field(default_factory=set)
     _socket_path: str | None = None  # as the server last reported it
+    creates: create.CreateRunner = field(init=False)
     # (agent, directory) pairs that more than one live session shares this poll.
     _crowded: frozenset[tuple[str | None, str]] = frozenset()
+
+    def __post_init__(self) -> None:
+        self.creates = create.CreateRunner(self)
 
     # --- events -----------------------------------------------------------
 
@@ -97,6 +107,7 @@ class Supervisor:
     # --- the poll -----------------------------------------------------------
 
     def poll(self) -> PollSummary:
+        self._advance_creates()
         now = self.clock()
         self._expire_limits(now)
         inv = tmux.list_panes(self.server)
@@ -118,6 +129,10 @@ class Supervisor:
         limited = tuple(sorted(name for name, (rec, _, _) in live.items() if rec.state == LIMITED))
         return PollSummary(True, True, len(inv.panes), len(live), captured, limited)
 
+    def _advance_creates(self) -> None:
+        """Carry every `sessions create` in flight one short step further (its worker does the slow part)."""
+        self.creates.advance()
+
     # --- server-level states ------------------------------------------------
 
     def _server_sessions(self) -> list[SessionRecord]:
@@ -126,15 +141,13 @@ class Supervisor:
         return [r for r in self.store.list_sessions() if r.state != GONE and (socket is None or r.server_socket == socket)]
 
     def _server_unanswered(self, error: str | None) -> None:
-        # Unanswered is not gone: sessions become unknown, and are kept bound.
         if self._server_state != "unanswered":
             self._server_state = "unanswered"
             self.event("tmux.unanswered", f"tmux did not answer: {error}; sessions are unknown until it does")
         self.watches.clear()  # nothing captured before the outage proves anything after it
         now = self.clock()
         for rec in self._server_sessions():
-            if rec.state != UNKNOWN:
-                self._save(rec, replace(rec, state=UNKNOWN, updated_at=now))
+            self._apply(rec, sessions.transition(rec, sessions.ServerUnanswered(), now))
 
     def _server_down(self) -> None:
         if self._server_state != "down":
@@ -142,16 +155,81 @@ class Supervisor:
             self._server_state = "down"
             self.event("tmux.down", "no tmux server is running; nothing to watch" + (" yet" if first else " now"))
         now = self.clock()
+        closed = sessions.PaneClosed("its tmux server is not running")
         for rec in self._server_sessions():
-            self._mark_gone(rec, "its tmux server is not running", now)
+            self._apply(rec, sessions.transition(rec, closed, now))
         self.watches.clear()
 
-    def _mark_gone(self, rec: SessionRecord, why: str, now: datetime, message: str | None = None) -> None:
-        self._save(rec, replace(rec, state=GONE, agent_pid=None, updated_at=now))
-        self.watches.pop(rec.name, None)
-        self._awaiting_agent.discard(rec.name)
-        self.store.clear_banner(rec.name)
-        self.event("session.gone", message or f"pane {rec.pane_id} is gone: {why}", rec.name)
+    # --- writing what the rules decided -------------------------------------
+
+    def _apply(self, old: SessionRecord, t: sessions.Transition) -> SessionRecord:
+        """Write one transition: the record, the banner and watch housekeeping, the limit map, the events."""
+        name = t.record.name
+        new = self._save(old, t.record)
+        if t.clear_banner:
+            self.store.clear_banner(name)
+        if t.forget_watch:
+            self.watches.pop(name, None)
+        for sighting in t.sightings:
+            self._observe(sighting, self.clock())
+        for note in t.notes:
+            self.event(note.kind, note.message, name)
+        if t.settled is not None:
+            self._awaiting_agent.discard(name)
+        if t.settled is not None and name in self._awaiting:
+            entry_id, _ = self._awaiting.pop(name)
+            entry = self.store.journal_entry(entry_id)
+            if entry is not None and entry.state is JournalState.PENDING:
+                self.store.journal_finish(entry_id, JournalState.DONE, t.settled)
+        return new
+
+    def _observe(self, sighting: sessions.Sighting, now: datetime) -> None:
+        if isinstance(sighting, sessions.SeenWorking):
+            self._observe_working(sighting.agent, sighting.session, now)
+        elif isinstance(sighting, sessions.SeenDisputed):
+            fact = self._fact(sighting.agent)
+            if fact.state is limits.LimitState.LIMITED and fact.source_session == sighting.session:
+                # The limit every session was told of came from the banner now disputed.
+                self.store.save_limit(limits.unknown_fact(sighting.agent))
+                self.event("agent.unknown", f"{sighting.agent} is unknown again: the limit seen in {sighting.session} "
+                           "is disputed by its own records", sighting.session)
+        else:
+            self._observe_limited(sighting.agent, sighting.session, sighting.banner, sighting.reset_at, now,
+                                  sighting.first_seen)
+
+    def _observe_working(self, agent: str, session: str, now: datetime) -> None:
+        old = self._fact(agent)
+        self._store_fact(old, limits.observe_working(old, at=now, session=session), session)
+
+    def _observe_limited(self, agent, session, banner, reset_at, now, first_seen) -> None:
+        old = self._fact(agent)
+        new = limits.observe_limited(old, reset_at=reset_at, at=now, session=session, banner=banner, first_seen=first_seen)
+        self._store_fact(old, new, session)
+
+    def recover_entry(self, entry) -> bool:
+        """At start: settle or clean up one action a crash left pending, from what exists now.
+
+        False for an action `afd/recovery.py` does not inspect; the caller deals with it.
+        """
+        if not recovery.inspects_at_start(entry.action):
+            return False
+        step = self.creates.recover(entry)  # the only action inspected at start so far
+        kind = {recovery.Resolution.SETTLE: "journal.settled", recovery.Resolution.ROLL_BACK: "journal.rolled-back",
+                recovery.Resolution.AWAIT: "journal.resumed", recovery.Resolution.LEAVE: "journal.unchecked"}[step.next]
+        self.event(kind, f"{entry.action} of {entry.session}, interrupted by a stop of afd: {step.outcome}", entry.session)
+        return True
+
+    def _awaiting_starts(self) -> dict[str, tuple[int, datetime]]:
+        """Sessions whose agent afd started and has not seen run yet: name → (journal id, journaled at).
+
+        Read from the journal, not kept in memory, so a restart in between
+        still waits for the agent instead of letting its pane go.
+        """
+        return {
+            e.session: (e.id, e.at)
+            for e in self.store.pending_journal()
+            if e.action == create.ACTION and e.intent.get("step") == create.STEP_AWAITING
+        }
 
     # --- binding panes to sessions ------------------------------------------
 
@@ -159,6 +237,7 @@ class Supervisor:
         records = {r.name: r for r in self.store.list_sessions()}
         bound = {r.pane_id: r for r in records.values() if r.state != GONE and r.server_socket == inv.socket_path}
         overrides = {n: o.command for n, o in self.config.agents.items() if o.command}
+        self._awaiting = self._awaiting_starts()
         live: dict[str, tuple[SessionRecord, tmux.PaneInfo, Identity]] = {}
 
         tree = identity.process_tree()
@@ -166,16 +245,23 @@ class Supervisor:
             procs = [] if pane.dead else identity.pane_processes(pane.pane_pid, tree)
             ident = identity.identify(procs, self.plugins.agents, overrides)
             rec = bound.pop(pane.pane_id, None)
+            if rec is not None and rec.server_pid is None:
+                # Created while tmux could not say which server pid it was: this is the first answer.
+                rec = self._save(rec, replace(rec, server_pid=inv.server_pid, updated_at=now))
             if rec is not None and rec.server_pid != inv.server_pid:
                 # Pane ids restart at %0 on a new server: same id, unrelated pane.
-                self._mark_gone(rec, f"the tmux server restarted (pid {rec.server_pid} → {inv.server_pid})", now)
+                self._apply(rec, sessions.transition(rec, sessions.ServerReplaced(rec.server_pid, inv.server_pid), now))
                 rec = None
             if rec is not None:
-                rec = self._follow(rec, pane, ident, procs, now)
-                if rec is None:
-                    continue
-                if rec.location != pane.location:
-                    rec = self._save(rec, replace(rec, location=pane.location, updated_at=now))
+                own_alive = rec.agent_pid is not None and any(
+                    p.pid == rec.agent_pid and p.create_time == rec.agent_started_at and p.alive for p in procs
+                )
+                # Counted from when the pane started, not from the (slow) worktree step before it.
+                since = rec.created_at if rec.name in self._awaiting else None
+                if since is None and rec.name in self._awaiting_agent:
+                    since = rec.updated_at
+                seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, since)
+                rec = self._apply(rec, sessions.transition(rec, seen, now))
             elif self._should_adopt(pane, ident):
                 rec = self._adopt(pane, ident, inv, records, now)
                 records[rec.name] = rec
@@ -183,7 +269,7 @@ class Supervisor:
                 live[rec.name] = (rec, pane, ident)
 
         for rec in bound.values():
-            self._mark_gone(rec, "the pane was closed", now)
+            self._apply(rec, sessions.transition(rec, sessions.PaneClosed("the pane was closed"), now))
         return live
 
     def _should_adopt(self, pane: tmux.PaneInfo, ident: Identity) -> bool:
@@ -198,86 +284,22 @@ class Supervisor:
         mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(
             pane.start_command, spec
         )
-        rec = SessionRecord(
+        t = sessions.adopted(
             name=unique_name(pane.location, records),
             pane_id=pane.pane_id,
             server_socket=inv.socket_path,
             server_pid=inv.server_pid,
-            agent=ident.agent,
-            identity=IdentityKind.KNOWN.value,
-            identity_source="process",
-            state=IDLE,
-            created_at=now,
-            updated_at=now,
+            identity=ident,
             mission=mission,
             worktree=pane.cwd or None,
             branch=git.branch_of(pane.cwd),
-            agent_pid=ident.pid,
-            agent_started_at=ident.create_time,
             location=pane.location,
+            now=now,
         )
-        self.store.upsert_session(rec)
-        self.event(
-            "session.adopted",
-            f"adopted {ident.agent} in pane {pane.pane_id} ({pane.location})"
-            + (f" with mission {mission!r}" if mission else " with no mission (none in its command line)"),
-            rec.name,
-        )
-        return rec
-
-    def _follow(self, rec: SessionRecord, pane, ident: Identity, procs, now) -> SessionRecord | None:
-        """Keep a bound session on its pane; None when it had to be let go."""
-        own_pid_alive = rec.agent_pid is not None and any(
-            p.pid == rec.agent_pid and p.create_time == rec.agent_started_at and p.alive for p in procs
-        )
-        if own_pid_alive:
-            # Same agent process as before (even if a child tool is in front of it now).
-            return rec
-        if (
-            rec.identity_source == "user"
-            and ident.kind is not IdentityKind.NONE
-            and rec.agent_pid is None
-            and rec.name in self._awaiting_agent
-        ):
-            # The user vouched for this pane's agent, and we saw it go: its successor is theirs too.
-            self._awaiting_agent.discard(rec.name)
-            return self._save(rec, replace(rec, agent_pid=ident.pid, agent_started_at=ident.create_time, state=IDLE, updated_at=now))
-        if ident.kind is IdentityKind.NONE and rec.agent_pid is None and rec.name in self._awaiting_agent and not pane.dead:
-            return rec  # created a moment ago; its agent has not started yet
-        if ident.kind is IdentityKind.NONE or pane.dead:
-            if rec.state != EXITED:
-                self._awaiting_agent.add(rec.name)
-                self.watches.pop(rec.name, None)
-                self.store.clear_banner(rec.name)
-                self.event("session.exited", f"the {rec.agent or 'agent'} process in pane {rec.pane_id} has exited", rec.name)
-                return self._save(rec, replace(rec, state=EXITED, agent_pid=None, last_banner=None, updated_at=now))
-            return rec
-        if rec.agent_pid is None and rec.name in self._awaiting_agent and ident.kind is IdentityKind.KNOWN:
-            # We saw the agent exit in this run (or created the session) and the pane runs one now.
-            self._awaiting_agent.discard(rec.name)
-            again = " again" if rec.state == EXITED else ""
-            self.event("session.started", f"{ident.agent} started{again} in pane {rec.pane_id} (pid {ident.pid})", rec.name)
-            return self._save(
-                rec,
-                replace(
-                    rec,
-                    agent=ident.agent,
-                    identity=IdentityKind.KNOWN.value,
-                    identity_source="process",
-                    agent_pid=ident.pid,
-                    agent_started_at=ident.create_time,
-                    state=IDLE,
-                    updated_at=now,
-                ),
-            )
-        # A different process than the one this session was bound to: after a
-        # restart of afd that is not provably the same agent, so let it go; a
-        # known agent there is adopted afresh by the caller on the next poll.
-        self._mark_gone(
-            rec, "", now,
-            message=f"let go of pane {rec.pane_id}: a different process now runs there, not provably this session's agent",
-        )
-        return None
+        self.store.upsert_session(t.record)
+        for note in t.notes:
+            self.event(note.kind, note.message, t.record.name)
+        return t.record
 
     # --- capture, gates, limit map ----------------------------------------
 
@@ -288,8 +310,9 @@ class Supervisor:
         mono = time.monotonic()
         wanted = []
         for name, (rec, pane, _ident) in live.items():
-            if rec.state in (EXITED, GONE) or rec.agent not in self.plugins.agents:
-                continue
+            awaiting = rec.name in self._awaiting or (rec.name in self._awaiting_agent and rec.agent_pid is None)
+            if rec.state in (EXITED, GONE) or awaiting or rec.agent not in self.plugins.agents:
+                continue  # no agent of its own runs there (yet) to capture
             watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
             watch.keep = self.config.stability_polls
             if watch.needs_capture(pane.fingerprint, mono):
@@ -303,95 +326,53 @@ class Supervisor:
             rec, pane, _ident = live[name]
             result = results.get(pane.pane_id)
             if result is None or result.presence is tmux.Presence.UNKNOWN:
-                if rec.state != UNKNOWN:
-                    self.event("pane.unanswered", f"capture of pane {pane.pane_id} got no answer: {result and result.error}", name)
-                    live[name] = (self._save(rec, replace(rec, state=UNKNOWN, updated_at=now)), pane, _ident)
-                continue
-            if result.presence is tmux.Presence.GONE:
-                self._mark_gone(rec, "the pane vanished during the poll", now)
-                del live[name]
-                continue
-            if result.server_pid is not None and result.server_pid != inv.server_pid:
+                seen = sessions.CaptureUnanswered(result and result.error)
+            elif result.presence is tmux.Presence.GONE:
+                seen = sessions.PaneClosed("the pane vanished during the poll")
+            elif result.server_pid is not None and result.server_pid != inv.server_pid:
                 continue  # the server restarted between list and capture: judge nothing
-            rows = capture_rows(result.text or "")
-            spec = self.plugins.agents[rec.agent]
-            found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
-            idle = self.watches[name].record(rows, found, pane.fingerprint, mono, spec.chrome)
-            live[name] = (self._judge(rec, name, idle, found, rows, spec, now), pane, _ident)
+            else:
+                seen = self._look(name, rec, pane, result.text or "", clock, patterns, mono)
+            rec = self._apply(rec, sessions.transition(rec, seen, now))
+            if rec.state == GONE:
+                del live[name]
+            else:
+                live[name] = (rec, pane, _ident)
         return len(wanted)
 
-    def _judge(self, rec: SessionRecord, name: str, idle: bool | None, found: Detection | None, rows, spec, now: datetime) -> SessionRecord:
-        if found is None and rec.last_banner is not None:
-            self.store.clear_banner(name)
-        reset_at, first_seen_at = None, None
+    def _look(self, name: str, rec: SessionRecord, pane, text: str, clock: Clock, patterns, mono: float) -> sessions.Looked:
+        """The facts of one fresh capture: detection, banner sighting, idle gate, verdict, busy marker."""
+        now = clock.now
+        rows = capture_rows(text)
+        spec = self.plugins.agents[rec.agent]
+        found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
+        watch = self.watches[name]
+        idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome)
+        sighting = None
         if found is not None:
             key = occurrence_key(rows, found, spec.chrome)
-            sighting = self.store.banner_first_seen(name, key)
-            if sighting is None:
+            stored = self.store.banner_first_seen(name, key)
+            if stored is None:
                 # Parsed once, against the instant it was first seen; re-parsing a
                 # static "in 3 hours" every poll would push the reset away forever.
                 self.store.record_banner(name, key, now, found.reset_at)
-                reset_at, first_seen_at = found.reset_at, now
+                sighting = sessions.BannerSighting(now, found.reset_at)
             else:
-                reset_at, first_seen_at = sighting.reset_at, sighting.first_seen_at
-
-        if idle is None:
-            return rec  # first look since afd started or the pane changed hands: nothing to compare yet
-        if not idle:
-            if found is None:
-                self._observe_working(rec.agent, name, now)
-            new = replace(rec, state=WORKING, last_banner=None if found is None else rec.last_banner, updated_at=now)
-            if rec.state == LIMITED:
-                self.event("session.working", "the pane is working again", name)
-            return self._save(rec, new)
-
-        watch = self.watches[name]
-        verdict = judge(
-            rec.agent,
-            list(watch.captures),
-            list(watch.detections),
-            spec.chrome,
-            tail_lines=self.config.tail_lines,
-            stability_polls=self.config.stability_polls,
-            contents=list(watch.contents),
-        )
-        record = self._ask_witness(rec, first_seen_at, now)
-        combined = witness.combine(verdict.limited, reset_at, record, pane_idle=True)
-        if combined.witnesses is witness.Witnesses.DISPUTED:
-            return self._disputed(rec, name, found, first_seen_at, combined, now)
-        if not combined.limited:
-            new = replace(rec, state=IDLE, last_banner=None, reset_at=None, banner_first_seen_at=None, witnesses=None, updated_at=now)
-            if rec.state == LIMITED:
-                self.event("session.idle", f"no longer at a usage limit: {verdict.reason}", name)
-            return self._save(rec, new)
-        if combined.witnesses is witness.Witnesses.RECORD:
-            # The records alone, on an idle pane: whatever text is on screen was
-            # not judged a wall, and the wall's own instant marks the appearance.
-            found, first_seen_at = None, record.at or rec.banner_first_seen_at or now
-        reset_at = combined.reset_at
-        banner = found.banner if found is not None else f"(no banner; {rec.agent}'s own records: {record.why})"
-
-        # A limit is a new observation once per appearance of a banner, not once per poll.
-        first_judged = rec.banner_first_seen_at != first_seen_at
-        self._observe_limited(rec.agent, name, banner, reset_at, now, first_judged)
-        new = replace(
-            rec,
-            state=LIMITED,
-            last_banner=found.banner if found is not None else None,
-            banner_first_seen_at=first_seen_at,
-            reset_at=reset_at,
-            witnesses=combined.witnesses.value,
-            updated_at=now,
-        )
-        if first_judged:
-            when = reset_at.strftime("%Y-%m-%dT%H:%M:%SZ") if reset_at else "no reset time stated"
-            self.event(
-                "session.limited", f"{rec.agent} is at its usage limit ({when}; witnessed by {combined.witnesses.value}): {banner}",
-                name, witnesses=combined.witnesses.value,
+                sighting = sessions.BannerSighting(stored.first_seen_at, stored.reset_at)
+        verdict = None
+        if idle:
+            verdict = judge(
+                rec.agent,
+                list(watch.captures),
+                list(watch.detections),
+                spec.chrome,
+                tail_lines=self.config.tail_lines,
+                stability_polls=self.config.stability_polls,
+                contents=list(watch.contents),
             )
-        elif rec.witnesses != new.witnesses:
-            self.event("session.witnessed", f"{rec.agent}'s limit is now witnessed by {new.witnesses}", name, witnesses=new.witnesses)
-        return self._save(rec, new)
+        busy = sessions.seen_busy(rows, spec.busy, spec.chrome, self.config.tail_lines)
+        record = self._ask_witness(rec, sighting.first_seen_at if sighting else None, now) if idle else None
+        return sessions.Looked(idle, found, sighting, verdict, busy, record)
 
     # --- the second witness: the agent's own records ------------------------
 
@@ -416,20 +397,6 @@ class Supervisor:
             since = (banner_seen_at or now) - timedelta(seconds=self.config.poll_interval + 1)
         return self.plugins.witness(rec.agent, process, since, now)
 
-    def _disputed(self, rec, name, found, first_seen_at, combined, now) -> SessionRecord:
-        new = replace(
-            rec, state=IDLE, last_banner=found.banner, reset_at=None, banner_first_seen_at=first_seen_at,
-            witnesses=witness.Witnesses.DISPUTED.value, updated_at=now,
-        )
-        if rec.witnesses != new.witnesses or rec.banner_first_seen_at != first_seen_at:
-            self.event("session.disputed", f"not limited: {combined.why}", name, banner=found.banner)
-            fact = self._fact(rec.agent)
-            if fact.state is limits.LimitState.LIMITED and fact.source_session == name:
-                # The limit every session was told of came from this banner.
-                self.store.save_limit(limits.unknown_fact(rec.agent))
-                self.event("agent.unknown", f"{rec.agent} is unknown again: the limit seen in {name} is disputed by its own records", name)
-        return self._save(rec, new)
-
     def _fact(self, agent: str) -> limits.LimitFact:
         return self.store.load_limits().get(agent) or limits.unknown_fact(agent)
 
@@ -448,15 +415,6 @@ class Supervisor:
             else:
                 msg = f"{new.agent} is unknown again: its limit's reset time has passed"
             self.event(f"agent.{new.state.value}", msg, session)
-
-    def _observe_working(self, agent: str, session: str, now: datetime) -> None:
-        old = self._fact(agent)
-        self._store_fact(old, limits.observe_working(old, at=now, session=session), session)
-
-    def _observe_limited(self, agent, session, banner, reset_at, now, first_seen) -> None:
-        old = self._fact(agent)
-        new = limits.observe_limited(old, reset_at=reset_at, at=now, session=session, banner=banner, first_seen=first_seen)
-        self._store_fact(old, new, session)
 
     def _expire_limits(self, now: datetime) -> None:
         for fact in self.store.load_limits().values():

@@ -63,6 +63,12 @@ _CHROME = (
 )
 
 
+# The spinner row while a request runs: `✻ Thinking… (12s · ↑ 1.2k tokens · esc
+# to interrupt)`. While a 429 is retried it reads `… · retrying in 12s ·
+# attempt 6/10`: busy, but on a request that is failing, so not evidence.
+_BUSY = (re.compile(r"^(?!.*\b(?:retrying|attempt \d+/\d+)\b).*\besc to interrupt\b", re.IGNORECASE),)
+
+
 @hookimpl
 def afd_agents() -> list[AgentSpec]:
     return [
@@ -73,6 +79,7 @@ def afd_agents() -> list[AgentSpec]:
             resume_args=("--continue",),
             prompt_delivery=PromptDelivery.ARGUMENT,
             chrome=_CHROME,
+            busy=_BUSY,
             argv_patterns=(re.compile(r"@anthropic-ai/claude-code|claude-code/cli\.js"),),
         )
     ]

@@ -78,6 +78,10 @@ _CHROME = (
     re.compile(r"^\s*─+(?:\s+Worked for\b[^─]*)?─*\s*$"),
 )
 
+# `• Working (5s • esc to interrupt)`; a retry reads `• Reconnecting... 2/5
+# (4s • esc to interrupt)` and proves nothing about the plan.
+_BUSY = (re.compile(r"^(?!.*\b(?:reconnecting|retrying)\b).*\besc to interrupt\b", re.IGNORECASE),)
+
 SPEC = AgentSpec(
     name=AGENT,
     executables=("codex",),
@@ -85,6 +89,7 @@ SPEC = AgentSpec(
     resume_args=("resume", "--last"),
     prompt_delivery=PromptDelivery.ARGUMENT,
     chrome=_CHROME,
+    busy=_BUSY,
     argv_patterns=(re.compile(r"@openai/codex|codex-cli"),),
 )
 

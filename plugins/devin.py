@@ -37,6 +37,9 @@ _CHROME = (
     re.compile(r"^\s*[─━]{3,}\s*$"),
 )
 
+# A braille spinner and an elapsed counter: `⠋ Working… (12s)`.
+_BUSY = (re.compile(r"^\s*[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]\s+(?!.*\b(?:retrying|reconnecting)\b)\S.*\(\d+s\b[^)]*\)\s*$", re.IGNORECASE),)
+
 SPEC = AgentSpec(
     name=AGENT,
     executables=("devin",),
@@ -44,6 +47,7 @@ SPEC = AgentSpec(
     resume_args=("--continue",),
     prompt_delivery=PromptDelivery.ARGUMENT,
     chrome=_CHROME,
+    busy=_BUSY,
 )
 
 

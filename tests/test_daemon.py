@@ -202,6 +202,7 @@ def test_sessions_create_starts_the_agent_in_a_new_worktree(run_daemon, tmux_ser
     log = tmux_server.scratch / "created.jsonl"
     # A new tmux session gets the server's environment, not the daemon's.
     tmux_server.run("set-environment", "-g", "AFD_FAKE_LOG", str(log))
+    tmux_server.run("set-option", "-g", "base-index", "1")
     run_daemon()
     done = afd("sessions", "create", "fix-login", "--agent", "claude", "--repo", str(git_repo), "--prompt", "fix the login redirect", "--json")
     assert done.returncode == 0, done.stderr
@@ -216,6 +217,8 @@ def test_sessions_create_starts_the_agent_in_a_new_worktree(run_daemon, tmux_ser
     session = wait_for(lambda: next((s for s in status()["sessions"] if s["name"] == "fix-login" and s["state"] != "exited"), None))
     assert session["mission"] == "fix the login redirect" and session["branch"] == "afd/fix-login"
     assert session["pane"] == created["pane"]
+    # Where tmux put it (this server counts windows from 1), not an assumed ":0.0".
+    assert session["location"] == "afd-fix-login:1.0"
     taken = afd("sessions", "create", "fix-login", "--agent", "claude", "--repo", str(git_repo), "--prompt", "again")
     assert taken.returncode == 2 and "already exists" in taken.stderr
     not_repo = afd("sessions", "create", "other", "--agent", "claude", "--repo", str(xdg_dirs["HOME"]), "--prompt", "p")
@@ -252,15 +255,26 @@ def test_run_once_polls_and_prints_the_status(tmux_server, xdg_dirs):
     assert "poll 2/2" in done.stderr
 
 
-def test_pending_intent_from_a_crash_is_rolled_back_and_reported(tmux_server, xdg_dirs):
+def test_run_once_with_one_stability_poll_reports_the_limit(tmux_server, xdg_dirs):
+    write_config(xdg_dirs, 'poll_interval = "200ms"\nstability_polls = 1\n')
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario={"limit_now": True}, prompt="go")
+    fake.wait_for_event("limit")
+    done = afd("run", "-L", tmux_server.name, "--once", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [s["state"] for s in json.loads(done.stdout)["sessions"]] == ["limited"]
+
+
+def test_pending_intent_from_a_crash_is_inspected_and_reported(tmux_server, xdg_dirs, git_repo):
     from afd.store import Store
 
     with Store(xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db") as store:
-        store.journal_begin("fix-login", "create", {"branch": "afd/fix-login"})
+        store.journal_begin("fix-login", "create", {"repo": str(git_repo), "branch": "afd/fix-login",
+                                                    "worktree": str(git_repo.parent / "wt"), "tmux_session": "afd-fix-login"})
     done = afd("run", "-L", tmux_server.name, "--once", "--json")
     assert done.returncode == 0, done.stderr
     events = [e for e in json.loads(done.stdout)["events"] if e["kind"] == "journal.rolled-back"]
-    assert events and events[0]["session"] == "fix-login" and "nothing more was done" in events[0]["message"]
+    # It looked: no branch, worktree or tmux session was there, and it says so.
+    assert events and events[0]["session"] == "fix-login" and "nothing had been made" in events[0]["message"]
     with Store(xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db") as store:
         assert store.pending_journal() == []
 
@@ -354,3 +368,33 @@ def test_bad_input_to_create_and_adopt_changes_nothing(run_daemon, tmux_server, 
     missing = afd("sessions", "adopt", "%999")
     assert missing.returncode == 2 and "not found" in missing.stderr
     assert status()["sessions"] == []
+
+
+def _fake_claude_config(tmux_server, xdg_dirs, command: list[str] | None = None) -> Path:
+    fake_claude = tmux_server.scratch / "bin" / "claude"
+    start_fake(tmux_server, "codex", cwd=tmux_server.scratch).wait_ready()  # installs the fake bin
+    write_config(xdg_dirs, f'poll_interval = "200ms"\n[agents.claude]\ncommand = {json.dumps(command or [str(fake_claude)])}\n')
+    tmux_server.run("set-environment", "-g", "AFD_FAKE_LOG", str(tmux_server.scratch / "created.jsonl"))
+    return fake_claude
+
+
+def test_create_keeps_the_daemon_answering_while_git_works(run_daemon, tmux_server, git_repo, xdg_dirs):
+    _fake_claude_config(tmux_server, xdg_dirs)
+    started, release = tmux_server.scratch / "hook-started", tmux_server.scratch / "hook-release"
+    hook = git_repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\ntouch {started}\nwhile [ ! -e {release} ]; do sleep 0.05; done\n")
+    hook.chmod(0o755)
+    run_daemon()
+    creating = subprocess.Popen([sys.executable, "-m", "afd", "sessions", "create", "slow", "--agent", "claude",
+                                 "--repo", str(git_repo), "--prompt", "fix it", "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(started.exists, timeout=30, message="the post-checkout hook running")
+        answered = afd("status", "--json")  # the loop is not stuck in git
+        assert answered.returncode == 0, answered.stderr
+        assert creating.poll() is None  # and the create is still waiting for its hook
+    finally:
+        release.touch()
+    out, err = creating.communicate(timeout=120)
+    assert creating.returncode == 0, err
+    assert json.loads(out)["branch"] == "afd/slow"

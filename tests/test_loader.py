@@ -237,3 +237,91 @@ def test_cli_plugins_piped_keeps_each_path_whole_on_its_row(plugins_config, caps
     row = next(line for line in out.splitlines() if "drop-in:claude" in line)
     assert str(folder / "claude.py") in row and "overrides claude (from claude)" in row
     assert any(line.startswith("failed broken") for line in out.splitlines())
+
+
+CLAUDE_WALL = ["⏺ Working on it", "", "⎿  You've hit your 5-hour limit · resets 9:42pm (UTC)", "", "> "]
+
+HOOK_PLUGIN = textwrap.dedent(
+    '''
+    from datetime import datetime
+    from afd import hookimpl
+    from afd.model import Detection
+
+    CALLS = []
+
+    @hookimpl({opts})
+    def afd_detect(agent, lines, clock, pattern):
+        CALLS.append(agent)
+        if agent != "claude":
+            return None
+        return {result}
+    '''
+)
+
+
+def hook_plugin(folder, name, result, opts=""):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.py").write_text(HOOK_PLUGIN.format(opts=opts, result=result))
+    plugins = load_plugins(folder, entry_points=False)
+    assert not plugins.failures, plugins.failures
+    return plugins
+
+
+def test_tryfirst_detector_is_asked_before_the_builtin(tmp_path):
+    plugins = hook_plugin(tmp_path, "first", 'Detection(agent, 2, 2, None, "first.custom", lines[2])', "tryfirst=True")
+    assert plugins.detect("claude", CLAUDE_WALL, CLOCK).kind == "first.custom"
+
+
+def test_trylast_detector_is_asked_only_after_the_builtin(tmp_path):
+    plugins = hook_plugin(tmp_path, "last", 'Detection(agent, 2, 2, None, "last.custom", lines[2])', "trylast=True")
+    assert plugins.detect("claude", CLAUDE_WALL, CLOCK).kind.startswith("claude.")
+
+
+WRAPPER_PLUGIN = textwrap.dedent(
+    '''
+    from dataclasses import replace
+    from afd import hookimpl
+
+    SEEN = []
+
+    @hookimpl(wrapper=True)
+    def afd_detect(agent, lines, clock, pattern):
+        found = yield
+        SEEN.append(found)
+        return replace(found, kind="wrapped") if found is not None else None
+    '''
+)
+
+
+def test_a_standard_hook_wrapper_wraps_detection_and_does_not_crash_afd_detect(tmp_path, capsys):
+    (tmp_path / "wrap.py").write_text(WRAPPER_PLUGIN)
+    plugins = load_plugins(tmp_path, entry_points=False)
+    assert plugins.detect("claude", CLAUDE_WALL, CLOCK).kind == "wrapped"
+    assert plugins.detect("claude", ["nothing here"], CLOCK) is None
+    capture = tmp_path / "capture.txt"
+    capture.write_text("\n".join(CLAUDE_WALL) + "\n")
+    config = tmp_path / "config.toml"
+    config.write_text(f'plugins_dir = "{tmp_path}"\n')
+    code = main(["detect", "--config", str(config), "--agent", "claude", "--json", str(capture), str(capture)])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["hit"] is True
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        'Detection(agent, 2, 2, datetime(2026, 7, 13, 21, 42), "bad.naive", lines[2])',
+        'Detection(agent, 2, 99, None, "bad.rows", lines[2])',
+        'Detection(agent, "2", 2, None, "bad.type", lines[2])',
+        '"a limit!"',
+    ],
+    ids=["naive reset_at", "rows past the capture", "row not an int", "not a Detection"],
+)
+def test_a_bad_detection_is_isolated_like_a_raising_one(tmp_path, caplog, result):
+    plugins = hook_plugin(tmp_path, "bad", result, "tryfirst=True")
+    with caplog.at_level(logging.ERROR, logger="afd.plugins"):
+        first = plugins.detect("claude", CLAUDE_WALL, CLOCK)
+        plugins.detect("claude", CLAUDE_WALL, CLOCK)
+    # the bad one counts as no detection and the built-in behind it still answers
+    assert first is not None and first.kind.startswith("claude.")
+    assert sum("bad" in r.getMessage() and "afd_detect" in r.getMessage() for r in caplog.records) == 1

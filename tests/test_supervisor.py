@@ -80,11 +80,15 @@ def test_known_agent_pane_is_adopted_with_the_mission_from_its_argv(tmux_server,
 
 def test_agent_behind_a_wrapper_script_is_not_adopted(tmux_server, make_supervisor):
     fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, command_name="my-wrapper", prompt="x")
+    plain = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="y")  # the positive control
     fake.wait_ready()
+    plain.wait_ready()
     sup = make_supervisor()
-    for _ in range(3):
+    poll_until(sup, lambda: session_of(sup, plain.pane), message="the plain claude adopted")
+    for _ in range(2):
         sup.poll()
     assert session_of(sup, fake.pane) is None
+    assert [r.pane_id for r in sup.store.list_sessions()] == [plain.pane]
 
 
 def test_agent_started_through_an_interpreter_path_is_known(tmux_server, make_supervisor):
@@ -219,12 +223,15 @@ def test_pane_id_on_a_new_server_is_not_the_old_session(tmux_server, make_superv
 
 def test_watch_ignore_skips_matching_panes(tmux_server, make_supervisor):
     fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="x")
+    other = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="y")  # another tmux session: watched
     fake.wait_ready()
+    other.wait_ready()
     location = tmux_server.pane_field(fake.pane, "#{session_name}:#{window_index}.#{pane_index}")
     sup = make_supervisor(config=Config(poll_interval=0.05, watch_ignore=(location.split(":")[0] + ":*",)))
-    for _ in range(3):
+    poll_until(sup, lambda: session_of(sup, other.pane), message="the pane outside the ignore pattern adopted")
+    for _ in range(2):
         sup.poll()
-    assert sup.store.list_sessions() == []
+    assert [r.pane_id for r in sup.store.list_sessions()] == [other.pane]
 
 
 def test_agent_that_exits_leaves_an_exited_session_that_follows_its_next_start(tmux_server, make_supervisor):
@@ -285,3 +292,28 @@ def test_the_same_banner_printed_again_after_the_agent_worked_is_a_new_limit(tmu
     assert session().reset_at == T0 + timedelta(minutes=5)
     fact = sup.store.load_limits()["codex"]
     assert fact.state is LimitState.LIMITED and fact.reset_at == T0 + timedelta(minutes=5)
+
+
+def test_a_live_pane_is_never_gone_and_its_next_agent_is_the_same_session(tmux_server, make_supervisor):
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="write the changelog",
+                      scenario={"exit_after_seconds": 1.0}, in_shell=True)
+    fake.wait_ready()
+    sup = make_supervisor()
+    rec = poll_until(sup, lambda: session_of(sup, fake.pane), message="adoption")
+    poll_until(sup, lambda: sup.store.get_session(rec.name).state == "exited", message="exited")
+    # The user runs something that is not an agent in the same pane.
+    tmux_server.send_keys(fake.pane, "sleep 600", literal=True)
+    tmux_server.send_keys(fake.pane, "Enter")
+    wait_for(lambda: tmux_server.pane_field(fake.pane, "#{pane_current_command}") == "sleep", message="sleep running")
+    for _ in range(3):
+        sup.poll()
+    assert sup.store.get_session(rec.name).state == "exited"
+    tmux_server.send_keys(fake.pane, "C-c")
+    tmux_server.send_keys(fake.pane, "claude 'write the release notes'", literal=True)
+    tmux_server.send_keys(fake.pane, "Enter")
+    again = poll_until(sup, lambda: (r := sup.store.get_session(rec.name)).agent_pid and r, message="started again")
+    assert again.state != "gone" and again.mission == "write the changelog"
+    assert [r.name for r in sup.store.list_sessions()] == [rec.name]
+    kinds = [e.event.kind for e in sup.store.recent_events() if e.event.session == rec.name]
+    assert "session.gone" not in kinds and kinds.count("session.exited") == 1
+    assert any("started again" in e.event.message for e in sup.store.recent_events() if e.event.kind == "session.started")

@@ -6,11 +6,16 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.model import WitnessState, WitnessVerdict
+from afd import sessions
+from afd.gates import Verdict
+from afd.identity import IdentityKind
+from afd.model import Detection, IdentitySource, SessionState, WitnessState, WitnessVerdict
+from afd.store import SessionRecord
 from afd.testing import records as R
 from afd.witness import Witnesses, combine, handoff_witnessed
 
@@ -164,3 +169,61 @@ def test_a_witness_that_raises_counts_as_unknown(tmp_path):
     plugins = load_plugins(tmp_path, entry_points=False, builtins=False)
     found = plugins.witness("broken", AgentProcess(None, "/x", None), None, T0)
     assert found.state is WitnessState.UNKNOWN and "RuntimeError" in found.why
+
+
+# --- the rule inside the session rulebook -------------------------------------------------
+
+SEEN = T0 - timedelta(minutes=1)
+BANNER = Detection("claude", 3, 3, PANE_RESET, "claude.session-limit", "You've hit your limit · resets 12pm (UTC)")
+SESSION = SessionRecord(
+    name="main:0.0", pane_id="%3", server_socket="/tmp/tmux-1/default", server_pid=100, agent="claude",
+    identity=IdentityKind.KNOWN, identity_source=IdentitySource.PROCESS, state=SessionState.IDLE,
+    created_at=T0, updated_at=T0, agent_pid=4242, agent_started_at=1000.0,
+)
+WALL_AT = WitnessVerdict(WitnessState.LIMITED, "a wall", RECORD_RESET, "five_hour", "t.jsonl", SEEN)
+
+
+def looked(*, idle=True, banner=True, record=None) -> sessions.Looked:
+    verdict = Verdict("claude", banner, banner, banner, BANNER if banner else None, "limited" if banner else "no banner")
+    sighting = sessions.BannerSighting(SEEN, PANE_RESET) if banner else None
+    return sessions.Looked(idle, BANNER if banner else None, sighting, verdict if idle else None, False, record)
+
+
+def session(**changes) -> SessionRecord:
+    return replace(SESSION, **changes)
+
+
+# (record, observation) -> (state, witnesses, reset, note kinds, sighting types)
+TRANSITIONS = {
+    "both-witnesses": ((session(), looked(record=WALL_AT)),
+                       (SessionState.LIMITED, "pane+record", RECORD_RESET, ["session.limited"], [sessions.SeenLimited])),
+    "pane-alone": ((session(), looked(record=UNKNOWN)),
+                   (SessionState.LIMITED, "pane", PANE_RESET, ["session.limited"], [sessions.SeenLimited])),
+    "disputed": ((session(), looked(record=NOT_LIMITED)),
+                 (SessionState.IDLE, "disputed", None, ["session.disputed"], [sessions.SeenDisputed])),
+    "disputed-told-once": ((session(witnesses="disputed", banner_first_seen_at=SEEN), looked(record=NOT_LIMITED)),
+                           (SessionState.IDLE, "disputed", None, [], [])),
+    "a-limit-already-told-is-disputed-later": (
+        (session(state=SessionState.LIMITED, witnesses="pane+record", banner_first_seen_at=SEEN), looked(record=NOT_LIMITED)),
+        (SessionState.IDLE, "disputed", None, ["session.disputed"], [sessions.SeenDisputed]),
+    ),
+    "records-alone-on-an-idle-pane": ((session(), looked(banner=False, record=WALL_AT)),
+                                      (SessionState.LIMITED, "record", RECORD_RESET, ["session.limited"], [sessions.SeenLimited])),
+    "records-alone-while-working": ((session(), looked(idle=False, banner=False, record=None)),
+                                    (SessionState.WORKING, None, None, [], [])),
+    "the-records-confirm-a-limit-the-pane-saw-first": (
+        (session(state=SessionState.LIMITED, witnesses="pane", banner_first_seen_at=SEEN), looked(record=WALL_AT)),
+        (SessionState.LIMITED, "pane+record", RECORD_RESET, ["session.witnessed"], [sessions.SeenLimited]),
+    ),
+}
+
+
+@pytest.mark.parametrize("given,expected", list(TRANSITIONS.values()), ids=list(TRANSITIONS))
+def test_session_transitions_with_the_second_witness(given, expected):
+    t = sessions.transition(*given, T0)
+    state, witnesses, reset, kinds, sightings = expected
+    assert (t.record.state, t.record.witnesses, t.record.reset_at) == (state, witnesses, reset)
+    assert [n.kind for n in t.notes] == kinds
+    assert [type(s) for s in t.sightings] == sightings
+    if witnesses == "record":
+        assert t.record.last_banner is None and t.record.banner_first_seen_at == SEEN

@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--once",
         action="store_true",
-        help="poll stability_polls times, poll_interval apart, print what was found and exit",
+        help="poll stability_polls times (at least twice), poll_interval apart, print what was found and exit",
     )
     p.add_argument("--json", action="store_true", help="with --once: print the status as JSON")
     p.add_argument("-v", "--verbose", action="store_true", help="log debug detail")
@@ -59,7 +59,9 @@ def _once(daemon, as_json: bool) -> int:
     from afd.commands.status import render
     from afd.status import build_status
 
-    polls = max(daemon.config.stability_polls, 1)
+    # The first look at a pane cannot tell a still pane from a changing one, so
+    # even `stability_polls = 1` needs a second look before anything is judged.
+    polls = max(daemon.config.stability_polls, 2)
     for i in range(polls):
         summary = daemon.poll()
         print(f"afd: poll {i + 1}/{polls}: {summary.line()}", file=sys.stderr)

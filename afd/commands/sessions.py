@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 
-from afd.cli import EXIT_DAEMON_DOWN, EXIT_OK, UserError
+from afd.cli import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_OK, UserError
+
+# git worktree add is given two minutes by the daemon, and the agent's start a few seconds more.
+CREATE_TIMEOUT = 180.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -94,7 +98,16 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_create(args: argparse.Namespace) -> int:
     repo = os.path.abspath(args.repo)
-    r = _ask("sessions.create", {"name": args.name, "agent": args.agent, "repo": repo, "prompt": args.prompt, "base": args.base}, timeout=120)
+    begun = _ask("sessions.create", {"name": args.name, "agent": args.agent, "repo": repo, "prompt": args.prompt, "base": args.base})
+    # The daemon makes the worktree on a worker (it can take minutes) and keeps serving meanwhile.
+    deadline = time.monotonic() + CREATE_TIMEOUT
+    while not (r := _ask("sessions.create-result", {"journal": begun["journal"]}))["done"]:
+        if time.monotonic() > deadline:
+            raise UserError(
+                f"the daemon is still creating {args.name} after {CREATE_TIMEOUT:.0f}s; see `afd events`", EXIT_FAIL
+            )
+        time.sleep(0.1)
+    del r["done"]
     return _show(r, args.json, f"created {r['name']}: branch {r['branch']} in {r['worktree']}, pane {r['pane']} (tmux session {r['tmux_session']})")
 
 

@@ -1,0 +1,99 @@
+"""What to do with an action a crash left pending: decided from what exists now.
+
+Pure: a pending journal entry and the facts gathered about it (does its
+pane exist, what runs there, are its branch and worktree there) in, the next
+step out. At start the daemon asks `inspects_at_start` for each pending
+entry; for those, the action's own executor gathers the facts, calls
+`decide_at_start`, and carries the step out. Actions without a function
+here are left to the daemon's fallback (rolled back, and said).
+
+One function per action in `_AT_START`: `create` now; other actions add
+theirs (and their facts type) beside it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from afd.identity import IdentityKind
+from afd.store import JournalEntry
+
+
+class Resolution(enum.Enum):
+    SETTLE = "settle"  # the action had finished its effects: mark it done
+    AWAIT = "await"  # keep it pending at its awaiting step; the loop carries on from there
+    ROLL_BACK = "roll_back"  # undo what it left (as far as the step says) and mark it rolled back
+    LEAVE = "leave"  # nothing can be checked now: leave it pending for the next start
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    next: Resolution
+    outcome: str  # one line for the journal and the event, saying what was found and done
+    write_record: bool = False  # the session record is missing and must be written from the intent
+    kill_pane: bool = False
+    remove_worktree: bool = False
+    delete_branch: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CreateFacts:
+    """What exists now of a `sessions create` that did not finish."""
+
+    tmux_answered: bool
+    pane: str | None  # the created pane (by id from the intent, else by its tmux session name), if it exists
+    pane_dead: bool
+    identity: IdentityKind | None  # what runs in that pane
+    record_exists: bool
+    worktree_exists: bool
+    branch_exists: bool
+    untouched: bool  # the worktree is clean and its branch still at the base commit: nothing to lose
+
+
+def inspects_at_start(action: str) -> bool:
+    """Whether a pending `action` found at start is decided here (else the daemon's fallback takes it)."""
+    return action in _AT_START
+
+
+def decide_at_start(entry: JournalEntry, facts: object) -> Step:
+    """The next step for one pending journal entry found at start, given what its executor found."""
+    return _AT_START[entry.action](entry, facts)
+
+
+def _create(entry: JournalEntry, facts: CreateFacts) -> Step:
+    intent = entry.intent
+    worktree, branch = intent.get("worktree", "?"), intent.get("branch", "?")
+    if not facts.tmux_answered:
+        return Step(Resolution.LEAVE, "tmux did not answer, so what the interrupted create left cannot be checked; "
+                                "it stays pending until the next start")
+
+    if facts.pane is not None and not facts.pane_dead:
+        if facts.identity is IdentityKind.KNOWN:
+            return Step(Resolution.SETTLE, f"found its agent running in pane {facts.pane}; the session is kept"
+                                     + (" and recorded now" if not facts.record_exists else ""),
+                        write_record=not facts.record_exists)
+        return Step(Resolution.AWAIT, f"found pane {facts.pane} with its agent not started yet; afd waits for it"
+                                + (" (session recorded now)" if not facts.record_exists else ""),
+                    write_record=not facts.record_exists)
+
+    made = [what for what, there in (("worktree " + worktree, facts.worktree_exists),
+                                      ("branch " + branch, facts.branch_exists)) if there]
+    kill = facts.pane is not None  # a dead pane kept by remain-on-exit
+    if facts.record_exists:
+        return Step(Resolution.SETTLE, "its session was recorded and its pane is gone since; "
+                                 f"{', '.join(made) or 'nothing'} kept for you to inspect", kill_pane=kill)
+    if not made:
+        return Step(Resolution.ROLL_BACK, "nothing had been made yet (no branch, worktree or tmux session); "
+                                    "nothing to undo", kill_pane=kill)
+    if not facts.untouched:
+        return Step(Resolution.ROLL_BACK, f"no agent was started; kept {' and '.join(made)}: it has changes of its own",
+                    kill_pane=kill)
+    return Step(Resolution.ROLL_BACK, f"no agent was started; removed {' and '.join(made)} that the interrupted create left",
+                kill_pane=kill, remove_worktree=facts.worktree_exists, delete_branch=facts.branch_exists)
+
+
+_AT_START: dict[str, Callable[[JournalEntry, object], Step]] = {
+    "create": _create,
+}

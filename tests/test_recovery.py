@@ -1,0 +1,150 @@
+"""Recovery of a `sessions create` a crash interrupted: decided from what exists, then carried out."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from afd import create, recovery
+from afd.config import Config
+from afd.identity import IdentityKind
+from afd.loader import load_plugins
+from afd.recovery import CreateFacts, Resolution
+from afd.store import JournalEntry, JournalState, Store
+from afd.supervisor import Supervisor
+from afd.tmux import ServerRef
+from harness import git, start_fake
+
+T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
+INTENT = {"repo": "/r", "branch": "afd/x", "worktree": "/w/x", "tmux_session": "afd-x"}
+
+
+def entry(action: str = "create", intent: dict | None = None) -> JournalEntry:
+    return JournalEntry(1, T0, "x", action, intent or INTENT, JournalState.PENDING)
+
+
+def facts(**changes) -> CreateFacts:
+    base = dict(tmux_answered=True, pane=None, pane_dead=False, identity=None, record_exists=False,
+                worktree_exists=False, branch_exists=False, untouched=False)
+    return CreateFacts(**{**base, **changes})
+
+
+DECISIONS = [
+    ("tmux silent: left pending, not guessed", facts(tmux_answered=False), Resolution.LEAVE, ()),
+    ("agent running and recorded: settled", facts(pane="%4", identity=IdentityKind.KNOWN, record_exists=True),
+     Resolution.SETTLE, ()),
+    ("agent running, crash before the record: settled and recorded",
+     facts(pane="%4", identity=IdentityKind.KNOWN), Resolution.SETTLE, ("write_record",)),
+    ("a launcher still in the pane: waits for the agent", facts(pane="%4", identity=IdentityKind.UNKNOWN),
+     Resolution.AWAIT, ("write_record",)),
+    ("nothing made: rolled back, nothing to undo", facts(), Resolution.ROLL_BACK, ()),
+    ("untouched worktree and branch: removed", facts(worktree_exists=True, branch_exists=True, untouched=True),
+     Resolution.ROLL_BACK, ("remove_worktree", "delete_branch")),
+    ("a worktree with changes: kept", facts(worktree_exists=True, branch_exists=True, untouched=False),
+     Resolution.ROLL_BACK, ()),
+    ("a dead pane (remain-on-exit): killed, untouched branch removed",
+     facts(pane="%4", pane_dead=True, branch_exists=True, untouched=True), Resolution.ROLL_BACK,
+     ("kill_pane", "delete_branch")),
+    ("recorded session whose pane closed since: settled, its worktree kept",
+     facts(record_exists=True, worktree_exists=True, branch_exists=True, untouched=True), Resolution.SETTLE, ()),
+]
+
+
+@pytest.mark.parametrize("found, expected, effects", [d[1:] for d in DECISIONS], ids=[d[0] for d in DECISIONS])
+def test_create_recovery_decisions(found, expected, effects):
+    step = recovery.decide_at_start(entry(), found)
+    assert step.next is expected
+    for effect in ("write_record", "kill_pane", "remove_worktree", "delete_branch"):
+        assert getattr(step, effect) is (effect in effects), effect
+    assert step.outcome and "nothing more was done" not in step.outcome
+
+
+def test_only_actions_with_a_start_time_rule_are_inspected_here():
+    assert recovery.inspects_at_start("create") and not recovery.inspects_at_start("teleport")
+
+
+# --- carried out on a real tmux server and git repository ---------------------
+
+
+@pytest.fixture
+def supervisor(tmux_server, xdg_dirs):
+    store = Store(xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db")
+    sup = Supervisor(Config(poll_interval=0.05), load_plugins(None, entry_points=False), store,
+                     ServerRef(socket_name=tmux_server.name))
+    yield sup
+    store.close()
+
+
+def pending_create(sup: Supervisor, repo, *, step: str, **intent) -> int:
+    base = {"repo": str(repo), "branch": "afd/fix", "worktree": str(repo.parent / "wt-fix"), "agent": "claude",
+            "argv": ["claude", "fix it"], "tmux_session": "afd-fix", "mission": "fix it", "server_socket": "/s"}
+    entry_id = sup.store.journal_begin("fix", create.ACTION, {**base, **intent})
+    sup.store.journal_step(entry_id, step)
+    return entry_id
+
+
+def recover_all(sup: Supervisor) -> None:
+    for pending in sup.store.pending_journal():
+        assert sup.recover_entry(pending)
+
+
+def events(sup: Supervisor, kind: str) -> list[str]:
+    return [e.event.message for e in sup.store.recent_events() if e.event.kind == kind]
+
+
+def test_worktree_and_branch_left_by_a_crash_are_removed_and_said(supervisor, git_repo):
+    wt = git_repo.parent / "wt-fix"
+    git(git_repo, "worktree", "add", "-q", "-b", "afd/fix", str(wt), "HEAD")
+    entry_id = pending_create(supervisor, git_repo, step=create.STEP_WORKTREE, base_sha=git(git_repo, "rev-parse", "HEAD"))
+    recover_all(supervisor)
+    done = supervisor.store.journal_entry(entry_id)
+    assert done.state is JournalState.ROLLED_BACK
+    assert not wt.exists() and "afd/fix" not in git(git_repo, "branch", "--list", "afd/fix")
+    [message] = events(supervisor, "journal.rolled-back")
+    assert f"removed worktree {wt}" in message and "branch afd/fix" in message
+
+
+def test_a_worktree_with_work_in_it_is_kept(supervisor, git_repo):
+    wt = git_repo.parent / "wt-fix"
+    git(git_repo, "worktree", "add", "-q", "-b", "afd/fix", str(wt), "HEAD")
+    base = git(git_repo, "rev-parse", "HEAD")
+    (wt / "new.txt").write_text("work\n")
+    entry_id = pending_create(supervisor, git_repo, step=create.STEP_SESSION, base_sha=base)
+    recover_all(supervisor)
+    assert supervisor.store.journal_entry(entry_id).state is JournalState.ROLLED_BACK
+    assert (wt / "new.txt").exists() and "afd/fix" in git(git_repo, "branch", "--list", "afd/fix")
+    assert "kept" in events(supervisor, "journal.rolled-back")[0]
+
+
+def test_nothing_made_is_said_as_such(supervisor, git_repo):
+    pending_create(supervisor, git_repo, step=create.STEP_WORKTREE)
+    recover_all(supervisor)
+    assert "nothing had been made" in events(supervisor, "journal.rolled-back")[0]
+
+
+def test_an_agent_running_in_the_created_pane_is_settled_and_recorded_under_its_name(supervisor, tmux_server, git_repo):
+    fake = start_fake(tmux_server, "claude", cwd=git_repo, prompt="fix it")
+    fake.wait_ready()
+    session = tmux_server.pane_field(fake.pane, "#{session_name}")
+    entry_id = pending_create(supervisor, git_repo, step=create.STEP_SESSION, tmux_session=session)
+    recover_all(supervisor)
+    assert supervisor.store.journal_entry(entry_id).state is JournalState.DONE
+    assert "recorded now" in events(supervisor, "journal.settled")[0]
+    for _ in range(3):
+        supervisor.poll()
+    [rec] = supervisor.store.list_sessions()
+    assert rec.name == "fix" and rec.pane_id == fake.pane and rec.agent_pid == fake.pid
+
+
+def test_a_created_pane_still_behind_its_launcher_is_waited_for_not_let_go(supervisor, tmux_server, git_repo):
+    pane = tmux_server.new_pane("sleep 600", cwd=git_repo)  # stands in for `env`/a shim before the agent
+    entry_id = pending_create(supervisor, git_repo, step=create.STEP_AWAITING, pane=pane)
+    recover_all(supervisor)
+    assert supervisor.store.journal_entry(entry_id).state is JournalState.PENDING
+    assert events(supervisor, "journal.resumed")
+    for _ in range(3):
+        supervisor.poll()
+    [rec] = supervisor.store.list_sessions()
+    assert rec.name == "fix" and rec.state not in ("gone", "exited")
+    assert not events(supervisor, "session.gone")
