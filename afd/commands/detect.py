@@ -6,6 +6,7 @@ import argparse
 import os
 import stat
 from datetime import datetime, timezone
+from pathlib import Path
 
 from afd.errors import EXIT_USAGE, UserError
 from afd.commands.common import compiled_pattern, iso_utc, load_effective, print_json
