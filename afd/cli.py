@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "afd.commands.plugins",
     "afd.commands.service",
     "afd.commands.doctor",
+    "afd.commands.resume",
 )
 
 

@@ -51,6 +51,9 @@ class Scenario:
     # Claude's prompt box: "modern" (rules and `❯`) or "boxed" (`│ > │`, `? for shortcuts`).
     ui: str = "modern"
     bracketed_paste: bool = True
+    # Claude's own auto-continue (banner "claude.native-armed"): it resumes by
+    # itself this many seconds after the wall appeared (None: it never does).
+    native_resume_after_seconds: float | None = None
     # The agent's own session records (see afd.testing.fake_records): None
     # writes none; "agree" records the wall; "dispute" records the
     # conversation going on where the banner is shown.
