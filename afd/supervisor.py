@@ -17,11 +17,12 @@ from datetime import datetime, timedelta, timezone
 
 from afd import create, git, identity, limits, recovery, sessions, tmux
 from afd.actions import runner
+from afd.identity_cache import IdentityCache, rules_key
 from afd.config import Config, compiled_limit_patterns
 from afd.gates import judge
 from afd.identity import Identity, IdentityKind
 from afd.loader import PluginSet
-from afd.model import Clock, Event, SessionState
+from afd.model import AgentProcess, Clock, Event, SessionState, WitnessState, WitnessVerdict
 from afd.naming import is_ignored, unique_name
 from afd.resettime import local_zone
 from afd.store import JournalState, SessionRecord, Store
@@ -33,9 +34,13 @@ log = logging.getLogger("afd.supervisor")
 # "Available" is evidence that an agent ran without a banner *recently*;
 # older than this, it is no longer evidence of anything.
 AVAILABLE_FOR = timedelta(hours=1)
+# How stale that working sighting may get before it is written again:
+# refreshing it every poll would write to the store every poll for each
+# working pane, and "available" then ends at most this much early.
+AVAILABLE_REFRESH = timedelta(minutes=1)
 
 # Events a person should notice in the journal.
-_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "unchecked", "create-failed"})
+_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "unchecked", "create-failed", "disputed"})
 
 WORKING, IDLE, LIMITED, EXITED, GONE, UNKNOWN = (
     SessionState.WORKING, SessionState.IDLE, SessionState.LIMITED,
@@ -82,7 +87,13 @@ class Supervisor:
     # launcher in front of it is waited for, as for a created session.
     _awaiting_agent: set[str] = field(default_factory=set)
     _socket_path: str | None = None  # as the server last reported it
+    # Identity is re-walked only when a pane's probe changes; see identity_cache.
+    identities: IdentityCache = field(default_factory=IdentityCache)
+    monotonic: Callable[[], float] = time.monotonic  # for the capture cadence; tests step it
     creates: create.CreateRunner = field(init=False)
+    # (agent, directory) pairs that more than one live session shares this poll.
+    _crowded: frozenset[tuple[str | None, str]] | None = None
+    _crowd_of: dict = field(default_factory=dict)
 
     # Sessions whose pane an action (a handoff) owns right now: the poll
     # neither follows nor judges them until the action settles.
@@ -200,12 +211,21 @@ class Supervisor:
     def _observe(self, sighting: sessions.Sighting, now: datetime) -> None:
         if isinstance(sighting, sessions.SeenWorking):
             self._observe_working(sighting.agent, sighting.session, now)
+        elif isinstance(sighting, sessions.SeenDisputed):
+            fact = self._fact(sighting.agent)
+            if fact.state is limits.LimitState.LIMITED and fact.source_session == sighting.session:
+                # The limit every session was told of came from the banner now disputed.
+                self.store.save_limit(limits.unknown_fact(sighting.agent))
+                self.event("agent.unknown", f"{sighting.agent} is unknown again: the limit seen in {sighting.session} "
+                           "is disputed by its own records", sighting.session)
         else:
             self._observe_limited(sighting.agent, sighting.session, sighting.banner, sighting.reset_at, now,
                                   sighting.first_seen)
 
     def _observe_working(self, agent: str, session: str, now: datetime) -> None:
         old = self._fact(agent)
+        if old.state is limits.LimitState.AVAILABLE and old.observed_at and timedelta(0) <= now - old.observed_at < AVAILABLE_REFRESH:
+            return
         self._store_fact(old, limits.observe_working(old, at=now, session=session), session)
 
     def _observe_limited(self, agent, session, banner, reset_at, now, first_seen) -> None:
@@ -247,10 +267,14 @@ class Supervisor:
         self._awaiting = self._awaiting_starts()
         live: dict[str, tuple[SessionRecord, tmux.PaneInfo, Identity]] = {}
 
-        tree = identity.process_tree()
+        self.identities.begin_poll(rules_key(self.plugins.agents, overrides))
         for pane in inv.panes:
-            procs = [] if pane.dead else identity.pane_processes(pane.pane_pid, tree)
-            ident = identity.identify(procs, self.plugins.agents, overrides)
+            held = bound.get(pane.pane_id)
+            procs, ident = self.identities.lookup(
+                pane,
+                lambda ps: identity.identify(ps, self.plugins.agents, overrides),
+                (held.agent_pid, held.agent_started_at) if held is not None else None,
+            )
             rec = bound.pop(pane.pane_id, None)
             if rec is not None and rec.server_pid is None:
                 # Created while tmux could not say which server pid it was: this is the first answer.
@@ -280,6 +304,7 @@ class Supervisor:
 
         for rec in bound.values():
             self._apply(rec, sessions.transition(rec, sessions.PaneClosed("the pane was closed"), now))
+        self.identities.retain(p.pane_id for p in inv.panes)
         return live
 
     def _should_adopt(self, pane: tmux.PaneInfo, ident: Identity) -> bool:
@@ -314,7 +339,11 @@ class Supervisor:
     # --- capture, gates, limit map ----------------------------------------
 
     def _capture_and_judge(self, live, inv, now: datetime) -> int:
-        mono = time.monotonic()
+        # Which directories hold two sessions of one agent is worked out only
+        # if a witness is asked this poll: an idle poll reads no /proc cwd links.
+        self._crowded = None
+        self._crowd_of = live
+        mono = self.monotonic()
         wanted = []
         for name, (rec, pane, _ident) in live.items():
             awaiting = rec.name in self._awaiting or (rec.name in self._awaiting_agent and rec.agent_pid is None)
@@ -322,7 +351,7 @@ class Supervisor:
                 continue  # no agent of its own runs there (yet) to capture
             watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
             watch.keep = self.config.stability_polls
-            if watch.needs_capture(pane.fingerprint, mono):
+            if watch.needs_capture(pane.fingerprint, mono, settled=rec.state == LIMITED):
                 wanted.append(name)
         if not wanted:
             return 0
@@ -338,6 +367,13 @@ class Supervisor:
                 seen = sessions.PaneClosed("the pane vanished during the poll")
             elif result.server_pid is not None and result.server_pid != inv.server_pid:
                 continue  # the server restarted between list and capture: judge nothing
+            elif self.watches[name].settled_on(result.text or "", (self.config, self.plugins)) and not (
+                # The agent's records can go on while its screen stands still:
+                # a limited pane with a witness is looked at on each safety capture.
+                rec.state == LIMITED and self.plugins.has_witness(rec.agent)
+            ):
+                self.watches[name].refresh(pane.fingerprint, mono)
+                continue
             else:
                 seen = self._look(name, rec, pane, result.text or "", clock, patterns, mono)
             rec = self._apply(rec, sessions.transition(rec, seen, now))
@@ -352,8 +388,12 @@ class Supervisor:
         now = clock.now
         rows = capture_rows(text)
         spec = self.plugins.agents[rec.agent]
-        found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
-        watch = self.watches[name]
+        watch, rules = self.watches[name], (self.config, self.plugins)
+        if watch.repeats(rows, rules):
+            found = watch.detections[-1]
+        else:
+            found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
+        watch.detected_under, watch.text = rules, text
         idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome)
         sighting = None
         if found is not None:
@@ -378,7 +418,37 @@ class Supervisor:
                 contents=list(watch.contents),
             )
         busy = sessions.seen_busy(rows, spec.busy, spec.chrome, self.config.tail_lines)
-        return sessions.Looked(idle, found, sighting, verdict, busy)
+        record = self._ask_witness(rec, sighting.first_seen_at if sighting else None, now) if idle else None
+        return sessions.Looked(idle, found, sighting, verdict, busy, record)
+
+    # --- the second witness: the agent's own records ------------------------
+
+    def _ask_witness(self, rec: SessionRecord, banner_seen_at: datetime | None, now: datetime) -> WitnessVerdict | None:
+        """The agent's own records' verdict for an idle pane, or None when no plugin reads them.
+
+        Asked at most once a poll; the plugins re-read a file only when its
+        size or mtime changed.
+        """
+        if rec.agent is None or not self.plugins.has_witness(rec.agent):
+            return None
+        start = datetime.fromtimestamp(rec.agent_started_at, timezone.utc) if rec.agent_started_at else None
+        process = AgentProcess(pid=rec.agent_pid, cwd=_process_cwd(rec.agent_pid) or rec.worktree, start_time=start)
+        if self._crowded is None:
+            self._crowded = crowded_dirs(
+                (r.agent, _process_cwd(r.agent_pid) or r.worktree)
+                for r, _, _ in self._crowd_of.values()
+                if r.state not in (EXITED, GONE)
+            )
+        if (rec.agent, process.cwd) in self._crowded:
+            # Records are found by directory and recency: with two of them at
+            # work in one directory, the newest file may be the other one's.
+            return WitnessVerdict(WitnessState.UNKNOWN, f"another {rec.agent} session works in {process.cwd}; whose records are whose is unknown")
+        since = start
+        if since is None:
+            # Whose process this is was the user's word: only what it wrote
+            # since the banner appeared (a poll before it was first seen) counts.
+            since = (banner_seen_at or now) - timedelta(seconds=self.config.poll_interval + 1)
+        return self.plugins.witness(rec.agent, process, since, now)
 
     def _fact(self, agent: str) -> limits.LimitFact:
         return self.store.load_limits().get(agent) or limits.unknown_fact(agent)
@@ -402,6 +472,26 @@ class Supervisor:
     def _expire_limits(self, now: datetime) -> None:
         for fact in self.store.load_limits().values():
             self._store_fact(fact, limits.expire(fact, now, available_for=AVAILABLE_FOR), fact.source_session)
+
+
+def crowded_dirs(pairs) -> frozenset[tuple[str | None, str]]:
+    """The (agent, directory) pairs given more than once."""
+    seen: set = set()
+    crowded = set()
+    for pair in pairs:
+        if pair[1]:
+            (crowded if pair in seen else seen).add(pair)
+    return frozenset(crowded)
+
+
+def _process_cwd(pid: int | None) -> str | None:
+    """The agent's own working directory (where its records are filed), or None when it cannot be read."""
+    if pid is None:
+        return None
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
 
 
 def expected_socket_path(server: tmux.ServerRef) -> str | None:
