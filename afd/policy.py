@@ -315,6 +315,9 @@ class HandoffFacts:
     now: datetime
     max_per_session: int
     turn_ended: bool = True  # for an outgoing agent whose work outlives its TUI (codex): is its turn over?
+    # Whether the limit is witnessed well enough for an unattended swap
+    # (`handoff_requires_witness`: pane and the agent's own records agree).
+    witnessed: bool = True
 
 
 def _when(at: datetime | None) -> str:
@@ -358,6 +361,11 @@ def handoff_refusal(f: HandoffFacts, target: str, *, brief: str | None, force: b
         return (
             f"the session was handed off {len(recent)} times in the last 24 hours "
             f"(handoff_max_per_session = {f.max_per_session})"
+        )
+    if automatic and not f.witnessed:
+        return (
+            f"{f.outgoing}'s own records do not confirm the limit the pane shows, and handoff_requires_witness "
+            "asks for both before an unattended swap"
         )
     if not f.turn_ended:
         return f"{f.outgoing} is still in a turn (its work would go on after its window closes); hand off when it has ended"

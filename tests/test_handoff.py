@@ -88,7 +88,9 @@ def test_prompted_handoff_swaps_codex_into_the_same_pane_with_the_brief(limited_
 
 def test_automatic_handoff_then_the_loop_guard_stops_at_all_limited(limited_claude):
     # Both agents hit their wall after one prompt: exactly one handoff, then "all agents limited".
-    wt, base, name, claude = limited_claude(AUTO, codex={"limit_after_prompts": 1})
+    wt, base, name, claude = limited_claude(
+        AUTO, claude={"records": "agree"}, codex={"limit_after_prompts": 1, "records": "agree"}
+    )
     s = wait_state(name, "all_limited")
     assert s["agent"] == "codex" and s["handoffs"] == 1 and s["ledger"][0]["automatic"] is True
     start = logged(claude, "codex", "start")
@@ -98,6 +100,22 @@ def test_automatic_handoff_then_the_loop_guard_stops_at_all_limited(limited_clau
     [guard] = events("session.all_limited")
     assert "earliest reset" in guard["message"]
     assert len(logged(claude, "claude", "start")) == 1  # no round-robin back to claude
+
+
+def test_an_automatic_handoff_waits_for_the_agents_own_records_to_confirm_the_wall(limited_claude):
+    # The fake writes no records: the pane alone says limited, and handoff_requires_witness is on by default.
+    wt, base, name, claude = limited_claude(AUTO)
+    wait_for(lambda: events("handoff.refused"), message="the automatic handoff refused")
+    assert "records do not confirm" in events("handoff.refused")[0]["message"]
+    s = session(name)
+    assert s["agent"] == "claude" and s["handoffs"] == 0 and s["witnesses"] == "pane"
+    assert not logged(claude, "codex", "start")
+
+
+def test_an_automatic_handoff_on_the_pane_alone_when_the_user_allows_it(limited_claude):
+    wt, base, name, claude = limited_claude(AUTO + "handoff_requires_witness = false\n")
+    s = wait_session(name, lambda s: s["agent"] == "codex" and s["handoffs"] == 1, "handed to codex")
+    assert s["ledger"][0]["automatic"] is True
 
 
 def test_a_fake_that_ignores_sigterm_and_has_a_child_is_killed_and_confirmed_gone(limited_claude):

@@ -112,3 +112,12 @@ class Finish:
 
 
 Move = Wait | Go | Finish
+
+
+def auto_key(rec) -> tuple:
+    """What an automatic handoff is tried once for: a banner's appearance and the witnesses' verdict on it.
+
+    Records that confirm the wall a poll after the pane did may let a
+    handoff refused for want of them go ahead.
+    """
+    return (rec.name, rec.banner_first_seen_at, rec.witnesses)

@@ -25,7 +25,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from afd import deliver, git, identity, nextaction, policy, preflight, teardown, tmux
+from afd import deliver, git, identity, nextaction, policy, preflight, teardown, tmux, witness
 from afd.brief import BriefInput, GitFacts, build_brief
 from afd.gates import is_chrome
 from afd.identity import IdentityKind
@@ -136,6 +136,9 @@ def begin(
         now=sup.clock(),
         max_per_session=sup.config.handoff_max_per_session,
         turn_ended=ended or rec.agent != "codex",
+        witnessed=witness.handoff_witnessed(
+            rec.witnesses, bool(rec.agent) and sup.plugins.has_witness(rec.agent), sup.config.handoff_requires_witness
+        ),
     )
     why = policy.handoff_refusal(facts, target, brief=brief, force=force, automatic=automatic)
     if why is not None:

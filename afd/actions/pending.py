@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 
 from afd import policy
-from afd.actions import handoff
+from afd.actions import auto_key, handoff
 from afd.store import JournalState
 
 log = logging.getLogger("afd.actions")
@@ -65,7 +65,7 @@ def start_auto_handoffs(sup) -> None:
     for rec in sup.store.list_sessions():
         if rec.state != "limited" or rec.name in sup.acting or rec.name in busy_sessions:
             continue
-        key = (rec.name, rec.banner_first_seen_at)
+        key = auto_key(rec)
         if key in sup.auto_tried:
             continue
         choice = policy.choose_target(config.handoff_order, rec.agent, sup.store.load_limits())

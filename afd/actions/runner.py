@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from afd import deliver, nextaction, policy, recovery, screen, tmux
-from afd.actions import Finish, Go, Key, Liveness, NoEffect, PaneView, Paste, Respawn, Result, Wait
+from afd.actions import Finish, Go, Key, Liveness, NoEffect, PaneView, Paste, Respawn, Result, Wait, auto_key
 from afd.identity import IdentityKind
 from afd.model import Clock
 from afd.resettime import local_zone
@@ -207,7 +207,7 @@ def _plan(sup, name: str, rec, now: datetime) -> None:
     history = policy.observe(before, limit, now=now)
     if history != before:
         sup.store.save_resume_history(name, history)
-    if cfg.limit_action != "wait" and sup.auto_tried.get((name, rec.banner_first_seen_at)) != "declined":
+    if cfg.limit_action != "wait" and sup.auto_tried.get(auto_key(rec)) != "declined":
         return  # handoff decides for itself; when it declines (refused, all limited) the wait path applies
     decision = policy.decide_wait(
         name, limit, history,

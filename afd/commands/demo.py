@@ -38,7 +38,7 @@ SCENARIOS = {
     # codex's wall comes a few seconds in and lifts 8 s later: afd resumes it after the stated reset.
     RESUME_SESSION: {"agents": {"codex": {"limit_after_seconds": 6, "banner_params": {"reset": "10 seconds"}, "limit_lasts_seconds": 8}}},
     # claude's wall comes after its first piece of work, hours long: afd hands the work to codex.
-    HANDOFF_SESSION: {"agents": {"claude": {"limit_after_prompts": 1}}},
+    HANDOFF_SESSION: {"agents": {"claude": {"limit_after_prompts": 1, "records": "agree"}}},
 }
 
 
@@ -66,6 +66,9 @@ class Demo:
             "XDG_CONFIG_HOME": str(root / "cfg"),
             "XDG_STATE_HOME": str(root / "state"),
             "XDG_DATA_HOME": str(root / "data"),
+            # The fakes write their session records here, as the real CLIs do, never in the user's own.
+            "CLAUDE_CONFIG_DIR": str(root / "claude"),
+            "CODEX_HOME": str(root / "codex"),
             "XDG_RUNTIME_DIR": str(root / "run"),
             "PATH": f"{root / 'bin'}{os.pathsep}{os.environ.get('PATH', os.defpath)}",
             "LANG": os.environ.get("LANG") or "C.UTF-8",
