@@ -25,6 +25,8 @@ COMMAND_MODULES = (
     "afd.commands.plugins",
     "afd.commands.service",
     "afd.commands.doctor",
+    "afd.commands.jobs",
+    "afd.commands.help",
 )
 
 

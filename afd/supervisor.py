@@ -22,6 +22,7 @@ from afd.identity import Identity, IdentityKind
 from afd.loader import PluginSet
 from afd.model import Clock, Event, SessionState
 from afd.naming import is_ignored, unique_name
+from afd.outbox import Outbox
 from afd.resettime import local_zone
 from afd.store import JournalState, SessionRecord, Store
 from afd.text import capture_rows
@@ -82,9 +83,11 @@ class Supervisor:
     _awaiting_agent: set[str] = field(default_factory=set)
     _socket_path: str | None = None  # as the server last reported it
     creates: create.CreateRunner = field(init=False)
+    outbox: Outbox = field(init=False)
 
     def __post_init__(self) -> None:
         self.creates = create.CreateRunner(self)
+        self.outbox = Outbox(self)
 
     # --- events -----------------------------------------------------------
 
@@ -124,8 +127,14 @@ class Supervisor:
 
         live = self._bind_panes(inv, now)
         captured = self._capture_and_judge(live, inv, now)
+        self._advance_jobs(live, now)
         limited = tuple(sorted(name for name, (rec, _, _) in live.items() if rec.state == LIMITED))
         return PollSummary(True, True, len(inv.panes), len(live), captured, limited)
+
+    def _advance_jobs(self, live, now: datetime) -> None:
+        """Jobs' statuses from what this poll saw, then one short step for each envelope in the outbox."""
+        self.outbox.observe_jobs(now)
+        self.outbox.advance(live, now)
 
     def _advance_creates(self) -> None:
         """Carry every `sessions create` in flight one short step further (its worker does the slow part)."""

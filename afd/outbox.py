@@ -1,0 +1,194 @@
+"""Envelopes on their way into supervisors' panes: the outbox, advanced one short step per poll.
+
+    pending ──▶ attempting ──▶ sent ──▶ consumed
+                (written before the paste, carrying a nonce in its text)
+
+`decide` is pure: one envelope and what the recipient's pane shows now in,
+one move out. `advance` gathers the facts, writes each step before its
+effect, and does it. A restart needs no second path: an envelope found in
+`attempting` is judged by its nonce on screen — in the input row it is
+submitted, in the transcript it was taken, nowhere it is pasted again — and
+a consumed envelope is never looked at again.
+
+Typing goes through afd/delivery.py's rules: only into a live session that is
+idle and not limited, never into a pane in copy mode.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from afd import delivery, jobs, tmux
+from afd.jobbook import JobBook
+from afd.jobs import Envelope, EnvelopeState, JobStatus
+from afd.text import capture_rows
+
+log = logging.getLogger("afd.outbox")
+
+# How long a paste may take to show on screen before afd concludes it did not land.
+PASTE_GRACE = 3.0
+LIVE_STATES = frozenset({"working", "idle"})
+
+
+class Move(enum.Enum):
+    HOLD = "hold"  # nobody can take it now
+    PASTE = "paste"  # write attempting (with the recipient), then paste
+    ENTER = "enter"  # our text sits in the input row: submit it, then write sent
+    SENT = "sent"  # it was submitted (seen taken before we wrote sent)
+    CONSUMED = "consumed"
+    RELEASE = "release"  # it never reached the pane and the recipient is gone: route again
+    WAIT = "wait"  # just pasted: give the screen a moment
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What the recipient's pane shows of one envelope."""
+
+    in_input: bool  # the nonce is on a row of the agent's chrome (its input row)
+    in_transcript: bool  # the nonce is on a row of the transcript: the agent took it
+
+
+def seen(nonce: str, rows: Sequence[str], chrome: Sequence) -> Seen:
+    tag = f"[afd {nonce}]"
+    in_input = in_transcript = False
+    for row in rows:
+        if tag not in row:
+            continue
+        if any(p.search(row) for p in chrome):
+            in_input = True
+        else:
+            in_transcript = True
+    return Seen(in_input, in_transcript)
+
+
+def decide(env: Envelope, recipient: str | None, recipient_state: str | None, held: str | None,
+           look: Seen | None, since_paste: float | None) -> Move:
+    """The next move for one envelope. `recipient` is who routing picks now (pending) or who it went to."""
+    if env.state is EnvelopeState.PENDING:
+        if recipient is None or recipient_state != "idle" or held:
+            return Move.HOLD
+        return Move.PASTE
+    if look is None:
+        # The pane could not be captured: gone, or tmux did not answer.
+        if env.state is EnvelopeState.ATTEMPTING and recipient_state not in LIVE_STATES | {"limited", "unknown"}:
+            return Move.RELEASE
+        return Move.HOLD
+    if look.in_transcript:
+        return Move.CONSUMED
+    if env.state is EnvelopeState.ATTEMPTING:
+        if look.in_input:
+            return Move.ENTER
+        if since_paste is not None and since_paste < PASTE_GRACE:
+            return Move.WAIT
+        if recipient_state not in LIVE_STATES:
+            return Move.RELEASE
+        return Move.PASTE if recipient_state == "idle" and not held else Move.HOLD
+    # sent: consumed only on evidence in the pane
+    if look.in_input and (since_paste is None or since_paste >= PASTE_GRACE):
+        return Move.ENTER  # the Enter was lost; the text still waits in the input row
+    return Move.HOLD
+
+
+class Outbox:
+    """The outbox of one supervisor: advanced by the poll loop, never blocking it."""
+
+    def __init__(self, sup):
+        self.sup = sup
+        self.book = JobBook(sup.store)
+        self._pasted: dict[int, float] = {}  # envelope id → monotonic time of our last paste, this run
+
+    # --- job status from what the loop saw ---------------------------------
+
+    def observe_jobs(self, now: datetime) -> None:
+        """Running / limited / gone from the sessions' states; a job that hits its limit sends an envelope."""
+        sessions = {r.name: r for r in self.sup.store.list_sessions()}
+        for job in self.book.jobs().values():
+            rec = sessions.get(job.name)
+            new = jobs.observed_status(job.status, rec.state if rec else None)
+            if new is job.status:
+                continue
+            with self.sup.store.transaction():
+                self.book.set_status(job.name, new, at=now)
+                if new is JobStatus.LIMITED:
+                    reset = rec.reset_at if rec else None
+                    episode = reset.isoformat() if reset else now.isoformat()
+                    self.book.enqueue(f"limited:{job.name}:{episode}", "limited", jobs.limited_text(job, reset), job=job.name)
+            self.sup.event("job.status", f"job {job.name} is {new.value}", job.name)
+
+    # --- delivery ---------------------------------------------------------------
+
+    def advance(self, live: Mapping[str, tuple], now: datetime) -> None:
+        envelopes = self.book.open_envelopes()
+        if not envelopes:
+            return
+        sessions = {r.name: r for r in self.sup.store.list_sessions()}
+        online = {n for n, r in sessions.items() if r.state in LIVE_STATES and n in live}
+        wanted = {}
+        for env in envelopes:
+            who = self._recipient(env, online)
+            if who is not None and who in live and env.state is not EnvelopeState.PENDING:
+                wanted[env.id] = who
+        panes = {live[w][1].pane_id for w in wanted.values()}
+        captures = tmux.capture_panes(self.sup.server, sorted(panes)) if panes else {}
+        busy_now: set[str] = set()  # one paste per pane per poll: the next waits for the screen
+        for env in envelopes:
+            who = self._recipient(env, online)
+            rec = sessions.get(who) if who else None
+            pane = live[who][1] if who in live else None
+            look = None
+            if env.state is not EnvelopeState.PENDING and pane is not None:
+                got = captures.get(pane.pane_id)
+                if got is not None and got.presence is tmux.Presence.PRESENT:
+                    spec = self.sup.plugins.agents.get(rec.agent) if rec else None
+                    look = seen(env.nonce, capture_rows(got.text or ""), spec.chrome if spec else ())
+            held = delivery.hold(pane) if pane is not None else "the pane is not open"
+            if who in busy_now:
+                held = "another envelope is on its way into this pane"
+            pasted = self._pasted.get(env.id)
+            since = time.monotonic() - pasted if pasted is not None else None
+            move = decide(env, who, rec.state if rec else None, held, look, since)
+            self._carry(env, move, who, pane, now)
+            if move in (Move.PASTE, Move.ENTER, Move.WAIT):
+                busy_now.add(who)
+
+    def _recipient(self, env: Envelope, online: set[str]) -> str | None:
+        if env.state is not EnvelopeState.PENDING and env.recipient:
+            return env.recipient  # it may be in that pane already: it stays with the pane it went to
+        if env.to_session is not None:
+            return env.to_session if env.to_session in online else None
+        return jobs.recipient(self.book.masters(env.job), online)
+
+    def _carry(self, env: Envelope, move: Move, who: str | None, pane, now: datetime) -> None:
+        if move in (Move.HOLD, Move.WAIT):
+            return
+        if move is Move.RELEASE:
+            self.book.release(env.id)
+            self._pasted.pop(env.id, None)
+            return
+        if move is Move.CONSUMED:
+            self.book.move(env.id, EnvelopeState.CONSUMED, at=now)
+            self._pasted.pop(env.id, None)
+            self.sup.event("job.envelope-consumed", f"{env.kind} envelope {env.nonce} taken by {who}", env.job or who)
+            return
+        if move is Move.SENT:
+            self.book.move(env.id, EnvelopeState.SENT, at=now)
+            return
+        if move is Move.PASTE:
+            # Written before the keys go in: a crash after this line is resolved by the nonce.
+            self.book.move(env.id, EnvelopeState.ATTEMPTING, recipient=who, attempt=True, at=now)
+            result = delivery.paste(self.sup.server, pane.pane_id, jobs.stamp(env.nonce, env.text))
+            self._pasted[env.id] = time.monotonic()
+            if result.outcome is tmux.Outcome.GONE:
+                self.book.release(env.id)
+            return
+        if move is Move.ENTER:
+            result = delivery.submit(self.sup.server, pane.pane_id)
+            if result.ok:
+                self.book.move(env.id, EnvelopeState.SENT, at=now)
+                self._pasted[env.id] = time.monotonic()
+                self.sup.event("job.envelope-sent", f"{env.kind} envelope {env.nonce} typed into {who}'s pane", env.job or who)
