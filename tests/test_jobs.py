@@ -1,0 +1,171 @@
+"""Jobs end to end: a daemon on a private tmux server, fake agents that run `afd jobs …` from their panes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from afd.jobbook import JobBook
+from afd.store import Store
+from harness import install_fake_bin, read_log, start_fake, wait_for
+
+pytestmark = pytest.mark.tmux
+
+AFD = f"{shlex.quote(sys.executable)} -m afd"
+
+
+def afd(*args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in ("TMUX_PANE", "TMUX")}
+    return subprocess.run([sys.executable, "-m", "afd", *args], capture_output=True, text=True, timeout=timeout,
+                          env={**base, **(env or {})})
+
+
+class World:
+    """A daemon, a fake supervisor adopted as a session, and helpers to drive agents and read the store."""
+
+    def __init__(self, tmux_server, xdg_dirs, worktree):
+        self.tmux, self.xdg, self.make_worktree = tmux_server, xdg_dirs, worktree
+        self.daemon: subprocess.Popen | None = None
+        self.job_log = tmux_server.scratch / "jobs.jsonl"
+        self.release = tmux_server.scratch / "release"
+        self.db = xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db"
+        scenario = tmux_server.scratch / "job-scenario.json"
+        scenario.write_text(json.dumps({"run_commands": True}))
+        install_fake_bin(tmux_server.scratch)
+        cfg = xdg_dirs["XDG_CONFIG_HOME"] / "afd" / "config.toml"
+        cfg.parent.mkdir(parents=True, exist_ok=True)
+        cfg.write_text(f'poll_interval = "200ms"\n[agents.claude]\ncommand = ["{tmux_server.scratch / "bin" / "claude"}"]\n')
+        # New tmux sessions (the jobs afd creates) get the server's environment.
+        tmux_server.run("set-environment", "-g", "AFD_FAKE_LOG", str(self.job_log))
+        tmux_server.run("set-environment", "-g", "AFD_FAKE_SCENARIO", str(scenario))
+
+    def start_daemon(self) -> None:
+        err = self.xdg["HOME"] / "daemon.log"
+        self.daemon = subprocess.Popen([sys.executable, "-m", "afd", "run", "-L", self.tmux.name],
+                                       stdout=subprocess.DEVNULL, stderr=err.open("ab"))
+        wait_for(lambda: afd("status", "--json").returncode == 0, timeout=20, message="the daemon answering")
+
+    def kill_daemon(self) -> None:
+        self.daemon.send_signal(signal.SIGKILL)
+        self.daemon.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.daemon is not None and self.daemon.poll() is None:
+            self.daemon.terminate()
+            try:
+                self.daemon.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
+
+    def supervisor(self, name: str, **scenario):
+        """A fake claude in its own worktree, adopted by the daemon; returns (fake, session name)."""
+        fake = start_fake(self.tmux, "claude", cwd=self.make_worktree(name),
+                          scenario={"run_commands": True, "work_until_file": str(self.release), **scenario})
+        fake.wait_ready()
+        return fake, self.session_of(fake.pane)
+
+    def sessions(self) -> dict:
+        done = afd("status", "--json")
+        return {s["name"]: s for s in json.loads(done.stdout)["sessions"]}
+
+    def session_of(self, pane: str) -> str:
+        return wait_for(lambda: next((n for n, s in self.sessions().items() if s["pane"] == pane and s["state"] == "idle"), None),
+                        timeout=20, message=f"pane {pane} adopted and idle")
+
+    def wait_state(self, name: str, state: str, timeout: float = 20) -> None:
+        wait_for(lambda: self.sessions().get(name, {}).get("state") == state, timeout=timeout, message=f"{name} {state}")
+
+    def run(self, fake, command: str, timeout: float = 60) -> dict:
+        """Have the agent in `fake`'s pane run `afd …` as a tool; returns its command event."""
+        before = len([e for e in read_log(fake.log) if e["event"] == "command"])
+        fake.type(f"run: {AFD} {command}")
+        return wait_for(lambda: (c := [e for e in read_log(fake.log) if e["event"] == "command"])[before:] and c[before],
+                        timeout=timeout, message=f"{command!r} run in {fake.pane}")
+
+    def run_in_job(self, job_pane: str, command: str, timeout: float = 60) -> dict:
+        before = len([e for e in read_log(self.job_log) if e["event"] == "command"])
+        self.tmux.send_keys(job_pane, f"run: {AFD} {command}", literal=True)
+        self.tmux.send_keys(job_pane, "Enter")
+        return wait_for(lambda: (c := [e for e in read_log(self.job_log) if e["event"] == "command"])[before:] and c[before],
+                        timeout=timeout, message=f"{command!r} run in job pane {job_pane}")
+
+    def create_job(self, fake, name: str, *extra: str) -> dict:
+        ran = self.run(fake, f"jobs create {name} --agent claude --prompt {shlex.quote('work on ' + name)} --json {' '.join(extra)}")
+        assert ran["rc"] == 0, ran["stderr"]
+        job = json.loads(ran["stdout"])
+        self.wait_state(name, "idle")
+        return job
+
+    def envelopes(self) -> list:
+        with Store.open_readonly(self.db) as store:
+            return JobBook(store).envelopes()
+
+    def book(self, fn):
+        with Store.open_readonly(self.db) as store:
+            return fn(JobBook(store))
+
+    def dump(self) -> str:
+        conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
+        try:
+            # Events are the daemon's diary, not state a refusal could change.
+            return "\n".join(line for line in conn.iterdump() if "INTO \"events\"" not in line and "INTO \"meta\"" not in line)
+        finally:
+            conn.close()
+
+    def inputs(self, fake, needle: str) -> list[dict]:
+        return [e for e in read_log(fake.log) if e["event"] == "input" and needle in e["text"]]
+
+
+@pytest.fixture
+def world(tmux_server, xdg_dirs, worktree):
+    w = World(tmux_server, xdg_dirs, worktree)
+    try:
+        yield w
+    finally:
+        w.stop()
+
+
+def test_job_created_from_a_supervisors_pane_reports_done_when_the_supervisor_is_idle(world):
+    world.start_daemon()
+    boss_fake, boss = world.supervisor("boss")
+    job = world.create_job(boss_fake, "fix-a", "--title", "'fix module a'")
+    assert job["owner"] == boss and job["branch"] == "afd/fix-a"
+    start = next(e for e in read_log(world.job_log) if e["event"] == "start")
+    assert "afd help agents" in start["prompt"] and start["prompt"].startswith("work on fix-a")
+
+    # Outside any pane, and with a $TMUX_PANE the caller does not run in: refused, nothing created.
+    outside = afd("jobs", "create", "stray", "--agent", "claude", "--prompt", "p")
+    assert outside.returncode == 1 and "refused" in outside.stderr and "\n" not in outside.stderr.strip()
+    forged = afd("jobs", "create", "stray", "--agent", "claude", "--prompt", "p", env={"TMUX_PANE": boss_fake.pane})
+    assert forged.returncode == 1 and "does not match the process tree" in forged.stderr
+    listed = json.loads(afd("jobs", "list", "--json").stdout)
+    assert [(j["name"], j["title"], j["status"], j["owner"], j["parent"]) for j in listed] == [
+        ("fix-a", "fix module a", "running", boss, None)]
+
+    # The supervisor is busy: the envelope waits.
+    boss_fake.type("review the plan")
+    world.wait_state(boss, "working")
+    job_pane = job["pane"]
+    done = world.run_in_job(job_pane, "jobs done --summary 'module a fixed'")
+    assert done["rc"] == 0, done["stderr"]
+    [env] = world.envelopes()
+    assert env.kind == "done" and env.recipient is None
+    world.wait_state(boss, "working")  # polled again while busy
+    assert world.envelopes()[0].state.value == "pending" and world.inputs(boss_fake, "[afd") == []
+
+    world.release.touch()  # the supervisor's turn ends; it goes idle and takes the envelope
+    got = boss_fake.wait_for_log(lambda e: e["event"] == "input" and f"[afd {env.nonce}]" in e["text"], timeout=30)
+    assert "job fix-a (fix module a) is done on branch afd/fix-a: module a fixed" in got["text"]
+    wait_for(lambda: world.envelopes()[0].state.value == "consumed", timeout=20, message="the envelope consumed")
+    assert len(world.inputs(boss_fake, env.nonce)) == 1
+    mine = json.loads(world.run(boss_fake, "jobs list --json")["stdout"])
+    assert [(j["name"], j["status"]) for j in mine] == [("fix-a", "done")]
