@@ -74,15 +74,18 @@ class World:
         return fake, self.session_of(fake.pane)
 
     def sessions(self) -> dict:
-        done = afd("status", "--json")
-        return {s["name"]: s for s in json.loads(done.stdout)["sessions"]}
+        if not self.db.exists():
+            return {}
+        with Store.open_readonly(self.db) as store:
+            return {r.name: r for r in store.list_sessions()}
 
     def session_of(self, pane: str) -> str:
-        return wait_for(lambda: next((n for n, s in self.sessions().items() if s["pane"] == pane and s["state"] == "idle"), None),
+        return wait_for(lambda: next((n for n, r in self.sessions().items() if r.pane_id == pane and r.state == "idle"), None),
                         timeout=20, message=f"pane {pane} adopted and idle")
 
     def wait_state(self, name: str, state: str, timeout: float = 20) -> None:
-        wait_for(lambda: self.sessions().get(name, {}).get("state") == state, timeout=timeout, message=f"{name} {state}")
+        wait_for(lambda: (r := self.sessions().get(name)) is not None and r.state == state, timeout=timeout,
+                 message=f"{name} {state}")
 
     def run(self, fake, command: str, timeout: float = 60) -> dict:
         """Have the agent in `fake`'s pane run `afd …` as a tool; returns its command event."""
@@ -116,8 +119,11 @@ class World:
     def dump(self) -> str:
         conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
         try:
-            # Events are the daemon's diary, not state a refusal could change.
-            return "\n".join(line for line in conn.iterdump() if "INTO \"events\"" not in line and "INTO \"meta\"" not in line)
+            # What the poll loop keeps observing (pane states, the limit map, its diary) moves on its
+            # own while the agents work; everything else must stay byte-identical.
+            observed = tuple(f'INSERT INTO "{t}"' for t in ("sessions", "limits", "events", "meta", "banners"))
+            return "\n".join(line for line in conn.iterdump() if not line.startswith(observed)
+                             and not line.startswith(("DELETE FROM \"sqlite_sequence\"", "INSERT INTO \"sqlite_sequence\" VALUES('events'")))
         finally:
             conn.close()
 
@@ -169,3 +175,54 @@ def test_job_created_from_a_supervisors_pane_reports_done_when_the_supervisor_is
     assert len(world.inputs(boss_fake, env.nonce)) == 1
     mine = json.loads(world.run(boss_fake, "jobs list --json")["stdout"])
     assert [(j["name"], j["status"]) for j in mine] == [("fix-a", "done")]
+
+
+def test_handoff_moves_named_jobs_with_descendants_then_all_and_each_rejection_changes_nothing(world):
+    world.release.touch()  # turns end at once
+    world.start_daemon()
+    boss_fake, boss = world.supervisor("boss")
+    heir_fake, heir = world.supervisor("heir")
+    world.create_job(boss_fake, "fix-a")
+    world.create_job(boss_fake, "fix-a1", "--parent", "fix-a")
+    world.create_job(boss_fake, "fix-b")
+
+    before = world.dump()
+    refusals = [
+        (heir_fake, "jobs handoff --to " + boss, "has no jobs to hand off"),  # empty selection
+        (boss_fake, f"jobs handoff --to {heir} --jobs nope", "no job named 'nope'"),
+        (heir_fake, f"jobs handoff --to {boss} --jobs fix-a", "supervised by " + boss),
+        (boss_fake, "jobs handoff --to ghost", "'ghost' is not a live session"),
+        (boss_fake, f"jobs handoff --to {boss}", "cannot hand its jobs to itself"),
+        (boss_fake, f"jobs handoff --to {heir} --note \"$(printf '%4001s' | tr ' ' x)\"", "4001 characters"),
+    ]
+    for fake, command, reason in refusals:
+        ran = world.run(fake, command)
+        assert ran["rc"] == 1 and reason in ran["stderr"], (command, ran)
+        assert ran["stderr"].count("\n") == 1  # one line
+        assert world.dump() == before, command
+
+    ran = world.run(boss_fake, f"jobs handoff --to {heir} --jobs fix-a --note 'finish the parser first' --json")
+    assert ran["rc"] == 0, ran["stderr"]
+    moved = json.loads(ran["stdout"])
+    assert moved["jobs"] == ["fix-a", "fix-a1"] and moved["top"] == ["fix-a"]
+    jobs = world.book(lambda b: {n: (j.owner, j.parent) for n, j in b.jobs().items()})
+    assert jobs == {"fix-a": (heir, None), "fix-a1": (heir, "fix-a"), "fix-b": (boss, None)}
+    assert world.book(lambda b: b.masters("fix-a1")) == [heir, boss]
+    assert [(h["from"], h["to"]) for h in world.book(lambda b: b.history("fix-a1"))] == [(None, boss), (boss, heir)]
+    [receipt] = world.book(lambda b: b.receipts())
+    assert (receipt["from"], receipt["to"], receipt["jobs"], receipt["note"]) == (boss, heir, ["fix-a", "fix-a1"], "finish the parser first")
+
+    wake = heir_fake.wait_for_log(lambda e: e["event"] == "input" and "handed off by" in e["text"], timeout=30)
+    assert "fix-a (work on fix-a, running); fix-a1 (work on fix-a1, running)" in wake["text"]
+    assert "Note from " + boss + ": finish the parser first" in wake["text"]
+    confirm = boss_fake.wait_for_log(lambda e: e["event"] == "input" and f"to {heir}:" in e["text"], timeout=30)
+    assert "handed off 2 jobs to " + heir + ": fix-a, fix-a1" in confirm["text"]
+    listed = json.loads(world.run(heir_fake, "jobs list --json")["stdout"])
+    assert sorted(j["name"] for j in listed) == ["fix-a", "fix-a1"]
+
+    ran = world.run(boss_fake, f"jobs handoff --to {heir} --jobs all")
+    assert ran["rc"] == 0, ran["stderr"]
+    assert world.book(lambda b: {n: j.owner for n, j in b.jobs().items()}) == {"fix-a": heir, "fix-a1": heir, "fix-b": heir}
+    heir_fake.wait_for_log(lambda e: e["event"] == "input" and "fix-b (work on fix-b" in e["text"], timeout=30)
+    wait_for(lambda: all(e.state.value == "consumed" for e in world.envelopes()), timeout=30, message="all consumed")
+    assert len(world.inputs(heir_fake, "handed off by")) == 2 and len(world.inputs(boss_fake, "handed off ")) == 2
