@@ -66,10 +66,13 @@ class World:
                 self.daemon.kill()
                 self.daemon.wait()
 
-    def supervisor(self, name: str, **scenario):
-        """A fake claude in its own worktree, adopted by the daemon; returns (fake, session name)."""
+    def supervisor(self, name: str, hold: Path | None = None, **scenario):
+        """A fake claude in its own worktree, adopted by the daemon; returns (fake, session name).
+
+        Its turns last until `hold` (default: the shared release file) exists.
+        """
         fake = start_fake(self.tmux, "claude", cwd=self.make_worktree(name),
-                          scenario={"run_commands": True, "work_until_file": str(self.release), **scenario})
+                          scenario={"run_commands": True, "work_until_file": str(hold or self.release), **scenario})
         fake.wait_ready()
         return fake, self.session_of(fake.pane)
 
@@ -226,3 +229,69 @@ def test_handoff_moves_named_jobs_with_descendants_then_all_and_each_rejection_c
     heir_fake.wait_for_log(lambda e: e["event"] == "input" and "fix-b (work on fix-b" in e["text"], timeout=30)
     wait_for(lambda: all(e.state.value == "consumed" for e in world.envelopes()), timeout=30, message="all consumed")
     assert len(world.inputs(heir_fake, "handed off by")) == 2 and len(world.inputs(boss_fake, "handed off ")) == 2
+
+
+def test_envelopes_go_to_the_former_supervisor_while_the_primary_is_limited_and_back_when_it_resumes(world):
+    world.release.touch()
+    boss_hold = world.tmux.scratch / "boss-free"
+    boss_hold.touch()
+    world.start_daemon()
+    boss_fake, boss = world.supervisor("boss", hold=boss_hold)
+    # The heir hits its limit after its first turn (the waking message); the wall is gone half a second later.
+    heir_fake, heir = world.supervisor("heir", limit_after_prompts=1, limit_lasts_seconds=0.5)
+    a = world.create_job(boss_fake, "fix-a")
+    b = world.create_job(boss_fake, "fix-b")
+    assert world.run(boss_fake, f"jobs handoff --to {heir}")["rc"] == 0
+    world.wait_state(heir, "limited", timeout=30)
+
+    assert world.run_in_job(a["pane"], "jobs done --summary 'a works'")["rc"] == 0
+    got = boss_fake.wait_for_log(lambda e: e["event"] == "input" and "job fix-a" in e["text"], timeout=30)
+    assert "is done" in got["text"] and world.inputs(heir_fake, "job fix-a") == []
+    assert world.book(lambda b: b.masters("fix-a")) == [heir, boss]  # the primary did not change
+
+    boss_hold.unlink()  # the former supervisor is busy now, the primary still limited: the next one waits
+    boss_fake.type("keep going")
+    world.wait_state(boss, "working")
+    assert world.run_in_job(b["pane"], "jobs fail --reason 'the API is gone'")["rc"] == 0
+    heir_fake.type("carry on")  # the heir resumes
+    got = heir_fake.wait_for_log(lambda e: e["event"] == "input" and "job fix-b" in e["text"], timeout=30)
+    assert "failed: the API is gone" in got["text"]
+    boss_hold.touch()
+    wait_for(lambda: all(e.state.value == "consumed" for e in world.envelopes()), timeout=30, message="all consumed")
+    assert world.inputs(boss_fake, "job fix-b") == []
+    assert [e.recipient for e in world.envelopes() if e.job] == [boss, heir]
+
+
+def test_daemon_killed_after_the_handoff_commit_and_while_attempting_delivers_each_envelope_once(world):
+    boss_hold, heir_hold = world.tmux.scratch / "boss-free", world.tmux.scratch / "heir-free"
+    world.release.touch()
+    world.start_daemon()
+    boss_fake, boss = world.supervisor("boss", hold=boss_hold)
+    heir_fake, heir = world.supervisor("heir", hold=heir_hold)
+    job = world.create_job(boss_fake, "fix-a")
+
+    # Both supervisors busy, so nothing is typed: the handoff commits, then the daemon dies.
+    heir_fake.type("think")
+    world.wait_state(heir, "working")
+    ran = world.run(boss_fake, f"jobs handoff --to {heir}")  # the boss's turn is this command
+    assert ran["rc"] == 0, ran["stderr"]
+    boss_fake.type("think")
+    world.wait_state(boss, "working")
+    world.kill_daemon()
+    assert [e.state.value for e in world.envelopes()] == ["pending", "pending"]
+    world.start_daemon()
+    heir_hold.touch()
+    boss_hold.touch()
+    wait_for(lambda: all(e.state.value == "consumed" for e in world.envelopes()), timeout=40, message="both consumed")
+
+    # Now between attempting and sent: killed the moment the envelope is written as attempting.
+    assert world.run_in_job(job["pane"], "jobs done")["rc"] == 0
+    wait_for(lambda: any(e.state.value == "attempting" for e in world.envelopes()), timeout=30, interval=0.002,
+             message="an envelope attempting")
+    world.kill_daemon()
+    [env] = [e for e in world.envelopes() if e.kind == "done"]
+    assert env.state.value == "attempting"
+    world.start_daemon()
+    wait_for(lambda: all(e.state.value == "consumed" for e in world.envelopes()), timeout=40, message="consumed after restart")
+    assert len(world.inputs(heir_fake, env.nonce)) == 1
+    assert len(world.inputs(heir_fake, "handed off by")) == 1 and len(world.inputs(boss_fake, "handed off 1 job")) == 1
