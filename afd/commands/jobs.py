@@ -11,7 +11,7 @@ import os
 import time
 
 from afd.cli import EXIT_FAIL, EXIT_OK, UserError
-from afd.commands.sessions import CREATE_TIMEOUT, _ask
+from afd.commands.sessions import CREATE_TIMEOUT, _ask, _show
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,16 +60,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _pane() -> str | None:
     return os.environ.get("TMUX_PANE") or None
-
-
-def _show(result, as_json: bool, text: str) -> int:
-    if as_json:
-        from afd.commands.common import print_json
-
-        print_json(result)
-    else:
-        print(text)
-    return EXIT_OK
 
 
 def run_create(args: argparse.Namespace) -> int:
