@@ -196,8 +196,8 @@ def limited_text(job: Job, reset_at: datetime | None) -> str:
 def waking_text(source: str, moved: Sequence[Job], note: str | None) -> str:
     listed = "; ".join(f"{j.name} ({j.title}, {j.status.value})" for j in moved)
     said = f" Note from {source}: {note}" if note else ""
-    return (f"you now supervise {len(moved)} job{'s' if len(moved) != 1 else ''} handed off by {source}: {listed}."
-            f"{said} Their results come to you; see `afd jobs list`.")
+    return (f"you now supervise {len(moved)} job{'s' if len(moved) != 1 else ''} handed off by {source}: {listed}. "
+            f"Their results come to you; see `afd jobs list`.{said}")
 
 
 def confirmation_text(target: str, moved: Sequence[str]) -> str:
