@@ -136,6 +136,8 @@ class Outbox:
         panes = {live[w][1].pane_id for w in wanted.values()}
         captures = tmux.capture_panes(self.sup.server, sorted(panes)) if panes else {}
         busy_now: set[str] = set()  # one paste per pane per poll: the next waits for the screen
+        # A resume or a swap typing into the same pane would interleave with us: they go first.
+        acting = {e.session for e in self.sup.store.pending_journal()}
         for env in envelopes:
             who = self._recipient(env, online)
             rec = sessions.get(who) if who else None
@@ -149,6 +151,8 @@ class Outbox:
             held = delivery.hold(pane) if pane is not None else "the pane is not open"
             if who in busy_now:
                 held = "another envelope is on its way into this pane"
+            elif who in acting:
+                held = "an action of afd is in progress on this session"
             pasted = self._pasted.get(env.id)
             since = time.monotonic() - pasted if pasted is not None else None
             move = decide(env, who, rec.state if rec else None, held, look, since)
