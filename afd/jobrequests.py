@@ -85,8 +85,11 @@ class JobRequests:
         return {"name": job.name, "status": status.value, "owner": job.owner}
 
     def do_jobs_done(self, pane: str | None = None, summary: str | None = None) -> dict:
-        rec_branch = lambda job: self.store.get_session(job.name).branch  # noqa: E731
-        return self._finish_job(pane, JobStatus.DONE, lambda job: jobs.done_text(job, rec_branch(job), summary), summary)
+        def text(job: jobs.Job) -> str:
+            rec = self.store.get_session(job.name)
+            return jobs.done_text(job, rec.branch if rec else None, summary)
+
+        return self._finish_job(pane, JobStatus.DONE, text, summary)
 
     def do_jobs_fail(self, reason: str, pane: str | None = None) -> dict:
         if not reason.strip():

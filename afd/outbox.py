@@ -17,7 +17,6 @@ idle and not limited, never into a pane in copy mode.
 from __future__ import annotations
 
 import enum
-import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ from afd.jobbook import JobBook
 from afd.jobs import Envelope, EnvelopeState, JobStatus
 from afd.text import capture_rows
 
-log = logging.getLogger("afd.outbox")
 
 # How long a paste may take to show on screen before afd concludes it did not land.
 PASTE_GRACE = 3.0
