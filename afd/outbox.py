@@ -47,20 +47,21 @@ class Move(enum.Enum):
 class Seen:
     """What the recipient's pane shows of one envelope."""
 
-    in_input: bool  # the nonce is on a row of the agent's chrome (its input row)
-    in_transcript: bool  # the nonce is on a row of the transcript: the agent took it
+    in_input: bool  # the tag is on screen with nothing but the agent's chrome below it: its input row
+    in_transcript: bool  # the agent's own output follows the tag: it took the text and went to work
 
 
 def seen(nonce: str, rows: Sequence[str], chrome: Sequence) -> Seen:
+    """Where the envelope's tag is. Told apart by what follows, not by the row's look: codex and devin
+    draw a submitted prompt with the same glyph as their input row."""
     tag = f"[afd {nonce}]"
     in_input = in_transcript = False
-    for row in rows:
+    for i, row in enumerate(rows):
         if tag not in row:
             continue
-        if any(p.search(row) for p in chrome):
-            in_input = True
-        else:
-            in_transcript = True
+        answered = any(r.strip() and not any(p.search(r) for p in chrome) for r in rows[i + 1:])
+        in_transcript |= answered
+        in_input |= not answered
     return Seen(in_input, in_transcript)
 
 
@@ -86,9 +87,8 @@ def decide(env: Envelope, recipient: str | None, recipient_state: str | None, he
         if recipient_state not in LIVE_STATES:
             return Move.RELEASE
         return Move.PASTE if recipient_state == "idle" and not held else Move.HOLD
-    # sent: consumed only on evidence in the pane
-    if look.in_input and (since_paste is None or since_paste >= PASTE_GRACE):
-        return Move.ENTER  # the Enter was lost; the text still waits in the input row
+    # Sent: consumed only on evidence in the pane. Enter is never pressed twice: a prompt the
+    # agent has not answered yet looks the same as one still in its input row.
     return Move.HOLD
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from afd.jobbook import JobBook
 from afd.store import Store
-from harness import install_fake_bin, read_log, start_fake, wait_for
+from harness import install_fake_bin, read_log, start_fake, wait_for, wait_for_log
 
 pytestmark = pytest.mark.tmux
 
@@ -148,7 +148,7 @@ def test_job_created_from_a_supervisors_pane_reports_done_when_the_supervisor_is
     boss_fake, boss = world.supervisor("boss")
     job = world.create_job(boss_fake, "fix-a", "--title", "'fix module a'")
     assert job["owner"] == boss and job["branch"] == "afd/fix-a"
-    start = next(e for e in read_log(world.job_log) if e["event"] == "start")
+    start = wait_for_log(world.job_log, lambda e: e["event"] == "start", message="the job's agent started")
     assert "afd help agents" in start["prompt"] and start["prompt"].startswith("work on fix-a")
 
     # Outside any pane, and with a $TMUX_PANE the caller does not run in: refused, nothing created.

@@ -99,13 +99,23 @@ def test_the_stamp_is_one_line_with_the_nonce_first():
     assert stamp("ab12cd", "job a\nis done") == "[afd ab12cd] job a is done"
 
 
-CHROME = (re.compile(r"^\s*❯"),)
+CHROME = (re.compile(r"^\s*[❯›]"), re.compile(r"^\s*─+$"), re.compile(r"for shortcuts"))
 
 
-def test_seen_tells_the_input_row_from_the_transcript():
-    assert seen("n1", ["> [afd n1] hello", "❯ "], CHROME) == Seen(in_input=False, in_transcript=True)
-    assert seen("n1", ["⏺ ok", "❯ [afd n1] hello"], CHROME) == Seen(in_input=True, in_transcript=False)
-    assert seen("n1", ["❯ [afd n2] other"], CHROME) == Seen(False, False)
+@pytest.mark.parametrize(
+    ("rows", "want"),
+    [
+        (["> [afd n1] hello", "", "⏺ I'll take care of that.", "─────", "❯ ", "─────"], Seen(False, True)),
+        (["⏺ ok", "─────", "❯ [afd n1] hello", "─────"], Seen(True, False)),
+        # codex draws a submitted prompt with its input row's glyph: what follows tells them apart
+        (["› [afd n1] hello", "", "• I'll take care of that.", "› Ask Codex", "", "  ? for shortcuts"], Seen(False, True)),
+        (["• done", "› [afd n1] hello", "", "  ? for shortcuts"], Seen(True, False)),
+        (["❯ [afd n2] other"], Seen(False, False)),
+    ],
+    ids=["claude-taken", "claude-input", "codex-taken", "codex-input", "another-nonce"],
+)
+def test_seen_tells_the_input_row_from_the_transcript(rows, want):
+    assert seen("n1", rows, CHROME) == want
 
 
 def env(state, recipient=None):
@@ -131,12 +141,12 @@ NONE, INPUT, TRANSCRIPT = Seen(False, False), Seen(True, False), Seen(False, Tru
         (env(A, "boss"), "boss", "gone", None, None, None, Move.RELEASE),
         (env(S, "boss"), "boss", "working", None, TRANSCRIPT, 0.1, Move.CONSUMED),
         (env(S, "boss"), "boss", "working", None, INPUT, 0.1, Move.HOLD),
-        (env(S, "boss"), "boss", "idle", None, INPUT, PASTE_GRACE + 1, Move.ENTER),
+        (env(S, "boss"), "boss", "idle", None, INPUT, PASTE_GRACE + 1, Move.HOLD),  # never a second Enter
         (env(S, "boss"), "boss", "gone", None, None, None, Move.HOLD),  # sent is never sent again
     ],
     ids=["pending-idle", "pending-busy", "pending-person", "pending-nobody", "attempting-in-input",
          "attempting-taken", "attempting-just-pasted", "attempting-lost", "attempting-lost-busy", "attempting-gone",
-         "sent-taken", "sent-still-showing", "sent-enter-lost", "sent-gone"],
+         "sent-taken", "sent-still-showing", "sent-not-answered-yet", "sent-gone"],
 )
 def test_outbox_moves(envelope, who, state, held, look, since, move):
     assert decide(envelope, who, state, held, look, since) is move
