@@ -92,6 +92,14 @@ def decide(env: Envelope, recipient: str | None, recipient_state: str | None, he
     return Move.HOLD
 
 
+def held_because(recipient: str | None, state: str | None, held: str | None) -> str:
+    if recipient is None:
+        return "no recipient is live (its supervisors are closed, limited or not answering)"
+    if state != "idle":
+        return f"{recipient} is {state}"
+    return f"{recipient}: {held}"
+
+
 class Outbox:
     """The outbox of one supervisor: advanced by the poll loop, never blocking it."""
 
@@ -99,6 +107,7 @@ class Outbox:
         self.sup = sup
         self.book = JobBook(sup.store)
         self._pasted: dict[int, float] = {}  # envelope id → monotonic time of our last paste, this run
+        self._held: dict[int, str] = {}  # envelope id → why it last waited, said once per reason
 
     # --- job status from what the loop saw ---------------------------------
 
@@ -154,9 +163,17 @@ class Outbox:
             pasted = self._pasted.get(env.id)
             since = time.monotonic() - pasted if pasted is not None else None
             move = decide(env, who, rec.state if rec else None, held, look, since)
+            if move is Move.HOLD and env.state is EnvelopeState.PENDING:
+                self._say_held(env, held_because(who, rec.state if rec else None, held))
             self._carry(env, move, who, pane, now)
             if move in (Move.PASTE, Move.ENTER, Move.WAIT):
                 busy_now.add(who)
+
+    def _say_held(self, env: Envelope, why: str) -> None:
+        """An event when an envelope starts waiting, or waits for another reason: why a result has not arrived."""
+        if self._held.get(env.id) != why:
+            self._held[env.id] = why
+            self.sup.event("job.envelope-held", f"{env.kind} envelope {env.nonce} waits: {why}", env.job or env.to_session)
 
     def _recipient(self, env: Envelope, online: set[str]) -> str | None:
         if env.state is not EnvelopeState.PENDING and env.recipient:

@@ -130,6 +130,13 @@ class World:
         finally:
             conn.close()
 
+    def wait_event(self, kind: str, text: str) -> None:
+        def found():
+            with Store.open_readonly(self.db) as store:
+                return any(e.event.kind == kind and text in e.event.message for e in store.recent_events(200))
+
+        wait_for(found, timeout=20, message=f"event {kind} saying {text!r}")
+
     def inputs(self, fake, needle: str) -> list[dict]:
         return [e for e in read_log(fake.log) if e["event"] == "input" and needle in e["text"]]
 
@@ -168,7 +175,7 @@ def test_job_created_from_a_supervisors_pane_reports_done_when_the_supervisor_is
     assert done["rc"] == 0, done["stderr"]
     [env] = world.envelopes()
     assert env.kind == "done" and env.recipient is None
-    world.wait_state(boss, "working")  # polled again while busy
+    world.wait_event("job.envelope-held", f"waits: {boss} is working")
     assert world.envelopes()[0].state.value == "pending" and world.inputs(boss_fake, "[afd") == []
 
     world.release.touch()  # the supervisor's turn ends; it goes idle and takes the envelope
@@ -253,6 +260,7 @@ def test_envelopes_go_to_the_former_supervisor_while_the_primary_is_limited_and_
     boss_fake.type("keep going")
     world.wait_state(boss, "working")
     assert world.run_in_job(b["pane"], "jobs fail --reason 'the API is gone'")["rc"] == 0
+    world.wait_event("job.envelope-held", f"waits: {boss} is working")
     heir_fake.type("carry on")  # the heir resumes
     got = heir_fake.wait_for_log(lambda e: e["event"] == "input" and "job fix-b" in e["text"], timeout=30)
     assert "failed: the API is gone" in got["text"]
