@@ -8,12 +8,8 @@ import sys
 
 from afd import __version__
 
-# Exit codes a script can rely on.
-EXIT_OK = 0
-EXIT_FAIL = 1  # a check found problems
-EXIT_USAGE = 2  # bad input: missing file, unknown agent, bad flag value
-EXIT_DAEMON_DOWN = 3
-EXIT_CONFIG = 78  # EX_CONFIG: the config is invalid; systemd must not restart-loop on it
+# Re-exported: commands and scripts written against `afd.cli` keep working.
+from afd.errors import EXIT_CONFIG, EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_OK, EXIT_USAGE, UserError  # noqa: F401
 
 # Each module has `register(subparsers)` that adds its parser and sets `func`.
 COMMAND_MODULES = (
@@ -28,14 +24,6 @@ COMMAND_MODULES = (
     "afd.commands.jobs",
     "afd.commands.help",
 )
-
-
-class UserError(Exception):
-    """An expected failure: printed as one line, no traceback."""
-
-    def __init__(self, message: str, code: int = EXIT_USAGE):
-        super().__init__(message)
-        self.code = code
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -32,7 +32,7 @@ import tomlkit
 import tomlkit.exceptions
 import tomlkit.items
 
-from afd import paths
+from afd import paths, userpattern
 from afd.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
 
 LIMIT_ACTIONS = ("wait", "handoff")
@@ -40,6 +40,12 @@ LIMIT_ACTIONS = ("wait", "handoff")
 # The poll loop waits on a selector, whose timeout cannot exceed about 24 days;
 # and a pane looked at less than hourly is not being supervised.
 MAX_POLL_INTERVAL = 3600.0
+# A poll of many panes costs tens of milliseconds: faster than this burns a
+# core for nothing (a banner lasts minutes).
+MIN_POLL_INTERVAL = 0.2
+# stability_polls × poll_interval is how long a banner must hold; beyond
+# this a real stall goes unanswered for no gain in certainty.
+MAX_STABILITY_POLLS = 20
 
 
 def default_config_path() -> Path:
@@ -147,7 +153,7 @@ def _describe(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
-def _duration(*, positive: bool, maximum: float | None = None) -> Callable[[object], float]:
+def _duration(*, positive: bool, minimum: float | None = None, maximum: float | None = None) -> Callable[[object], float]:
     def read(value: object) -> float:
         if value == 0 and not isinstance(value, bool):
             value = "0"  # 0 is zero in every unit, so it needs no quotes
@@ -159,6 +165,8 @@ def _duration(*, positive: bool, maximum: float | None = None) -> Callable[[obje
             raise _Invalid(str(exc)) from None
         if positive and seconds <= 0:
             raise _Invalid(f'must be longer than zero, got "{value}"')
+        if minimum is not None and 0 < seconds < minimum:
+            raise _Invalid(f'must be at least "{format_duration(minimum)}", got "{value}"')
         if maximum is not None and seconds > maximum:
             raise _Invalid(f'must be at most "{format_duration(maximum)}", got "{value}"')
         return seconds
@@ -177,12 +185,14 @@ def _optional_duration(value: object) -> float | None:
         raise _Invalid(f'{exc}; "0" or "" turns it off') from None
 
 
-def _integer(*, minimum: int, hint: str = "") -> Callable[[object], int]:
+def _integer(*, minimum: int, maximum: int | None = None, hint: str = "") -> Callable[[object], int]:
     def read(value: object) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise _Invalid(f"expected an integer, got {_describe(value)}")
         if value < minimum:
             raise _Invalid(f"must be at least {minimum}, got {value}{hint}")
+        if maximum is not None and value > maximum:
+            raise _Invalid(f"must be at most {maximum}, got {value}")
         return value
 
     return read
@@ -270,9 +280,9 @@ def _as_str(value: object) -> object:
 
 # Top-level keys, in the order `config show` and config.example.toml list them.
 _TOP: dict[str, _Key] = {
-    "poll_interval": _Key(_duration(positive=True, maximum=MAX_POLL_INTERVAL), format_duration),
+    "poll_interval": _Key(_duration(positive=True, minimum=MIN_POLL_INTERVAL, maximum=MAX_POLL_INTERVAL), format_duration),
     "tail_lines": _Key(_integer(minimum=1), _as_is),
-    "stability_polls": _Key(_integer(minimum=1), _as_is),
+    "stability_polls": _Key(_integer(minimum=1, maximum=MAX_STABILITY_POLLS), _as_is),
     "limit_action": _Key(_choice(*LIMIT_ACTIONS), _as_is),
     "limit_auto_resume": _Key(_boolean, _as_is),
     "limit_retry_interval": _Key(_optional_duration, format_duration),
@@ -487,11 +497,10 @@ class _Reader:
             if not isinstance(value, str):
                 self.problem(parts, f"expected a regex string, got {_describe(value)}")
                 continue
-            try:
-                re.compile(value)
-            except re.error as exc:
+            why = userpattern.check(value)
+            if why is not None:
                 # Lenient: a warning, and whoever reports it says the built-in stays in force.
-                self.problem(parts, f"invalid regex: {exc}", warning=self.lenient_patterns)
+                self.problem(parts, f"invalid regex: {why}", warning=self.lenient_patterns)
                 continue
             patterns[name] = value
             self.from_file.add(".".join(parts))
@@ -526,10 +535,13 @@ class _Reader:
 def _read_text(text: str, path: Path | None, known_agents, lenient_patterns: bool) -> Config:
     try:
         data = tomllib.loads(text)
+        reader = _Reader(path, text, known_agents, lenient_patterns)
+        config = reader.read(data)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([_syntax_problem(path, exc, text)]) from None
-    reader = _Reader(path, text, known_agents, lenient_patterns)
-    config = reader.read(data)
+    except RecursionError:
+        # tomllib parses nested arrays and tables recursively.
+        raise ConfigError([ConfigProblem(path, None, None, None, "is nested too deeply to read")]) from None
     if reader.problems:
         # In file order, so the list reads top to bottom like the file.
         problems = sorted(reader.problems, key=lambda p: p.line if p.line is not None else 0)
@@ -571,14 +583,19 @@ def load_config(
     return _read_text(_read_file(path), path, known_agents, lenient_patterns)
 
 
-def compiled_limit_patterns(config: Config) -> dict[str, re.Pattern[str]]:
-    """`[limit_patterns]` compiled, per agent; a pattern that does not compile is left out."""
+def compiled_limit_patterns(config: Config) -> dict[str, userpattern.UserPattern]:
+    """`[limit_patterns]` compiled with a time budget, per agent.
+
+    Left out: a pattern that does not compile, and one that ran out of time
+    on some row (then the plugin's built-in pattern is in force).
+    """
     compiled = {}
     for name, raw in config.limit_patterns.items():
-        try:
-            compiled[name] = re.compile(raw)
-        except re.error:
+        if userpattern.check(raw) is not None:
             continue
+        pattern = userpattern.compiled(raw)
+        if not pattern.tripped:
+            compiled[name] = pattern
     return compiled
 
 

@@ -49,13 +49,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from afd.cli import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE, UserError
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE, UserError
 
 log = logging.getLogger(__name__)
 
 # sun_path holds 108 bytes on Linux, including the terminating NUL.
 MAX_SOCKET_PATH_BYTES = 107
 MAX_REQUEST_BYTES = 1 << 20
+# Deeper JSON than any real request: json's recursive parser (and anything
+# walking the value afterwards) would otherwise hit RecursionError.
+MAX_REQUEST_DEPTH = 32
+# A burst of CLI calls (a status bar, a monitoring script) queues here while
+# the loop polls; the kernel caps it at net.core.somaxconn.
+LISTEN_BACKLOG = 512
 MAX_BACKLOG_BYTES = 4 << 20
 IDLE_TIMEOUT = 30.0
 _UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
@@ -135,8 +141,27 @@ def _error(message: str, code: int) -> dict:
     return {"ok": False, "error": message, "code": code}
 
 
+def _depth(value: object) -> int:
+    """How deeply `value` nests lists and objects (walked without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in item)
+    return deepest
+
+
 def _make_private_dirs(directory: Path) -> None:
-    """Create the missing parts of `directory` as 0700; existing directories are left as they are."""
+    """Create the missing parts of `directory` as 0700, and make sure `directory` itself is the user's, 0700.
+
+    Existing parents are left as they are; the socket's own directory is
+    afd's, so one that others can write (a 0777 left by some earlier tool)
+    is tightened, and one another user owns is refused.
+    """
+    target = directory
     missing = []
     while not directory.exists():
         missing.append(directory)
@@ -147,6 +172,14 @@ def _make_private_dirs(directory: Path) -> None:
         except FileExistsError:
             continue
         os.chmod(part, 0o700)  # mkdir's mode is filtered by the umask
+    info = os.lstat(target)
+    if not stat.S_ISDIR(info.st_mode):
+        raise ControlError(f"{target} is not a directory; move it away and start afd again")
+    if info.st_uid != os.getuid():
+        raise ControlError(f"{target} belongs to uid {info.st_uid}, not to you; remove it and start afd again")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        log.warning("control socket: %s was mode %o; tightened to 700", target, stat.S_IMODE(info.st_mode))
+        os.chmod(target, 0o700)
 
 
 def _clear_stale(path: str) -> None:
@@ -210,8 +243,13 @@ class ControlServer:
     def start(self) -> None:
         """Bind and listen; ControlError when the path is too long or a live daemon already has it."""
         path = checked_path(self.path)
-        _make_private_dirs(self.path.parent)
-        _clear_stale(path)
+        try:
+            _make_private_dirs(self.path.parent)
+            _clear_stale(path)
+        except ControlError:
+            raise
+        except OSError as exc:
+            raise ControlError(f"cannot prepare {self.path.parent} for the control socket: {exc.strerror or exc}") from None
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         try:
             listener.bind(path)
@@ -219,7 +257,7 @@ class ControlServer:
             # (a umask change would be process-wide).
             os.chmod(path, 0o600)
             info = os.stat(path)
-            listener.listen(16)
+            listener.listen(LISTEN_BACKLOG)
             listener.setblocking(False)
         except OSError as exc:
             listener.close()
@@ -247,10 +285,15 @@ class ControlServer:
             conn = key.data
             if conn.closed:
                 continue  # closed by an earlier event in this round
-            if mask & selectors.EVENT_WRITE:
-                self._flush(conn)
-            if mask & selectors.EVENT_READ and not conn.closed:
-                answered += self._read(conn)
+            try:
+                if mask & selectors.EVENT_WRITE:
+                    self._flush(conn)
+                if mask & selectors.EVENT_READ and not conn.closed:
+                    answered += self._read(conn)
+            except Exception:
+                # Whatever one client sent, the daemon serves the others and keeps polling.
+                log.exception("control socket: dropped a connection after an unexpected error")
+                self._close(conn)
         self._drop_idle()
         return answered
 
@@ -339,9 +382,20 @@ class ControlServer:
 
     def _answer(self, conn: _Connection, line: bytes) -> bytes:
         try:
+            return self._answer_checked(conn, line)
+        except Exception as exc:
+            log.exception("control socket: unexpected error while answering a request")
+            return _line(_error(f"internal error in the daemon: {type(exc).__name__}", EXIT_FAIL))
+
+    def _answer_checked(self, conn: _Connection, line: bytes) -> bytes:
+        try:
             request = json.loads(line)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             return _line(_error(f"malformed request: not JSON ({exc})", EXIT_USAGE))
+        except RecursionError:
+            return _line(_error(f"malformed request: nested deeper than {MAX_REQUEST_DEPTH} levels", EXIT_USAGE))
+        if _depth(request) > MAX_REQUEST_DEPTH:
+            return _line(_error(f"malformed request: nested deeper than {MAX_REQUEST_DEPTH} levels", EXIT_USAGE))
         if not isinstance(request, dict) or not isinstance(request.get("cmd"), str) or not request["cmd"]:
             return _line(_error('malformed request: expected {"cmd": "...", "args": {...}}', EXIT_USAGE))
         cmd = request["cmd"]
@@ -420,19 +474,40 @@ class ControlServer:
 
 def _connect(path: Path | str, timeout: float) -> socket.socket:
     text = checked_path(path)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-    sock.settimeout(timeout)
+    deadline = time.monotonic() + timeout
+    pause = 0.005
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        try:
+            sock.connect(text)
+            break
+        except (FileNotFoundError, ConnectionRefusedError) as exc:
+            sock.close()
+            raise DaemonUnavailable(f"afd is not running (nothing listens on {text})") from exc
+        except BlockingIOError as exc:
+            # EAGAIN: the listen queue is full while the daemon polls; it empties within a poll.
+            sock.close()
+            if time.monotonic() + pause >= deadline:
+                raise DaemonTimeout(f"the daemon at {text} did not accept a connection within {timeout:g}s") from exc
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+        except TimeoutError as exc:
+            sock.close()
+            raise DaemonTimeout(f"the daemon at {text} did not accept a connection within {timeout:g}s") from exc
+        except OSError as exc:
+            sock.close()
+            raise ControlError(f"cannot connect to the daemon at {text}: {exc.strerror or exc}") from exc
     try:
-        sock.connect(text)
-    except (FileNotFoundError, ConnectionRefusedError) as exc:
-        sock.close()
-        raise DaemonUnavailable(f"afd is not running (nothing listens on {text})") from exc
-    except TimeoutError as exc:
-        sock.close()
-        raise DaemonTimeout(f"the daemon at {text} did not accept a connection within {timeout:g}s") from exc
+        uid = peer_uid(sock)
     except OSError as exc:
         sock.close()
-        raise ControlError(f"cannot connect to the daemon at {text}: {exc.strerror or exc}") from exc
+        raise ControlError(f"cannot tell who listens on {text}: {exc.strerror or exc}") from exc
+    if not peer_allowed(uid, os.getuid()):
+        # Requests carry prompts and paths: never hand them to another user's process.
+        sock.close()
+        raise ControlError(f"the control socket {text} is served by uid {uid}, not by you; not talking to it")
+    sock.settimeout(max(deadline - time.monotonic(), 0.001))
     return sock
 
 

@@ -15,7 +15,7 @@ import socket
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from afd.config import Config, ConfigError, default_config_path
 from afd.loader import PluginSet, load_config_and_plugins
 from afd.model import Event
 from afd.status import event_json
-from afd.store import JournalState, StateLock, Store, StoreError
+from afd.store import JournalState, StateLock, Store, StoreError, StoreRefused
 from afd.store import default_path as default_db_path
 from afd.supervisor import PollSummary, Supervisor
 
@@ -82,6 +82,8 @@ class Daemon:
     _reload: bool = False
     _wake_r: socket.socket | None = None
     _wake_w: socket.socket | None = None
+    _poll_error: str | None = None  # the failure the last poll ended in, said once with its traceback
+    _poll_error_repeats: int = 0
 
     # --- start ----------------------------------------------------------------
 
@@ -90,6 +92,8 @@ class Daemon:
             self.config, self.plugins = load_checked(self.config_path)
         except ConfigError as exc:
             raise StartupError("\n".join(str(p) for p in exc.problems) + "\nafd: not started: the config is invalid", 78) from None
+        except Exception as exc:  # a config that cannot be read at all is still a config error, not a crash
+            raise StartupError(f"cannot read the config ({type(exc).__name__}: {exc})\nafd: not started", 78) from None
         for warning in self.config.warnings:
             log.warning("%s; the built-in pattern stays in force", warning)
         for failure in self.plugins.failures:
@@ -105,7 +109,8 @@ class Daemon:
             self.store = Store(db)
         except StoreError as exc:
             self.lock.release()
-            raise StartupError(str(exc), 1) from None
+            # A newer schema or a foreign database stays that way: 78 stops systemd's restart loop.
+            raise StartupError(str(exc), 78 if isinstance(exc, StoreRefused) else 1) from None
         self.server = server_ref(self.config, self.socket_name, self.socket_path)
         self.supervisor = Supervisor(self.config, self.plugins, self.store, self.server, emit=self._publish)
         self.control: control.ControlServer | None = None
@@ -138,11 +143,13 @@ class Daemon:
         from afd.requests import RequestHandler
 
         self.handler = RequestHandler(self)
-        self.control = control.ControlServer(control.socket_path(), self.handler.handle)
+        server = control.ControlServer(control.socket_path(), self.handler.handle)
         try:
-            self.control.start()
+            server.start()
         except control.ControlError as exc:
             raise StartupError(str(exc), 1) from None
+        # Only a started server is kept: close() must not serve one that never listened.
+        self.control = server
 
     def _publish(self, event: Event, event_id: int) -> None:
         if self.control is not None:
@@ -175,27 +182,46 @@ class Daemon:
 
     def watch_config(self) -> None:
         """Reload when the config file changes; the directory is watched, as editors replace the file."""
-        path = self.config.path or (self.config_path or default_config_path())
-        folder = Path(path).parent
+        path = Path(self.config.path or (self.config_path or default_config_path()))
         try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
-            log.warning("cannot watch %s for config changes: %s", folder, exc)
+            log.warning("cannot watch %s for config changes: %s", path.parent, exc)
             return
         self._watch_stop = threading.Event()
+        threading.Thread(target=self._watch, args=(path,), name="afd-config-watch", daemon=True).start()
 
-        def watcher() -> None:
-            import watchfiles
+    def _watch(self, path: Path) -> None:
+        import watchfiles
 
+        folder = path.parent.absolute()
+        stop = self._watch_stop
+        while not stop.is_set():
+            if not folder.is_dir():
+                stop.wait(1.0)  # deleted: watch again once it is back
+                continue
+            # Not recursive: `--config ~/afd.toml` must not watch the whole home tree. The
+            # parent is watched too, so the folder's own deletion or replacement is seen.
+            paths = [folder, folder.parent] if folder.parent != folder else [folder]
+            restart = False
             try:
-                for changes in watchfiles.watch(folder, stop_event=self._watch_stop, debounce=200, rust_timeout=1000):
-                    if any(Path(p).name == Path(path).name for _, p in changes):
+                for changes in watchfiles.watch(*paths, recursive=False, stop_event=stop, debounce=200, rust_timeout=1000):
+                    names = {Path(p) for _, p in changes}
+                    restart = folder in names and not folder.is_dir() or any(
+                        change is watchfiles.Change.added and Path(p) == folder for change, p in changes
+                    )
+                    if restart or path.absolute() in names:
                         self._reload = True
                         self.wake()
+                    if restart:
+                        break
+            except FileNotFoundError:
+                restart = True  # deleted between the check and the watch
             except Exception as exc:  # the daemon works on without live reload
                 log.warning("config watch stopped: %s", exc)
-
-        threading.Thread(target=watcher, name="afd-config-watch", daemon=True).start()
+                return
+            if not restart:
+                return
 
     def reload(self) -> None:
         self._reload = False
@@ -210,9 +236,15 @@ class Daemon:
                 f"the config has {len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''} "
                 f"({exc.problems[0]}); the last good config stays in force",
             )
+        except Exception as exc:  # whatever the file holds, a reload never ends the daemon
+            log.exception("config reload failed")
+            self.supervisor.event(
+                "config.invalid", f"the config cannot be read ({type(exc).__name__}: {exc}); the last good config stays in force"
+            )
         else:
             for warning in config.warnings:
                 log.warning("%s; the built-in pattern stays in force", warning)
+            config = self._keep_server(config)
             self.config, self.plugins = config, plugins
             self.supervisor.config, self.supervisor.plugins = config, plugins
             self.server = server_ref(config, self.socket_name, self.socket_path)
@@ -221,6 +253,23 @@ class Daemon:
         notify.ready()
 
     # --- the loop -------------------------------------------------------
+
+    def _keep_server(self, config: Config) -> Config:
+        """The reloaded config with the tmux server of the one in force: switching servers needs a restart.
+
+        Sessions are bound to the server they were seen on; switching live
+        would freeze the old server's sessions or mark them gone.
+        """
+        old = (self.config.tmux_socket_name, self.config.tmux_socket_path)
+        new = (config.tmux_socket_name, config.tmux_socket_path)
+        if new == old or self.socket_name or self.socket_path:
+            return config  # unchanged, or -L/-S on the command line choose the server anyway
+        self.supervisor.event(
+            "config.refused-key",
+            "[tmux] socket_name/socket_path changed; restart afd to watch another server "
+            "(the rest of the config is reloaded)",
+        )
+        return replace(config, tmux_socket_name=old[0], tmux_socket_path=old[1])
 
     def poll(self) -> PollSummary:
         summary = self.supervisor.poll()
@@ -234,19 +283,24 @@ class Daemon:
             selector.register(self.control.fileno(), selectors.EVENT_READ, "control")
         first = True
         last_prune = 0.0
+        interval = notify.watchdog_interval()
+        ping_every = interval / 2 if interval else None
         while not self._stop:
             if self._reload:
                 self.reload()
             started = time.monotonic()
             try:
                 self.poll()
-            except Exception:
-                # A bug in one poll must not kill the service; it is logged with its traceback.
-                log.exception("poll failed")
+            except Exception as exc:
+                # A bug in one poll must not kill the service.
+                self._poll_failed(exc)
+            else:
+                self._poll_worked()
             if first:
                 notify.ready()
                 first = False
             notify.watchdog()
+            last_ping = time.monotonic()
             if started - last_prune > 3600:
                 self.store.prune_events(datetime.now(timezone.utc))
                 last_prune = started
@@ -255,11 +309,19 @@ class Daemon:
                 # A poll that overran its interval (tmux hanging) must not starve requests.
                 self.control.serve_pending(0)
             while not self._stop and not self._reload:
-                left = deadline - time.monotonic()
+                now = time.monotonic()
+                left = deadline - now
                 if left <= 0:
                     break
                 # Capped so a wake-up is never more than a minute away, whatever the config says.
-                for key, _ in selector.select(min(left, 60.0)):
+                wait = min(left, 60.0)
+                if ping_every is not None:
+                    # systemd kills a unit that misses its watchdog, however long poll_interval is.
+                    if now - last_ping >= ping_every:
+                        notify.watchdog()
+                        last_ping = now
+                    wait = min(wait, last_ping + ping_every - now)
+                for key, _ in selector.select(wait):
                     if key.data == "wake":
                         try:
                             while self._wake_r.recv(512):
@@ -271,6 +333,25 @@ class Daemon:
                         self.control.serve_pending(0)
         notify.stopping()
         return 0
+
+    def _poll_failed(self, exc: Exception) -> None:
+        """Log a new failure with its traceback; the same one again only as a count, sparingly."""
+        what = f"{type(exc).__name__}: {exc}"
+        if what != self._poll_error:
+            self._poll_worked()
+            log.exception("poll failed")
+            self._poll_error, self._poll_error_repeats = what, 0
+            return
+        self._poll_error_repeats += 1
+        n = self._poll_error_repeats
+        if n & (n - 1) == 0:  # 1, 2, 4, 8, ...: a reminder that thins out
+            log.error("poll failed again (%d repeat%s of: %s)", n, "s" if n != 1 else "", what)
+
+    def _poll_worked(self) -> None:
+        if self._poll_error is not None:
+            log.info("polls work again after %d failure%s of: %s", self._poll_error_repeats + 1,
+                     "s" if self._poll_error_repeats else "", self._poll_error)
+            self._poll_error, self._poll_error_repeats = None, 0
 
     def close(self) -> None:
         if getattr(self, "_watch_stop", None) is not None:

@@ -6,12 +6,13 @@ import fnmatch
 import re
 from collections.abc import Collection, Sequence
 
-_VALID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,63}$")
+_VALID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,63}")
 
 
 def is_valid_name(name: str) -> bool:
     """Session names appear in branch names (`afd/NAME`) and tmux targets: keep them plain."""
-    return bool(_VALID.match(name)) and ".." not in name
+    # fullmatch: `$` would let a trailing newline through, and a name is printed one per line.
+    return bool(_VALID.fullmatch(name)) and ".." not in name
 
 
 def unique_name(base: str, taken: Collection[str]) -> str:

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from afd import create, git, identity, tmux
-from afd.cli import EXIT_FAIL, EXIT_USAGE, UserError
+from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.control import Stream
 from afd.identity import IdentityKind
 from afd.jobrequests import JobRequests

@@ -19,6 +19,7 @@ from __future__ import annotations
 import enum
 import errno
 import fcntl
+import glob
 import json
 import os
 import sqlite3
@@ -45,6 +46,10 @@ _CORRUPT_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 class StoreError(Exception):
     """The state cannot be used as asked; the message is one sentence for the user."""
+
+
+class StoreRefused(StoreError):
+    """The file is not one this afd may write (newer schema, someone else's database): a restart cannot fix it."""
 
 
 def default_path() -> Path:
@@ -451,13 +456,21 @@ def _connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
 
 
 def _backup(conn: sqlite3.Connection, path: Path, version: int) -> Path:
-    target = _free_name(path.with_name(f"{path.name}.bak-v{version}"))
+    base = path.with_name(f"{path.name}.bak-v{version}")
+    target = _free_name(base)
     _touch_private(target)
     dest = sqlite3.connect(target)
     try:
         conn.backup(dest)
     finally:
         dest.close()
+    # A migration that fails rolls back, and the next start tries again: the
+    # same state needs only the backup taken the first time.
+    fresh = target.read_bytes()
+    for earlier in sorted(path.parent.glob(f"{glob.escape(base.name)}*")):
+        if earlier != target and earlier.is_file() and earlier.read_bytes() == fresh:
+            target.unlink()
+            return earlier
     return target
 
 
@@ -539,12 +552,12 @@ class Store:
 
     def _refuse_version(self, found: _Inspection, known: int) -> None:
         if found.version > known:
-            raise StoreError(
+            raise StoreRefused(
                 f"the state database {self.path} has schema version {found.version}, newer than this afd "
                 f"understands ({known}); upgrade afd, or move the file aside to start afresh"
             )
         if found.version == 0 and found.has_tables:
-            raise StoreError(f"{self.path} is an SQLite database but not afd's state; move it aside")
+            raise StoreRefused(f"{self.path} is an SQLite database but not afd's state; move it aside")
 
     def _open_writable(self, steps: tuple[str, ...]) -> sqlite3.Connection:
         path = self.path

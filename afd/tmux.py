@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 import re
 import secrets
+import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -165,7 +166,37 @@ class _Reply:
         return self.stderr.strip() or f"tmux exited with status {self.rc}"
 
 
+# tmux sends a client's whole argument list to the server in one message:
+# the arguments, each with its NUL, must fit in 16364 bytes (measured on
+# tmux 3.3a: 16384-byte imsg less its 16-byte header and the 4-byte argc).
+# Above that it says "command too long" or "failed to send command".
+_COMMAND_BYTES = 16364
+_TOO_LONG = ("command too long", "failed to send command")
+
+
+class _Chained(list):
+    """An argument list `_chain` already escaped and joined: `_run` passes it as is."""
+
+
+def _literal(arg: str) -> str:
+    # tmux reads an argument ending in ";" as the end of a command (its
+    # text before the ";" stays an argument) and the next one as a new
+    # command, so a prompt "fix it;" followed by "run-shell" would run it.
+    # A trailing "\;" is tmux's escape: it arrives as a literal ";".
+    return arg[:-1] + "\\;" if arg.endswith(";") else arg
+
+
+def format_literal(text: str) -> str:
+    """`text` for an argument tmux expands as a format (`-c`, `-s`): `#(cmd)` would run cmd."""
+    return text.replace("#", "##")
+
+
+def _packed_size(args: Sequence[str]) -> int:
+    return sum(len(a.encode("utf-8", errors="surrogateescape")) + 1 for a in args)
+
+
 def _run(server: ServerRef, args: Sequence[str], timeout: float, stdin: bytes | None = None) -> _Reply:
+    args = args if isinstance(args, _Chained) else [_literal(a) for a in args]
     try:
         proc = subprocess.run(
             [*server.argv(), *args],
@@ -182,18 +213,50 @@ def _run(server: ServerRef, args: Sequence[str], timeout: float, stdin: bytes | 
     return _Reply(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", errors="replace"))
 
 
-def _chain(commands: Sequence[Sequence[str]]) -> list[str]:
-    args: list[str] = []
+def _chain(commands: Sequence[Sequence[str]]) -> _Chained:
+    args = _Chained()
     for command in commands:
         if args:
             args.append(";")
-        args.extend(command)
+        args.extend(_literal(a) for a in command)
     return args
+
+
+def _too_long(reply: _Reply) -> bool:
+    return reply.rc not in (0, None) and any(text in reply.stderr for text in _TOO_LONG)
+
+
+def _batches(groups: Sequence[Sequence[Sequence[str]]], budget: int = _COMMAND_BYTES) -> list[list[int]]:
+    """Indexes of `groups` (each a few commands kept together) packed into chains that fit in `budget` bytes."""
+    batches: list[list[int]] = []
+    size = budget + 1
+    for i, group in enumerate(groups):
+        cost = _packed_size(_chain(group)) + 2  # and the ";" that joins it to the one before
+        if size + cost > budget:
+            batches.append([])
+            size = 0
+        batches[-1].append(i)
+        size += cost
+    return batches
 
 
 def _check_pane_id(pane_id: str) -> None:
     if not _PANE_ID.fullmatch(pane_id):
         raise ValueError(f"not a tmux pane id: {pane_id!r} (expected %N)")
+
+
+def version(timeout: float = 3.0) -> tuple[str | None, str | None]:
+    """`tmux -V` (e.g. "tmux 3.3a"), or None and why not: a hung or missing binary is an answer too."""
+    try:
+        proc = subprocess.run(["tmux", "-V"], stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return None, f"tmux -V did not answer within {timeout:g}s"
+    except OSError as exc:
+        return None, f"could not run tmux: {exc.strerror or exc}"
+    text = proc.stdout.decode("utf-8", errors="replace").strip()
+    if proc.returncode != 0 or not text:
+        return None, proc.stderr.decode("utf-8", errors="replace").strip() or f"tmux -V exited with status {proc.returncode}"
+    return text, None
 
 
 # --- inventory -----------------------------------------------------------
@@ -326,14 +389,44 @@ _MAX_CAPTURE_ROUNDS = 3
 def _capture_round(
     server: ServerRef, pane_ids: Sequence[str], timeout: float
 ) -> tuple[_Reply, dict[str, tuple[bytes, int | None]]]:
+    """As few chained calls as tmux's command size allows; the first failed reply (else the last) and the complete captures."""
+    groups = [_capture_commands(pane_id, "") for pane_id in pane_ids]
+    queue = [[pane_ids[i] for i in batch] for batch in _batches(groups)]
+    replies: list[_Reply] = []
+    complete: dict[str, tuple[bytes, int | None]] = {}
+    while queue:
+        batch = queue.pop(0)
+        reply, done = _capture_chain(server, batch, timeout)
+        if _too_long(reply) and len(batch) > 1:
+            # Another tmux build may allow less than measured: split until it fits.
+            half = len(batch) // 2
+            queue[:0] = [batch[:half], batch[half:]]
+            continue
+        replies.append(reply)
+        complete.update(done)
+    failed = [r for r in replies if r.rc != 0]
+    return (failed or replies or [_Reply(0, b"", "")])[0], complete
+
+
+def _capture_commands(pane_id: str, marker: str) -> list[list[str]]:
+    # The marker is printed through a format: display-message runs its
+    # text through strftime first, which would mangle a literal "%12".
+    # (Sized with a placeholder marker of the same length as the real one.)
+    marker = marker or "@@afd-" + "0" * 16 + "-00000"
+    return [
+        ["display-message", "-p", "-t", pane_id, f"{marker} #{{pid}} #{{pane_id}}"],
+        ["capture-pane", "-p", "-J", "-t", pane_id],
+    ]
+
+
+def _capture_chain(
+    server: ServerRef, pane_ids: Sequence[str], timeout: float
+) -> tuple[_Reply, dict[str, tuple[bytes, int | None]]]:
     """One chained call; returns the reply and the panes whose capture is complete."""
     nonce = secrets.token_hex(8)
     commands: list[list[str]] = []
     for i, pane_id in enumerate(pane_ids):
-        # The marker is printed through a format: display-message runs its
-        # text through strftime first, which would mangle a literal "%12".
-        commands.append(["display-message", "-p", "-t", pane_id, f"@@afd-{nonce}-{i} #{{pid}} #{{pane_id}}"])
-        commands.append(["capture-pane", "-p", "-J", "-t", pane_id])
+        commands.extend(_capture_commands(pane_id, f"@@afd-{nonce}-{i}"))
     reply = _run(server, _chain(commands), timeout)
     marker = re.compile(rb"^@@afd-" + nonce.encode() + rb"-(\d+) (\d*) ([^\n]*)\n", re.M)
     found = list(marker.finditer(reply.stdout))
@@ -417,6 +510,14 @@ def _env_args(env: Mapping[str, str] | None) -> list[str]:
     return [arg for key, value in (env or {}).items() for arg in ("-e", f"{key}={value}")]
 
 
+def _command_args(argv: Sequence[str]) -> list[str]:
+    # tmux runs a lone argument through `sh -c`, several with execvp: a
+    # one-word command with a space or `$` in it must not become shell code.
+    if len(argv) == 1:
+        return ["--", f"exec {shlex.quote(argv[0])}"]
+    return ["--", *argv] if argv else []
+
+
 def new_session(
     server: ServerRef,
     name: str,
@@ -427,9 +528,8 @@ def new_session(
 ) -> ActionResult:
     """A detached session running `argv` (exec'd directly, no shell); `value` is its pane id."""
     sep, end = _separators()
-    args = ["new-session", "-d", "-s", name, "-c", cwd, "-P", "-F", f"{sep}#{{pane_id}}{end}", *_env_args(env)]
-    if argv:
-        args += ["--", *argv]
+    args = ["new-session", "-d", "-s", format_literal(name), "-c", format_literal(cwd), "-P", "-F", f"{sep}#{{pane_id}}{end}"]
+    args += [*_env_args(env), *_command_args(argv)]
     reply = _run(server, args, timeout)
     result = _action(reply)
     if not result.ok:
@@ -479,9 +579,8 @@ def respawn_pane(
 ) -> ActionResult:
     """Start `argv` in the pane, keeping its id; without `kill`, only a dead pane (remain-on-exit) is respawned."""
     _check_pane_id(pane_id)
-    args = ["respawn-pane", *(["-k"] if kill else []), "-t", pane_id, "-c", cwd, *_env_args(env)]
-    if argv:
-        args += ["--", *argv]
+    args = ["respawn-pane", *(["-k"] if kill else []), "-t", pane_id, "-c", format_literal(cwd), *_env_args(env)]
+    args += _command_args(argv)
     return _action(_run(server, args, timeout))
 
 

@@ -776,3 +776,61 @@ def test_running_as_module_works(xdg_dirs):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ok")
+
+
+# --- hardening: what a config cannot do to afd -----------------------------------
+
+
+@pytest.mark.parametrize("depth", [pytest.param(5000, id="deep-array"), pytest.param(100_000, id="very-deep-array")])
+def test_a_deeply_nested_config_is_a_config_problem(tmp_path, depth):
+    cfg = tmp_path / "afd.toml"
+    cfg.write_text("watch_ignore = " + "[" * depth + "]" * depth + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(cfg, known_agents=KNOWN)
+    assert "nested too deeply" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param('poll_interval = "1ms"\n', '1: poll_interval: must be at least "200ms", got "1ms"', id="poll-too-fast"),
+        pytest.param("stability_polls = 1000\n", "1: stability_polls: must be at most 20, got 1000", id="too-many-polls"),
+    ],
+)
+def test_poll_interval_and_stability_polls_have_sane_bounds(tmp_path, text, message):
+    cfg = tmp_path / "afd.toml"
+    cfg.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(cfg, known_agents=KNOWN)
+    assert str(caught.value) == f"{cfg}:{message}"
+
+
+def test_the_bounds_themselves_are_accepted(tmp_path):
+    cfg = tmp_path / "afd.toml"
+    cfg.write_text('poll_interval = "200ms"\nstability_polls = 20\n')
+    config = load_config(cfg, known_agents=KNOWN)
+    assert (config.poll_interval, config.stability_polls) == (0.2, 20)
+
+
+def test_a_catastrophic_user_pattern_cannot_hang_detection(tmp_path):
+    import threading
+    from datetime import datetime, timezone
+
+    from afd.loader import load_plugins
+    from afd.model import Clock
+
+    cfg = tmp_path / "afd.toml"
+    cfg.write_text('[limit_patterns]\nclaude = "(a|aa)+$"\n')
+    config = load_config(cfg, known_agents=KNOWN)
+    plugins = load_plugins(config.plugins_dir)
+    pattern = compiled_limit_patterns(config)["claude"]
+    rows = ["a" * 60 + "!"] * 5
+    clock = Clock(now=datetime(2026, 7, 1, tzinfo=timezone.utc), local_zone=timezone.utc)
+    found: list[object] = []
+    worker = threading.Thread(target=lambda: found.append(plugins.detect("claude", rows, clock, pattern)), daemon=True)
+    worker.start()
+    worker.join(timeout=60)  # a guard against the hang itself, not a timing assertion
+    assert not worker.is_alive(), "the user's pattern held detection"
+    assert found == [None]
+    # Tripped: from now on the plugin's built-in pattern is in force for claude.
+    assert "claude" not in compiled_limit_patterns(config)

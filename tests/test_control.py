@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from afd import control
-from afd.cli import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE
 from afd.control import ControlError, ControlServer, DaemonTimeout, DaemonUnavailable, Stream
 
 
@@ -332,3 +332,173 @@ def test_the_loop_can_select_on_fileno_and_serve_without_blocking(short_dir):
                 assert readable, "the selector never became readable"
                 answered += server.serve_pending(0)
             assert json.loads(client.makefile("rb").readline()) == {"ok": True, "result": {"echo": {"sel": 1}}}
+
+
+# --- no request ends the daemon ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param(b"[" * 100_000 + b"\n", id="deep-list-not-even-closed"),
+        pytest.param(b'{"cmd": "echo", "args": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5000 + b"}\n", id="deep-args"),
+        pytest.param(b'{"cmd": "echo", "args": {"a": ' + b"[" * 40 + b"]" * 40 + b"}}\n", id="just-over-the-bound"),
+    ],
+)
+def test_a_deeply_nested_request_gets_one_line_error_and_the_server_serves_on(running, line):
+    [answer] = raw_exchange(running.server.path, line)
+    assert answer["ok"] is False and answer["code"] == EXIT_USAGE
+    assert "nested deeper" in answer["error"] and "\n" not in answer["error"]
+    assert control.request(running.server.path, "echo", {"n": 1}) == {"echo": {"n": 1}}
+
+
+def test_a_request_at_the_depth_bound_is_answered(running):
+    nested: object = 1
+    for _ in range(control.MAX_REQUEST_DEPTH - 2):
+        nested = [nested]
+    assert control.request(running.server.path, "echo", {"a": nested}) == {"echo": {"a": nested}}
+
+
+def test_an_unexpected_error_while_answering_is_one_line_and_serving_goes_on(running, monkeypatch):
+    def explode(value):
+        raise MemoryError("made up")
+
+    monkeypatch.setattr(control, "_depth", explode)
+    [answer] = raw_exchange(running.server.path, b'{"cmd": "echo"}\n')
+    assert answer["ok"] is False and answer["code"] == EXIT_FAIL and "\n" not in answer["error"]
+    monkeypatch.undo()
+    assert control.request(running.server.path, "echo") == {"echo": {}}
+
+
+# --- bursts of clients -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("backlog", [pytest.param(None, id="default-backlog"), pytest.param(1, id="backlog-of-one")])
+def test_sixty_clients_at_once_against_a_busy_server_all_get_answers(short_dir, monkeypatch, backlog):
+    if backlog is not None:
+        monkeypatch.setattr(control, "LISTEN_BACKLOG", backlog)
+    server = ControlServer(short_dir / "run" / "afd" / "control.sock", handle)
+    server.start()
+    runner = ServerThread(server)
+    results: list[object] = []
+    lock = threading.Lock()
+
+    def client(i: int) -> None:
+        try:
+            answer = control.request(server.path, "echo", {"i": i}, timeout=30)
+        except Exception as exc:  # collected, so the assertion names what failed
+            answer = repr(exc)
+        with lock:
+            results.append(answer)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(60)]
+    try:
+        # The server does not accept yet, like a daemon in the middle of a poll.
+        for t in threads:
+            t.start()
+        threading.Event().wait(0.3)
+        runner._thread.start()
+        for t in threads:
+            t.join(timeout=60)
+    finally:
+        runner.stop()
+    assert sorted(results, key=str) == sorted(({"echo": {"i": i}} for i in range(60)), key=str)
+
+
+# --- who may talk to whom ----------------------------------------------------------
+
+NOBODY = 65534
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="changing to another uid needs root")
+
+
+def _as_nobody(work) -> bytes:
+    """Run `work()` in a forked child that dropped to uid/gid 65534; returns what it wrote back."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        status = 0
+        try:
+            os.close(read_end)
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            os.write(write_end, work())
+        except BaseException as exc:
+            os.write(write_end, f"child failed: {exc!r}".encode())
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    chunks = []
+    while chunk := os.read(read_end, 65536):
+        chunks.append(chunk)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    return b"".join(chunks)
+
+
+@needs_root
+def test_a_connection_from_another_uid_is_refused_with_nothing_sent(running):
+    # Open the path up, as a careless runtime dir might: only SO_PEERCRED stands in the way.
+    for folder in (running.server.path.parent, *running.server.path.parents[:3]):
+        os.chmod(folder, 0o711)
+    os.chmod(running.server.path, 0o777)
+
+    def connect_and_ask() -> bytes:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(10)
+            sock.connect(str(running.server.path))
+            try:
+                sock.sendall(b'{"cmd": "echo", "args": {"from": "nobody"}}\n')
+                return b"answer:" + sock.recv(4096)
+            except (BrokenPipeError, ConnectionResetError):
+                return b"closed"
+
+    got = _as_nobody(connect_and_ask)
+    assert got in (b"answer:", b"closed"), got
+    assert control.request(running.server.path, "echo") == {"echo": {}}
+
+
+@needs_root
+def test_the_client_will_not_talk_to_a_daemon_of_another_uid(short_dir):
+    os.chmod(short_dir, 0o711)
+    theirs = short_dir / "n"
+    theirs.mkdir(mode=0o700)
+    os.chown(theirs, NOBODY, NOBODY)
+    path = theirs / "control.sock"
+    ready_r, ready_w = os.pipe()
+
+    def serve_as_nobody() -> bytes:
+        try:
+            server = ControlServer(path, handle)
+            server.start()
+        finally:
+            os.write(ready_w, b"1")
+        for _ in range(100):
+            if server.serve_pending(0.05):
+                return b"answered"
+        return b"no request came"
+
+    done = queue.Queue()
+    threading.Thread(target=lambda: done.put(_as_nobody(serve_as_nobody)), daemon=True).start()
+    assert select.select([ready_r], [], [], 30)[0], "the child never started its server"
+    assert os.read(ready_r, 1) == b"1"
+    assert path.exists(), done.get(timeout=30)
+    with pytest.raises(ControlError) as caught:
+        control.request(path, "echo", {"secret": "prompt"})
+    assert f"uid {NOBODY}" in str(caught.value)
+    assert done.get(timeout=30) == b"no request came"
+
+
+@needs_root
+def test_a_runtime_dir_others_can_write_is_tightened_and_one_of_another_uid_is_refused(short_dir):
+    loose = short_dir / "loose"
+    loose.mkdir()
+    os.chmod(loose, 0o777)
+    with ControlServer(loose / "control.sock", handle):
+        assert stat.S_IMODE(os.stat(loose).st_mode) == 0o700
+    theirs = short_dir / "theirs"
+    theirs.mkdir(mode=0o700)
+    os.chown(theirs, NOBODY, NOBODY)
+    with pytest.raises(ControlError, match=f"belongs to uid {NOBODY}"):
+        ControlServer(theirs / "control.sock", handle).start()

@@ -91,3 +91,22 @@ def test_user_limit_pattern_replaces_the_builtin_regex(xdg_dirs, tmp_path):
     builtin = tmp_path / "b.txt"
     builtin.write_text("■ You've hit your usage limit. Try again later.\n\n› Ask Codex to do anything\n")
     assert not json.loads(detect("--agent", "codex", "--json", str(builtin), str(builtin)).stdout)["hit"]
+
+
+def test_an_endless_input_is_refused_without_filling_memory(xdg_dirs):
+    # /dev/zero never ends: afd reads a bounded amount, keeping only a screen's tail, and says why it stopped.
+    done = detect("--agent", "claude", "/dev/zero")
+    assert done.returncode == 2 and "not a pane capture" in done.stderr
+
+
+def test_a_huge_capture_file_is_judged_by_its_tail(xdg_dirs, tmp_path):
+    from afd.commands.detect import MAX_CAPTURE_BYTES
+
+    case = CORPUS / "codex" / "relative-days-no-upgrade"
+    screen = sorted(case.glob("*.txt"), key=lambda p: int(p.stem))[-1].read_bytes()
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"scrollback row\n" * (2 * MAX_CAPTURE_BYTES // 15) + screen)
+    small = detect("--agent", "codex", "--json", str(sorted(case.glob("*.txt"), key=lambda p: int(p.stem))[-1]))
+    done = detect("--agent", "codex", "--json", str(big))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hit"] is True and json.loads(small.stdout)["hit"] is True

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from afd.cli import EXIT_USAGE, build_parser, main
+from afd.cli import build_parser, main
+from afd.errors import EXIT_USAGE
 from afd.commands import service
 
 REPO = Path(__file__).resolve().parent.parent

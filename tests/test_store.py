@@ -336,8 +336,20 @@ def test_second_backup_of_a_version_does_not_overwrite_the_first(db_path):
     Store(db_path).close()
     with pytest.raises(StoreError):
         Store(db_path, migrations=(*MIGRATIONS, "CREATE TABLE (;"))
+    with Store(db_path) as s:  # the same version, with different content since that backup
+        s.set_meta("note", "changed after the first backup")
     Store(db_path, migrations=(*MIGRATIONS, V2)).close()
     assert sorted(p.name for p in db_path.parent.glob("*.bak-*")) == [f"state.db.bak-v{SCHEMA_VERSION}", f"state.db.bak-v{SCHEMA_VERSION}.1"]
+
+
+def test_a_migration_that_keeps_failing_keeps_one_backup(db_path):
+    Store(db_path).close()
+    for _ in range(3):
+        with pytest.raises(StoreError):
+            Store(db_path, migrations=(*MIGRATIONS, "CREATE TABLE (;"))
+    assert [p.name for p in db_path.parent.glob("*.bak-*")] == [f"state.db.bak-v{SCHEMA_VERSION}"]
+    with Store(db_path, migrations=(*MIGRATIONS, V2)) as s:
+        assert s.backup_path == db_path.with_name(f"state.db.bak-v{SCHEMA_VERSION}")
 
 
 def test_a_version_1_database_gains_the_location_column(db_path):

@@ -267,3 +267,121 @@ def test_send_keys_and_kill_pane(tmux_server, tmp_path):
     assert tmux.kill_pane(server, pane_id).ok
     assert tmux.pane_exists(server, pane_id) is tmux.Presence.GONE
     assert tmux.kill_pane(server, pane_id).outcome is tmux.Outcome.GONE
+
+
+# --- every argument arrives as one literal argument ------------------------------
+
+
+def _argv_pane(server, tmp_path, session: str, args: list[str], cwd: Path | None = None, env=None) -> Path:
+    """A pane whose program writes each argument it received (and its cwd, and $AFD_V) to a file, one per line."""
+    out = tmp_path / f"{secrets.token_hex(4)}.args"
+    script = 'pwd > "$0"; printf "%s\\n" "$AFD_V" >> "$0"; for a; do printf "[%s]\\n" "$a" >> "$0"; done; exec sleep 600'
+    started = tmux.new_session(server, session, str(cwd or tmp_path), ["sh", "-c", script, str(out), *args], env=env)
+    assert started.ok, started.error
+    return out
+
+
+def _read_when_written(out: Path, rows: int) -> list[str]:
+    return wait_for(
+        lambda: (lines := out.read_text().splitlines() if out.exists() else []) and len(lines) >= rows and lines,
+        timeout=20.0,
+        message=f"{out.name} to be written",
+    )
+
+
+def test_an_argument_ending_in_a_semicolon_arrives_whole(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    args = ["fix it;", "ends in \\;", ";", "plain"]
+    out = _argv_pane(server, tmp_path, "semi", args)
+    assert _read_when_written(out, 2 + len(args))[2:] == [f"[{a}]" for a in args]
+
+
+def test_a_crafted_argument_list_runs_no_tmux_command(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    marker = tmp_path / "ran"
+    crafted = ["please fix;", "run-shell", f"touch {marker}", ";", "kill-server"]
+    out = _argv_pane(server, tmp_path, "crafted", crafted)
+    assert _read_when_written(out, 2 + len(crafted))[2:] == [f"[{a}]" for a in crafted]
+    assert tmux.list_panes(server).server_running
+    assert not marker.exists()
+
+
+def test_format_text_in_a_path_name_or_environment_is_not_run(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    marker = tmp_path / "ran"
+    odd = tmp_path / "wt #(touch ran) #{pid}"
+    odd.mkdir()
+    # (A directory name cannot hold the marker's slashes; were it expanded, the pane's cwd would differ.)
+    out = _argv_pane(server, tmp_path, f"n#(touch {marker})", ["x"], cwd=odd, env={"AFD_V": f"#(touch {marker})"})
+    lines = _read_when_written(out, 3)
+    assert lines[:2] == [str(odd), f"#(touch {marker})"]
+    names = [p.session_name for p in tmux.list_panes(server).panes]
+    assert f"n#(touch {marker})" in names
+    respawned = tmux.respawn_pane(server, tmux.list_panes(server).panes[0].pane_id, str(odd), ["sh", "-c", f"pwd > {shlex.quote(str(out))}; exec sleep 600"], kill=True)
+    assert respawned.ok, respawned.error
+    wait_for(lambda: out.read_text().strip() == str(odd), timeout=20.0, message="the respawned pane to print its cwd")
+    assert not marker.exists()
+
+
+def test_a_one_word_command_is_not_shell_code(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    marker = tmp_path / "ran"
+    started = tmux.new_session(server, "one", str(tmp_path), [f"no-such-agent; touch {marker}"])
+    assert started.ok, started.error
+    # The pane's program is that whole odd name (not found); a shell would have run `touch`.
+    wait_for(lambda: not tmux_server.pane_exists(started.value), timeout=20.0, message="the pane to close")
+    assert not marker.exists()
+
+
+# --- capture in as few calls as tmux's command size allows -------------------------
+
+
+def test_capture_of_500_panes_is_split_to_fit_and_sees_every_pane(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    first = tmux.new_session(server, "many", str(tmp_path), ["sh", "-c", "echo pane-ok; exec sleep 600"])
+    assert first.ok, first.error
+    # Windows made in chains of 100 (each within tmux's size limit), all printing the same line.
+    for _ in range(5):
+        chain = []
+        for _ in range(100):
+            chain += ["new-window", "-d", "-t", "many:", "sh -c 'echo pane-ok; exec sleep 600'", ";"]
+        tmux_server.run(*chain[:-1])
+    panes = [p.pane_id for p in tmux.list_panes(server).panes]
+    assert len(panes) == 501
+    calls = []
+    real_run = tmux._run
+
+    def counting_run(srv, args, timeout, stdin=None):
+        calls.append(tmux._packed_size(args))
+        return real_run(srv, args, timeout, stdin)
+
+    tmux._run = counting_run
+    try:
+        def all_printed():
+            calls.clear()
+            results = tmux.capture_panes(server, panes, timeout=20.0)
+            return all(r.presence is tmux.Presence.PRESENT and "pane-ok" in r.text for r in results.values())
+
+        wait_for(all_printed, timeout=60.0, message="every one of 501 panes captured with its text")
+    finally:
+        tmux._run = real_run
+    assert 1 < len(calls) <= 1 + sum(calls) // tmux._COMMAND_BYTES + 1
+    assert max(calls) <= tmux._COMMAND_BYTES
+
+
+def test_a_chain_tmux_refuses_as_too_long_is_split_further(tmux_server, tmp_path, monkeypatch):
+    server = _server(tmux_server)
+    panes = [_printing_pane(server, f"s{i}", tmp_path, f"pane {i}\n") for i in range(6)]
+    for i, p in enumerate(panes):
+        wait_for(lambda p=p, i=i: f"pane {i}" in _screen(server, p), timeout=20.0, message="the pane to print")
+    # Pretend the limit is far larger than it is: the first chains are refused by tmux itself.
+    monkeypatch.setattr(tmux, "_COMMAND_BYTES", 10**6)
+    padding = "x" * 4000
+    real = tmux._capture_commands
+    monkeypatch.setattr(
+        tmux,
+        "_capture_commands",
+        lambda pane_id, marker: [*real(pane_id, marker), ["set-option", "-q", "-p", "-t", pane_id, "@afd-pad", padding]],
+    )
+    results = tmux.capture_panes(server, panes)
+    assert [capture_rows(results[p].text)[0] for p in panes] == [f"pane {i}" for i in range(6)]

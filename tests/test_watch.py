@@ -71,7 +71,10 @@ def test_unique_names(base, taken, expected):
 
 @pytest.mark.parametrize(
     "name,ok",
-    [("fix-login", True), ("work:1.0", True), ("a/b", False), ("..", False), ("", False), ("-x", False)],
+    [
+        ("fix-login", True), ("work:1.0", True), ("a/b", False), ("..", False), ("", False), ("-x", False),
+        ("x\n", False), ("x\r", False),
+    ],
 )
 def test_valid_session_names(name, ok):
     assert is_valid_name(name) is ok

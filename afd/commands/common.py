@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from afd.cli import EXIT_USAGE, UserError
+from afd.errors import EXIT_USAGE, UserError
 
 
 def load_effective(config_path: str | None, *, warn_failed_plugins: bool = True):

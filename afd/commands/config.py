@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from afd.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UserError
+from afd.errors import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UserError
 from afd.commands.common import print_json
 from afd.config import (
     Config,

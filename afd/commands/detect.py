@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 from datetime import datetime, timezone
-from pathlib import Path
 
-from afd.cli import EXIT_USAGE, UserError
+from afd.errors import EXIT_USAGE, UserError
 from afd.commands.common import compiled_pattern, iso_utc, load_effective, print_json
 from afd.gates import judge
 from afd.model import Clock
@@ -44,11 +45,39 @@ def parse_now(text: str | None, zone) -> datetime:
     return value
 
 
+# More than any screen holds (500 rows of 500 cells, 4 bytes each): what
+# lies above it cannot be on screen, and so cannot be a wall the agent is at.
+MAX_CAPTURE_BYTES = 1 << 20
+# A pipe or device is read through (its end is the screen's bottom) up to
+# this much, keeping only the tail: `/dev/zero` must end, not fill memory.
+MAX_STREAM_BYTES = 64 << 20
+
+
+def read_tail(name: str) -> bytes:
+    """The last MAX_CAPTURE_BYTES of a capture file, starting on a whole row."""
+    with open(name, "rb") as f:
+        info = os.fstat(f.fileno())
+        size = info.st_size
+        if stat.S_ISREG(info.st_mode):
+            f.seek(max(size - MAX_CAPTURE_BYTES, 0))
+            data, cut = f.read(MAX_CAPTURE_BYTES), size > MAX_CAPTURE_BYTES
+        else:
+            tail, total = bytearray(), 0
+            while chunk := f.read(1 << 16):
+                total += len(chunk)
+                if total > MAX_STREAM_BYTES:
+                    raise UserError(f"{name}: more than {MAX_STREAM_BYTES >> 20} MiB without an end: not a pane capture", EXIT_USAGE)
+                tail += chunk
+                del tail[: max(len(tail) - MAX_CAPTURE_BYTES, 0)]
+            data, cut = bytes(tail), total > MAX_CAPTURE_BYTES
+    return data.split(b"\n", 1)[-1] if cut else data
+
+
 def read_captures(files: list[str]) -> list[list[str]]:
     captures = []
     for name in files:
         try:
-            data = Path(name).read_bytes()
+            data = read_tail(name)
         except FileNotFoundError:
             raise UserError(f"{name}: no such capture file", EXIT_USAGE) from None
         except IsADirectoryError:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
-from afd.cli import EXIT_FAIL, EXIT_OK, UserError
+from afd.errors import EXIT_FAIL, EXIT_OK, UserError
 from afd.commands.common import add_server_options
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -42,8 +41,12 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
 
     exe = shutil.which("tmux")
     if exe:
-        version = subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout.strip()
-        add("tmux", OK, f"{version} at {exe}")
+        version, why = tmux.version()
+        if version is None:
+            add("tmux", FAIL, f"{exe}: {why}")
+            exe = None  # a tmux that does not answer -V will not answer list-panes either
+        else:
+            add("tmux", OK, f"{version} at {exe}")
     else:
         add("tmux", FAIL, "tmux is not on PATH; install it with your package manager")
 

@@ -16,7 +16,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from afd.cli import EXIT_USAGE, UserError
+from afd.errors import EXIT_USAGE, UserError
 from afd.commands.common import print_json
 
 UNIT_NAME = "afd.service"

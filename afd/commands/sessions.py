@@ -6,7 +6,7 @@ import argparse
 import os
 import time
 
-from afd.cli import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_OK, UserError
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_OK, UserError
 
 # git worktree add is given two minutes by the daemon, and the agent's start a few seconds more.
 CREATE_TIMEOUT = 180.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from afd.cli import EXIT_DAEMON_DOWN, EXIT_OK, UserError
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_OK, UserError
 from afd.commands.common import count
 
 
@@ -31,7 +31,7 @@ def read_report(events: int) -> tuple[dict, bool]:
     """The status from the running daemon, else from the store; and whether the daemon runs."""
     from afd import control
     from afd.status import build_status
-    from afd.store import StateLock, Store, StoreError, default_path
+    from afd.store import StateLock, Store, StoreError, default_path, lock_path_for
 
     answering = True
     try:
@@ -51,8 +51,10 @@ def read_report(events: int) -> tuple[dict, bool]:
         raise UserError(str(exc), EXIT_DAEMON_DOWN) from None
     try:
         agents = _agent_names()
-        held = StateLock.is_held(db)
-        daemon = {"running": held, "pid": StateLock.holder_pid(db) if held else None,
+        # The daemon's lock file, not the database: a busy daemon holds it all the same.
+        lock = lock_path_for(db)
+        held = StateLock.is_held(lock)
+        daemon = {"running": held, "pid": StateLock.holder_pid(lock) if held else None,
                   "version": store.get_meta("version"), "started_at": store.get_meta("started_at")}
         if not answering:
             daemon["answering"] = False
