@@ -90,10 +90,15 @@ class World:
         wait_for(lambda: (r := self.sessions().get(name)) is not None and r.state == state, timeout=timeout,
                  message=f"{name} {state}")
 
-    def run(self, fake, command: str, timeout: float = 60) -> dict:
-        """Have the agent in `fake`'s pane run `afd …` as a tool; returns its command event."""
+    def run(self, fake, command: str, timeout: float = 60, then: str | None = None) -> dict:
+        """Have the agent in `fake`'s pane run `afd …` as a tool; returns its command event.
+
+        `then` is queued behind it, so the agent goes from one turn straight into the next.
+        """
         before = len([e for e in read_log(fake.log) if e["event"] == "command"])
         fake.type(f"run: {AFD} {command}")
+        if then:
+            fake.type(then)
         return wait_for(lambda: (c := [e for e in read_log(fake.log) if e["event"] == "command"])[before:] and c[before],
                         timeout=timeout, message=f"{command!r} run in {fake.pane}")
 
@@ -281,10 +286,8 @@ def test_daemon_killed_after_the_handoff_commit_and_while_attempting_delivers_ea
     # Both supervisors busy, so nothing is typed: the handoff commits, then the daemon dies.
     heir_fake.type("think")
     world.wait_state(heir, "working")
-    ran = world.run(boss_fake, f"jobs handoff --to {heir}")  # the boss's turn is this command
+    ran = world.run(boss_fake, f"jobs handoff --to {heir}", then="think")
     assert ran["rc"] == 0, ran["stderr"]
-    boss_fake.type("think")
-    world.wait_state(boss, "working")
     world.kill_daemon()
     assert [e.state.value for e in world.envelopes()] == ["pending", "pending"]
     world.start_daemon()
