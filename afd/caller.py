@@ -9,11 +9,18 @@ pane's process on the server afd watches.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import psutil
 
 from afd import tmux
 from afd.store import SessionRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    session: SessionRecord
+    pane: tmux.PaneInfo  # as tmux listed it just now (its cwd is where the caller's pane is)
 
 
 class CallerError(Exception):
@@ -30,7 +37,7 @@ def ancestors(pid: int) -> set[int]:
 
 
 def verified_session(server: tmux.ServerRef, sessions: Iterable[SessionRecord], pane_id: str | None,
-                     peer_pid: int | None) -> SessionRecord:
+                     peer_pid: int | None) -> Caller:
     """The live session whose pane the caller runs in, or CallerError saying why not."""
     if not pane_id:
         raise CallerError("run this from inside an afd session's pane ($TMUX_PANE is not set)")
@@ -47,4 +54,4 @@ def verified_session(server: tmux.ServerRef, sessions: Iterable[SessionRecord], 
     rec = next((r for r in sessions if r.pane_id == pane_id and r.state != "gone" and r.server_socket == inv.socket_path), None)
     if rec is None:
         raise CallerError(f"pane {pane_id} is not an afd session; `afd sessions adopt {pane_id}` makes it one")
-    return rec
+    return Caller(rec, pane)

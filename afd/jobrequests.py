@@ -24,6 +24,9 @@ class JobRequests:
         return JobBook(self.store)
 
     def _caller(self, pane: str | None):
+        return self._verified(pane).session
+
+    def _verified(self, pane: str | None) -> caller.Caller:
         control = getattr(self.daemon, "control", None)
         pid = getattr(control, "peer_pid", None)
         try:
@@ -40,7 +43,8 @@ class JobRequests:
 
     def do_jobs_create(self, name: str, agent: str, prompt: str, pane: str | None = None,
                        title: str | None = None, parent: str | None = None) -> dict:
-        owner = self._caller(pane)
+        found = self._verified(pane)
+        owner = found.session
         book = self.book
         if not is_valid_name(name):
             raise UserError(f"{name!r} is not a valid job name (letters, digits, . _ - : @ +)", EXIT_USAGE)
@@ -50,13 +54,15 @@ class JobRequests:
             above = book.job(parent)
             if above is None or above.owner != owner.name:
                 raise UserError(f"{parent!r} is not one of {owner.name}'s jobs, so it cannot be the parent", EXIT_USAGE)
-        if not owner.worktree:
+        # The session's recorded worktree, else where its pane is now (a pane adopted before its cwd showed).
+        where = owner.worktree or found.pane.cwd
+        if not where:
             raise UserError(f"session {owner.name} has no worktree afd knows of, so a job has no repository to branch from", EXIT_USAGE)
         brief = f"{prompt.strip()}\n\n{jobs.HELP_POINTER}" if prompt.strip() else ""
         title = (title or (prompt.strip().splitlines() or [name])[0]).strip()[:80]
         with self.store.transaction():
             book.add_job(name, title, owner.name, parent, agent)
-            begun = self.do_sessions_create(name, agent, str(Path(owner.worktree)), brief)
+            begun = self.do_sessions_create(name, agent, str(Path(where)), brief)
         self.sup.event("job.created", f"job {name} created for {owner.name}", name)
         return {**begun, "owner": owner.name}
 
