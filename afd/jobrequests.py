@@ -15,7 +15,7 @@ from afd.cli import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.jobbook import JobBook
 from afd.jobs import JobStatus, Rejection
 from afd.naming import is_valid_name
-from afd.outbox import LIVE_STATES
+from afd.outbox import LIVE_STATES, creating_sessions
 
 
 class JobRequests:
@@ -34,9 +34,9 @@ class JobRequests:
         except caller.CallerError as exc:
             raise UserError(f"refused: {exc}", EXIT_FAIL) from None
 
-    def _job_json(self, job: jobs.Job, sessions: dict) -> dict:
+    def _job_json(self, job: jobs.Job, sessions: dict, creating: set[str]) -> dict:
         rec = sessions.get(job.name)
-        status = jobs.observed_status(job.status, rec.state if rec else None)
+        status = jobs.observed_status(job.status, rec.state if rec else None, job.name in creating)
         return {"name": job.name, "title": job.title, "status": status.value, "owner": job.owner,
                 "parent": job.parent, "agent": job.agent, "branch": rec.branch if rec else None,
                 "summary": job.summary, "masters": self.book.masters(job.name)}
@@ -74,7 +74,8 @@ class JobRequests:
                 mine = self._caller(pane).name
             except UserError:
                 mine = None  # not (provably) a session: show everything, as from outside
-        listed = [self._job_json(j, sessions) for j in self.book.jobs().values() if mine is None or j.owner == mine]
+        creating = creating_sessions(self.store)
+        listed = [self._job_json(j, sessions, creating) for j in self.book.jobs().values() if mine is None or j.owner == mine]
         return {"supervisor": mine, "jobs": listed}
 
     def _finish_job(self, pane: str | None, status: JobStatus, text_of, summary: str | None) -> dict:
@@ -118,7 +119,9 @@ class JobRequests:
         sessions = {r.name: r for r in self.store.list_sessions()}
         moved = [all_jobs[n] for n in picked.moved]
         masters = {n: jobs.masters_after_handoff(self.book.masters(n), me.name, to) for n in picked.moved}
-        shown = [replace(j, status=jobs.observed_status(j.status, sessions[j.name].state if j.name in sessions else None))
+        creating = creating_sessions(self.store)
+        shown = [replace(j, status=jobs.observed_status(j.status, sessions[j.name].state if j.name in sessions else None,
+                                                        j.name in creating))
                  for j in moved]
         with self.store.transaction():
             receipt = self.book.transfer(picked.moved, me.name, to, note, masters)

@@ -155,9 +155,12 @@ def select_handoff(
 # --- status from what afd sees -------------------------------------------------------
 
 
-def observed_status(stored: JobStatus, session_state: str | None) -> JobStatus:
-    """A job's status given its session's state; done and failed are the agent's word and stay."""
-    if stored in FINAL:
+def observed_status(stored: JobStatus, session_state: str | None, creating: bool = False) -> JobStatus:
+    """A job's status given its session's state (None: no session record); done and failed are the agent's word and stay.
+
+    A job whose session is still being created has no record yet and is not gone.
+    """
+    if stored in FINAL or (session_state is None and creating):
         return stored
     if session_state is None or session_state == "gone":
         return JobStatus.GONE

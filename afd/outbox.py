@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from afd import delivery, jobs, tmux
+from afd import create, delivery, jobs, tmux
 from afd.jobbook import JobBook
 from afd.jobs import Envelope, EnvelopeState, JobStatus
 from afd.text import capture_rows
@@ -92,6 +92,11 @@ def decide(env: Envelope, recipient: str | None, recipient_state: str | None, he
     return Move.HOLD
 
 
+def creating_sessions(store) -> set[str]:
+    """Sessions a `create` is still making (no record yet, or the agent not seen): their jobs are not gone."""
+    return {e.session for e in store.pending_journal() if e.action == create.ACTION}
+
+
 def held_because(recipient: str | None, state: str | None, held: str | None) -> str:
     if recipient is None:
         return "no recipient is live (its supervisors are closed, limited or not answering)"
@@ -114,9 +119,10 @@ class Outbox:
     def observe_jobs(self, now: datetime) -> None:
         """Running / limited / gone from the sessions' states; a job that hits its limit sends an envelope."""
         sessions = {r.name: r for r in self.sup.store.list_sessions()}
+        creating = creating_sessions(self.sup.store)
         for job in self.book.jobs().values():
             rec = sessions.get(job.name)
-            new = jobs.observed_status(job.status, rec.state if rec else None)
+            new = jobs.observed_status(job.status, rec.state if rec else None, job.name in creating)
             if new is job.status:
                 continue
             with self.sup.store.transaction():

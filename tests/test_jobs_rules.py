@@ -87,12 +87,16 @@ def test_after_a_handoff_the_target_is_primary_and_the_former_supervisor_first_f
         (JobStatus.LIMITED, "idle", JobStatus.RUNNING),
         (JobStatus.RUNNING, "gone", JobStatus.GONE),
         (JobStatus.RUNNING, None, JobStatus.GONE),
+        (JobStatus.RUNNING, "creating", JobStatus.RUNNING),
         (JobStatus.DONE, "gone", JobStatus.DONE),
         (JobStatus.FAILED, "working", JobStatus.FAILED),
     ],
 )
 def test_status_from_the_session_state_keeps_the_agents_word(stored, state, want):
-    assert observed_status(stored, state) is want
+    if state == "creating":  # no record yet, a create in flight
+        assert observed_status(stored, None, creating=True) is want
+    else:
+        assert observed_status(stored, state) is want
 
 
 def test_the_stamp_is_one_line_with_the_nonce_first():
