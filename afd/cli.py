@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "afd.commands.doctor",
     "afd.commands.jobs",
     "afd.commands.help",
+    "afd.commands.resume",
 )
 
 

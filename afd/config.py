@@ -71,6 +71,7 @@ class AgentOverride:
 
     command: tuple[str, ...] | None = None
     resume_args: tuple[str, ...] | None = None
+    resume_message: str | None = None  # what a resume pastes instead of the default
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,9 @@ class Config:
     limit_auto_resume: bool = False
     limit_retry_interval: float | None = 1800.0  # None: the retry fallback is off
     resume_grace: float = 120.0
+    resume_max_attempts: int = 5
+    deliver_timeout: float = 30.0  # seconds for a continuation to be seen landing
+    typing_guard: float = 20.0  # seconds after a client's last key during which afd types nothing
     handoff_order: tuple[str, ...] = ()
     handoff_brief: str = ""
     handoff_max_per_session: int = 3
@@ -287,6 +291,9 @@ _TOP: dict[str, _Key] = {
     "limit_auto_resume": _Key(_boolean, _as_is),
     "limit_retry_interval": _Key(_optional_duration, format_duration),
     "resume_grace": _Key(_duration(positive=False), format_duration),
+    "resume_max_attempts": _Key(_integer(minimum=1), _as_is),
+    "deliver_timeout": _Key(_duration(positive=True), format_duration),
+    "typing_guard": _Key(_duration(positive=False), format_duration),
     "handoff_order": _Key(_string_list('["codex", "claude"]'), _as_list),
     "handoff_brief": _Key(_string, _as_is),
     "handoff_max_per_session": _Key(
@@ -304,6 +311,7 @@ _TMUX: dict[str, _Key] = {
 _AGENT: dict[str, _Key] = {
     "command": _Key(_string_list('["codex", "--full-auto"]'), _as_list),
     "resume_args": _Key(_string_list('["resume", "--last"]'), _as_list),
+    "resume_message": _Key(_string, _as_is),
 }
 _TABLES = ("tmux", "agents", "limit_patterns")
 

@@ -26,6 +26,7 @@ from afd.model import Event
 from afd.status import event_json
 from afd.store import JournalState, StateLock, Store, StoreError, StoreRefused
 from afd.store import default_path as default_db_path
+from afd.recovery import has_executor
 from afd.supervisor import PollSummary, Supervisor
 
 log = logging.getLogger("afd.daemon")
@@ -130,6 +131,8 @@ class Daemon:
     def _recover_journal(self) -> None:
         """Intent committed before a crash, with no outcome: inspected where afd knows how, else rolled back; said."""
         for entry in self.store.pending_journal():
+            if has_executor(entry.action):
+                continue  # its executor finishes it from its recorded step on the next poll
             if self.supervisor.recover_entry(entry):
                 continue
             outcome = (

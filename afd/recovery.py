@@ -1,24 +1,54 @@
-"""What to do with an action a crash left pending: decided from what exists now.
+"""What to do with a pending action: decided from its journal entry and what exists now.
 
-Pure: a pending journal entry and the facts gathered about it (does its
-pane exist, what runs there, are its branch and worktree there) in, the next
-step out. At start the daemon asks `inspects_at_start` for each pending
-entry; for those, the action's own executor gathers the facts, calls
-`decide_at_start`, and carries the step out. Actions without a function
-here are left to the daemon's fallback (rolled back, and said).
+Pure: a pending journal entry and the facts gathered about it in, the next
+step out. Two kinds of action live here:
 
-One function per action in `_AT_START`: `create` now; other actions add
-theirs (and their facts type) beside it.
+* actions driven step by step by the poll loop (`resume`): `next_move`
+  answers every poll, whether the entry was begun a second ago or found
+  pending after a crash — one path, no separate recovery code; each has one
+  function in `DECIDERS`;
+* actions inspected once at start (`create`): the daemon asks
+  `inspects_at_start`; the action's own executor gathers the facts, calls
+  `decide_at_start`, and carries the step out. One function per action in
+  `_AT_START`.
+
+Actions with neither are left to the daemon's fallback (rolled back, and said).
 """
+
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 
+from afd.actions import Finish, Move, PaneView, Result, resume
 from afd.identity import IdentityKind
 from afd.store import JournalEntry
+
+# --- actions advanced by the poll loop ------------------------------------------------
+
+Decider = Callable[[dict, PaneView, datetime, Mapping], Move]
+
+DECIDERS: dict[str, Decider] = {
+    "resume": resume.decide,
+}
+
+
+def has_executor(action: str) -> bool:
+    """Whether the poll loop drives `action` step by step (then a restart leaves it to its executor)."""
+    return action in DECIDERS
+
+
+def next_move(entry: JournalEntry, view: PaneView, now: datetime, settings: Mapping) -> Move:
+    decide = DECIDERS.get(entry.action)
+    if decide is None:
+        return Finish(Result.ABANDONED, f"afd stopped before finishing {entry.action}; nothing more was done")
+    return decide(entry.intent, view, now, settings)
+
+
+# --- actions inspected once at start --------------------------------------------------
 
 
 class Resolution(enum.Enum):

@@ -246,3 +246,29 @@ class RequestHandler(JobRequests):
         if answer.error is not None:
             raise UserError(answer.error, EXIT_FAIL)
         return {"done": True, **answer.result}
+
+    # --- acting ------------------------------------------------------------
+
+    def do_resume(self, name: str) -> dict:
+        """`afd resume SESSION`: the user says now, whatever limit_auto_resume says."""
+        from afd import policy
+        from afd.actions import runner
+
+        rec = self._session(name)
+        pending = runner.pending_actions(self.store).get(name)
+        presence = tmux.pane_exists(self.daemon.server, rec.pane_id, rec.server_pid) if rec.state != GONE else tmux.Presence.GONE
+        decision = policy.decide_manual(
+            state=rec.state,
+            # An agent that exited while it stood at a limit still owes that limit its resume.
+            limited=rec.state == "limited" or (rec.state == "exited" and self.store.resume_history(name).episode is not None),
+            pane_known=presence is not tmux.Presence.UNKNOWN,
+            pane_present=presence is tmux.Presence.PRESENT,
+            in_progress=f"{pending.action} at step {pending.intent.get('step')}" if pending else None,
+        )
+        if isinstance(decision, policy.Refuse):
+            self.sup.event("resume.refused", decision.why, name)
+            raise UserError(f"cannot resume {name}: {decision.why}", EXIT_FAIL)
+        history = self.store.resume_history(name)
+        attempt = history.attempts + 1
+        entry = runner.begin(self.sup, rec, attempt=attempt, why="manual", episode=history.episode, now=self.sup.clock(), manual=True)
+        return {"name": name, "pane": rec.pane_id, "journal": entry, "attempt": attempt}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from afd import nextaction
 from afd.limits import LimitState, unknown_fact
 from afd.store import Store
 
@@ -24,11 +25,24 @@ def event_json(event, event_id: int | None = None) -> dict:
     return out if event_id is None else {"id": event_id, **out}
 
 
+def _shown_state(state: str, resuming: bool, plan: dict | None) -> str:
+    """The stored state, or the action under way / the wait for a person, which say more."""
+    if state in ("gone", "exited") and not resuming:
+        return state
+    if resuming:
+        return "resuming"
+    if plan is not None and plan.get("action") == "needs-human":
+        return "needs_human"
+    return state
+
+
 def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int = 20) -> dict:
     facts = store.load_limits()
     names = sorted(set(agents) | set(facts))
+    acting = {e.session for e in store.pending_journal() if e.action == "resume"}
     sessions = []
     for rec in store.list_sessions():
+        plan = nextaction.loads(rec.next_action)
         sessions.append(
             {
                 "name": rec.name,
@@ -37,13 +51,14 @@ def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int 
                 "agent": rec.agent,
                 "identity": rec.identity,
                 "identity_source": rec.identity_source,
-                "state": rec.state,
+                "state": _shown_state(rec.state, rec.name in acting, plan),
                 "reset_at": _iso(rec.reset_at),
                 "banner": rec.last_banner,
                 "mission": rec.mission or None,
                 "worktree": rec.worktree,
                 "branch": rec.branch,
-                "next_action": rec.next_action,
+                "next_action": nextaction.words(plan),
+                "next": plan,
                 "location": rec.location,
                 "updated_at": _iso(rec.updated_at),
             }

@@ -36,6 +36,7 @@ from afd import paths
 from afd.limits import LimitFact, LimitState
 from afd.identity import IdentityKind
 from afd.model import Event, IdentitySource, SessionState
+from afd.policy import ResumeHistory
 
 DB_NAME = "state.db"
 LOCK_NAME = "state.lock"
@@ -221,6 +222,22 @@ MIGRATIONS: tuple[str, ...] = (
     # 1 → 2: where the pane sits in tmux, for `afd status`.
     """
     ALTER TABLE sessions ADD COLUMN location TEXT;
+    """,
+    # → +1: what afd did about each session's limits (attempts, backoff), so a restart keeps them.
+    """
+    CREATE TABLE resume_history (
+        session TEXT PRIMARY KEY,
+        episode TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_sent_at TEXT,
+        backoff_level INTEGER NOT NULL DEFAULT 0,
+        relimited_at TEXT,
+        unconfirmed INTEGER NOT NULL DEFAULT 0,
+        retry_after TEXT,
+        needs_human TEXT,
+        first_seen_at TEXT,
+        reset_at TEXT
+    );
     """,
     # → +1: jobs (sessions that other sessions supervise), who owns them and
     # who owned them, handoff receipts, and the envelope outbox (afd/jobbook.py).
@@ -694,6 +711,7 @@ class Store:
             # A later session of the same name must not inherit this one's
             # handoffs: the ledger bounds ping-ponging per session.
             self._conn.execute("DELETE FROM ledger WHERE session = ?", (name,))
+            self._conn.execute("DELETE FROM resume_history WHERE session = ?", (name,))
             return cur.rowcount > 0
 
     # -- the limit map
@@ -843,6 +861,52 @@ class Store:
     def ledger(self, session: str) -> list[LedgerEntry]:
         rows = self._rows("SELECT * FROM ledger WHERE session = ? ORDER BY id", (session,))
         return [_ledger_from_row(r) for r in rows]
+
+    # -- resume history (attempts and backoff per session)
+
+    def resume_history(self, session: str) -> ResumeHistory:
+        rows = self._rows("SELECT * FROM resume_history WHERE session = ?", (session,))
+        if not rows:
+            return ResumeHistory()
+        r = rows[0]
+        return ResumeHistory(
+            episode=r["episode"],
+            attempts=r["attempts"],
+            last_sent_at=_dt(r["last_sent_at"]),
+            backoff_level=r["backoff_level"],
+            relimited_at=_dt(r["relimited_at"]),
+            unconfirmed=bool(r["unconfirmed"]),
+            retry_after=_dt(r["retry_after"]),
+            needs_human=r["needs_human"],
+            first_seen_at=_dt(r["first_seen_at"]),
+            reset_at=_dt(r["reset_at"]),
+        )
+
+    def save_resume_history(self, session: str, history: ResumeHistory) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "INSERT INTO resume_history (session, episode, attempts, last_sent_at, backoff_level, relimited_at,"
+                " unconfirmed, retry_after, needs_human, first_seen_at, reset_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
+                " attempts = excluded.attempts, last_sent_at = excluded.last_sent_at,"
+                " backoff_level = excluded.backoff_level, relimited_at = excluded.relimited_at,"
+                " unconfirmed = excluded.unconfirmed, retry_after = excluded.retry_after,"
+                " needs_human = excluded.needs_human, first_seen_at = excluded.first_seen_at,"
+                " reset_at = excluded.reset_at",
+                (
+                    session,
+                    history.episode,
+                    history.attempts,
+                    _iso(history.last_sent_at),
+                    history.backoff_level,
+                    _iso(history.relimited_at),
+                    int(history.unconfirmed),
+                    _iso(history.retry_after),
+                    history.needs_human,
+                    _iso(history.first_seen_at),
+                    _iso(history.reset_at),
+                ),
+            )
 
     # -- meta (daemon pid, started_at, version)
 

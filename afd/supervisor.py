@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
 from afd import create, git, identity, limits, recovery, sessions, tmux
+from afd.actions import runner
 from afd.config import Config, compiled_limit_patterns
 from afd.gates import judge
 from afd.identity import Identity, IdentityKind
@@ -87,6 +88,8 @@ class Supervisor:
 
     def __post_init__(self) -> None:
         self.creates = create.CreateRunner(self)
+        # A resume that started the agent again before afd stopped: the new process is the session's own.
+        self._awaiting_agent |= runner.respawned_sessions(self.store)
         self.outbox = Outbox(self)
 
     # --- events -----------------------------------------------------------
@@ -127,6 +130,7 @@ class Supervisor:
 
         live = self._bind_panes(inv, now)
         captured = self._capture_and_judge(live, inv, now)
+        self._advance_actions(live, now)
         self._advance_jobs(live, now)
         limited = tuple(sorted(name for name, (rec, _, _) in live.items() if rec.state == LIMITED))
         return PollSummary(True, True, len(inv.panes), len(live), captured, limited)
@@ -139,6 +143,12 @@ class Supervisor:
     def _advance_creates(self) -> None:
         """Carry every `sessions create` in flight one short step further (its worker does the slow part)."""
         self.creates.advance()
+
+    # --- acting on limits (afd.actions) -------------------------------------
+
+    def _advance_actions(self, live, now: datetime) -> None:
+        """One short, non-blocking move of each pending action, and new ones where policy says so."""
+        runner.advance(self, live, now)
 
     # --- server-level states ------------------------------------------------
 

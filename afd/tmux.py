@@ -593,3 +593,19 @@ def set_pane_option(server: ServerRef, pane_id: str, name: str, value: str, time
     """A pane-scoped option, e.g. `remain-on-exit on` so a swap keeps the pane when the agent exits."""
     _check_pane_id(pane_id)
     return _action(_run(server, ["set-option", "-p", "-t", pane_id, name, value], timeout))
+
+
+def client_activity(server: ServerRef, pane_id: str, timeout: float = 5.0) -> tuple[Presence, float | None]:
+    """When a client attached to the pane's session last pressed a key (epoch seconds), if any is attached.
+
+    UNKNOWN when tmux did not answer: the caller must then assume someone may be typing.
+    """
+    _check_pane_id(pane_id)
+    reply = _run(server, ["list-clients", "-t", pane_id, "-F", "#{client_activity}"], timeout)
+    if reply.not_running:
+        return Presence.GONE, None
+    if reply.rc != 0:
+        gone = reply.rc is not None and (_CANT_FIND_PANE.search(reply.stderr) or "can't find" in reply.stderr)
+        return (Presence.GONE if gone else Presence.UNKNOWN), None
+    stamps = [int(w) for w in reply.stdout.decode("utf-8", "replace").split() if w.isdigit()]
+    return Presence.PRESENT, (float(max(stamps)) if stamps else None)

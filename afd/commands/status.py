@@ -99,7 +99,19 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if running else EXIT_DAEMON_DOWN
 
 
-_STATE_STYLE = {"limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta", "available": "green"}
+def _next_words(session: dict) -> str | None:
+    """The next action in the reader's zone with a countdown (JSON keeps ISO UTC)."""
+    from datetime import datetime, timezone
+
+    from afd.nextaction import words
+    from afd.resettime import local_zone
+
+    if session.get("next") is None:
+        return session.get("next_action")
+    return words(session["next"], now=datetime.now(timezone.utc), zone=local_zone())
+
+
+_STATE_STYLE = {"resuming": "bold yellow", "needs_human": "bold red", "limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta", "available": "green"}
 
 
 def render(report: dict, as_json: bool, once: bool = False) -> None:
@@ -140,7 +152,7 @@ def render(report: dict, as_json: bool, once: bool = False) -> None:
             Text(s["name"]), Text(where), Text(agent), Text(s["state"], style=_STATE_STYLE.get(s["state"], "")),
             Text(s["reset_at"] or ("not stated" if s["state"] == "limited" else "-")),
             Text("yes" if s["mission"] else "no"), Text(s["worktree"] or "-"), Text(s["branch"] or "-"),
-            Text(s["next_action"] or "-"),
+            Text(_next_words(s) or "-"),
         )
     if report["sessions"]:
         console.print(table)

@@ -287,3 +287,14 @@ def render(family_id: str, params: Mapping[str, object] | None = None) -> list[s
     fam = family(family_id)
     merged = {**fam.defaults, **(params or {})}
     return fam.build(merged)
+
+
+def _with_dialogs() -> Mapping[str, BannerFamily]:
+    # The menu, modal and auto-continue screens live in their own module; a
+    # family defined here under the same id wins.
+    from afd.testing.dialogs import FAMILIES as DIALOGS
+
+    return MappingProxyType({**DIALOGS, **FAMILIES})
+
+
+FAMILIES = _with_dialogs()

@@ -19,7 +19,9 @@ Log events (``--log FILE`` or ``AFD_FAKE_LOG``; each line has ``event``,
   ``prompt``, ``resume``, ``headless``, ``tty``
 * ``ready``: the first screen is drawn and input is being read
 * ``input``: ``text``, ``via`` (``argument`` | ``typed`` | ``paste``), ``queued``
-* ``paste``: ``text`` of one bracketed paste; ``key``: ``esc``; ``menu``: ``choice``
+* ``paste``: ``text`` of one bracketed paste; ``key``: ``esc``; ``menu``: ``choice`` (for a menu
+  that lists its options: the option's text, ``index``, ``via`` enter | digit); ``menu_move``:
+  ``selected``, ``option`` (an arrow key moved the highlight)
 * ``work_start``: ``prompt``, ``n``; ``work``: ``prompt``, ``n``, ``file``, ``commit``
 * ``limit``: ``banner`` (family id), ``rows`` (as drawn), ``reason``
 * ``command``: ``command``, ``rc``, ``stdout``, ``stderr`` (a "run: " prompt)
@@ -190,6 +192,11 @@ class FakeAgent:
     paste_text: str = ""
     last_rows: list[str] | None = None
     started: float = field(default_factory=time.monotonic)
+    # An open menu that lists its options: where its rows start, its parameters, the highlighted number.
+    menu_start: int | None = None
+    menu_params: dict = field(default_factory=dict)
+    menu_selected: int = 1
+    native_resumed: bool = False
 
     # --- limit ----------------------------------------------------------
     @property
@@ -209,7 +216,9 @@ class FakeAgent:
 
     def at_wall_on_start(self) -> bool:
         s = self.scenario
-        return s.limit_now or s.limit_after_prompts == 0 or (self.invocation.resume and not s.resume_succeeds)
+        if self.invocation.resume:
+            return not s.resume_succeeds  # a resumed run is at the wall only when told it still is
+        return s.limit_now or s.limit_after_prompts == 0
 
     def show_limit(self, reason: str) -> None:
         rows = banners.render(self.banner_id, self.scenario.banner_params)
@@ -218,9 +227,40 @@ class FakeAgent:
         self.limits_shown += 1
         if self.transcript and self.transcript[-1] != "":
             self.transcript.append("")
+        fam = banners.family(self.banner_id)
+        params = {**fam.defaults, **self.scenario.banner_params}
+        self.menu_start = len(self.transcript) if "options" in params else None
+        self.menu_params, self.menu_selected = params, int(params.get("selected", 1))
         self.transcript += rows
-        self.menu_open = banners.family(self.banner_id).replaces_composer
+        self.menu_open = fam.replaces_composer
         self.log.write("limit", banner=self.banner_id, rows=rows, reason=reason)
+
+    # --- menus that list their options ---------------------------------
+    def move_menu(self, step: int) -> None:
+        options = list(self.menu_params["options"])
+        self.menu_selected = min(len(options), max(1, self.menu_selected + step))
+        rows = banners.render(self.banner_id, {**self.scenario.banner_params, "selected": self.menu_selected})
+        self.transcript[self.menu_start : self.menu_start + len(rows)] = rows
+        self.log.write("menu_move", selected=self.menu_selected, option=options[self.menu_selected - 1])
+
+    def confirm_menu(self, number: int, via: str) -> None:
+        options = list(self.menu_params["options"])
+        self.log.write("menu", choice=options[number - 1], index=number, via=via)
+        # The menu goes; the wall it was about stays on screen (up to its first blank row).
+        rows = self.transcript[self.menu_start :]
+        keep = rows.index("") if "" in rows else len(rows)
+        del self.transcript[self.menu_start + keep :]
+        self.menu_open, self.menu_start = False, None
+
+    def native_tick(self, now: float) -> None:
+        after = self.scenario.native_resume_after_seconds
+        if after is None or self.native_resumed or self.limited_since is None or self.limits_shown == 0:
+            return
+        if now - self.limited_since >= after:
+            self.native_resumed, self.limited_since = True, None
+            self.transcript += ["", "● Usage limit reset · Continuing automatically"]
+            self.log.write("input", text="(auto-continuation)", via="auto-continue", queued=self.turn is not None)
+            self.queue.append("continue")
 
     # --- turns ----------------------------------------------------------
     def summary(self, elapsed: float) -> str | None:
@@ -228,6 +268,7 @@ class FakeAgent:
         return screens.turn_summary(self.agent, elapsed) if self.scenario.ui == "modern" else None
 
     def submit(self, text: str, via: str) -> None:
+        self.native_resumed = True  # a prompt of the user's takes the place of Claude's own auto-continue
         self.log.write("input", text=text, via=via, queued=self.turn is not None)
         self.queue.append(text)
 
@@ -298,6 +339,7 @@ class FakeAgent:
                 self.finish_command()
             else:
                 self.finish_turn()
+        self.native_tick(now)
         t = self.scenario.exit_after_seconds
         if t is not None and elapsed >= t:
             raise Exit(self.scenario.exit_code, f"after {t} seconds")
@@ -331,6 +373,10 @@ class FakeAgent:
                 self.paste_text = ""
                 continue
             ch = self.pending[0]
+            if self.menu_start is not None and self.menu_open and self.pending[:3] in ("\x1b[A", "\x1b[B"):
+                self.move_menu(-1 if self.pending[:3] == "\x1b[A" else 1)
+                self.pending = self.pending[3:]
+                continue
             if ch == "\x1b":
                 if self.pending.startswith(PASTE_START):
                     self.pending = self.pending[len(PASTE_START) :]
@@ -355,6 +401,12 @@ class FakeAgent:
         return s[2:]
 
     def key(self, ch: str) -> None:
+        if self.menu_open and self.menu_start is not None:
+            if ch in "\r\n":
+                self.confirm_menu(self.menu_selected, "enter")
+            elif ch.isdigit() and 1 <= int(ch) <= len(self.menu_params["options"]):
+                self.confirm_menu(int(ch), "digit")  # as Codex does: a digit picks an option
+            return
         if ch in "\r\n":
             if self.menu_open:
                 self.menu_open = False

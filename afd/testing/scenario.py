@@ -57,6 +57,9 @@ class Scenario:
     run_commands: bool = False
     # Each turn lasts until this file (relative to cwd, or absolute) exists.
     work_until_file: str | None = None
+    # Claude's own auto-continue (banner "claude.native-armed"): it resumes by
+    # itself this many seconds after the wall appeared (None: it never does).
+    native_resume_after_seconds: float | None = None
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Scenario)}

@@ -1,0 +1,130 @@
+"""The wait policy, as tables: facts in, one decision out."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from afd import nextaction, policy
+from afd.policy import Limit, Native, NeedsHuman, Nothing, Refuse, ResumeAt, ResumeHistory, ResumeNow
+
+NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
+MIN = timedelta(minutes=1)
+
+
+def limit(kind="claude.session", reset=NOW + 60 * MIN, seen=NOW - 10 * MIN, native=Native.NONE, episode="b@1"):
+    return Limit(kind=kind, episode=episode, first_seen_at=seen, reset_at=reset, native=native, native_at=reset if native is Native.ARMED else None)
+
+
+def decide(lim, history=ResumeHistory(episode="b@1"), *, auto=True, grace=120.0, retry=1800.0, cap=5):
+    return policy.decide_wait("work", lim, history, auto_resume=auto, resume_grace=grace, retry_interval=retry, max_attempts=cap, now=NOW)
+
+
+CASES = [
+    ("no limit, nothing to say", None, ResumeHistory(), {}, Nothing(None)),
+    ("auto off reports how to resume", limit(), ResumeHistory(), {"auto": False},
+     Nothing("resume with: afd resume work", at=NOW + 60 * MIN, why="report")),
+    ("future reset waits for reset plus grace", limit(), ResumeHistory(), {}, ResumeAt(NOW + 62 * MIN, 1, "reset")),
+    ("reset past when first seen resumes now", limit(reset=NOW - 30 * MIN), ResumeHistory(), {}, ResumeNow(1, "reset")),
+    ("reset passed while waiting, grace over", limit(reset=NOW - 3 * MIN), ResumeHistory(), {}, ResumeNow(1, "reset")),
+    ("reset passed, inside the grace", limit(reset=NOW - 1 * MIN), ResumeHistory(), {}, ResumeAt(NOW + 1 * MIN, 1, "reset")),
+    ("no reset: retry interval after first seen", limit(reset=None), ResumeHistory(), {}, ResumeAt(NOW + 20 * MIN, 1, "retry")),
+    ("no reset, retry due", limit(reset=None, seen=NOW - 31 * MIN), ResumeHistory(), {}, ResumeNow(1, "retry")),
+    ("no reset and retry off: report only", limit(reset=None), ResumeHistory(), {"retry": None},
+     Nothing("no reset time stated and limit_retry_interval is off; resume with: afd resume work", why="report")),
+    ("spend cap needs a human", limit(kind="codex.spend-cap", reset=None), ResumeHistory(), {}, NeedsHuman("add credits (spend cap)")),
+    ("billing needs a human even with auto off", limit(kind="claude.billing", reset=None), ResumeHistory(), {"auto": False},
+     NeedsHuman("settle billing (billing wall)")),
+    ("attempt cap needs a human", limit(reset=NOW - 30 * MIN), ResumeHistory(episode="b@1", attempts=5), {},
+     NeedsHuman("5 resumes did not get past this limit (resume_max_attempts = 5)")),
+    ("third attempt after two re-limits backs off 60 s", limit(reset=NOW - 30 * MIN),
+     ResumeHistory(episode="b@1", attempts=2, backoff_level=2, relimited_at=NOW - 10 * timedelta(seconds=1)), {},
+     ResumeAt(NOW + timedelta(seconds=50), 3, "backoff")),
+    ("backoff caps at 30 minutes", limit(reset=NOW - 30 * MIN),
+     ResumeHistory(episode="b@1", attempts=1, backoff_level=12, relimited_at=NOW), {"cap": 20}, ResumeAt(NOW + 30 * MIN, 2, "backoff")),
+    ("native auto-continue armed: checked after its time, jitter and grace", limit(native=Native.ARMED), ResumeHistory(), {},
+     ResumeAt(NOW + 60 * MIN + timedelta(seconds=90) + 2 * MIN, 1, "auto-continue")),
+    ("native auto-continue overdue: nudge now", limit(reset=NOW - 10 * MIN, native=Native.ARMED), ResumeHistory(), {},
+     ResumeNow(1, "auto-continue")),
+    ("native auto-continue cancelled: afd's own wait", limit(native=Native.CANCELLED), ResumeHistory(), {}, ResumeAt(NOW + 62 * MIN, 1, "reset")),
+    ("native armed and auto off: nothing sent", limit(native=Native.ARMED), ResumeHistory(), {"auto": False},
+     Nothing("waiting for the agent's own auto-continue", at=NOW + 60 * MIN, why="auto-continue")),
+    ("a stop for a human holds the episode", limit(), ResumeHistory(episode="b@1", needs_human="choose in the menu"), {},
+     NeedsHuman("choose in the menu")),
+    ("a failed attempt waits before the next", limit(reset=NOW - 30 * MIN), ResumeHistory(attempts=1, retry_after=NOW + MIN), {},
+     ResumeAt(NOW + MIN, 2, "reset")),
+]
+
+
+@pytest.mark.parametrize(("lim", "history", "kw", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_wait_policy(lim, history, kw, expected):
+    assert decide(lim, history, **kw) == expected
+
+
+OBSERVE = [
+    ("new banner starts an episode", ResumeHistory(), limit(episode="x"),
+     ResumeHistory(episode="x", first_seen_at=NOW - 10 * MIN, reset_at=NOW + 60 * MIN)),
+    ("same banner changes nothing", ResumeHistory(episode="x", attempts=2), limit(episode="x"), ResumeHistory(episode="x", attempts=2)),
+    ("new banner within a minute of a continuation backs off",
+     ResumeHistory(episode="x", attempts=1, last_sent_at=NOW - 40 * timedelta(seconds=1)), limit(episode="y", seen=NOW - 10 * timedelta(seconds=1)),
+     ResumeHistory(episode="y", attempts=1, last_sent_at=NOW - 40 * timedelta(seconds=1), backoff_level=1,
+                   relimited_at=NOW - 10 * timedelta(seconds=1), first_seen_at=NOW - 10 * timedelta(seconds=1), reset_at=NOW + 60 * MIN)),
+    ("new banner long after a continuation is a new episode",
+     ResumeHistory(episode="x", attempts=3, backoff_level=2, last_sent_at=NOW - 30 * MIN), limit(episode="y", seen=NOW),
+     ResumeHistory(episode="y", first_seen_at=NOW, reset_at=NOW + 60 * MIN)),
+    ("no banner a while after a continuation: real work resets", ResumeHistory(episode="x", attempts=2, backoff_level=1, last_sent_at=NOW - 5 * MIN),
+     None, ResumeHistory()),
+    ("no banner right after a continuation: too early to tell", ResumeHistory(episode="x", attempts=1, last_sent_at=NOW - 5 * timedelta(seconds=1)),
+     None, ResumeHistory(episode="x", attempts=1, last_sent_at=NOW - 5 * timedelta(seconds=1))),
+]
+
+
+@pytest.mark.parametrize(("before", "lim", "after"), [c[1:] for c in OBSERVE], ids=[c[0] for c in OBSERVE])
+def test_history_observes_relimits_and_real_work(before, lim, after):
+    assert policy.observe(before, lim, now=NOW) == after
+
+
+@pytest.mark.parametrize(
+    ("kw", "refused"),
+    [
+        (dict(state="limited", limited=True, pane_known=True, pane_present=True, in_progress=None), None),
+        (dict(state="idle", limited=False, pane_known=True, pane_present=True, in_progress=None), "not at a usage limit"),
+        (dict(state="limited", limited=True, pane_known=True, pane_present=False, in_progress=None), "pane is gone"),
+        (dict(state="limited", limited=True, pane_known=False, pane_present=False, in_progress=None), "did not answer"),
+        (dict(state="limited", limited=True, pane_known=True, pane_present=True, in_progress="resume at step submitted"), "in progress"),
+    ],
+    ids=["limited", "not-limited", "pane-gone", "pane-unknown", "in-progress"],
+)
+def test_manual_resume_refusals(kw, refused):
+    decision = policy.decide_manual(**kw)
+    if refused is None:
+        assert isinstance(decision, ResumeNow)
+    else:
+        assert isinstance(decision, Refuse) and refused in decision.why
+
+
+def test_backoff_doubles_from_30_seconds_to_a_30_minute_cap():
+    assert [policy.backoff(n).total_seconds() for n in range(0, 8)] == [0, 30, 60, 120, 240, 480, 960, 1800]
+    assert policy.backoff(100) == timedelta(minutes=30)
+
+
+@pytest.mark.parametrize(
+    ("decision", "words"),
+    [
+        (ResumeAt(NOW + 72 * MIN, 1, "reset"), "resume at 13:12 (in 1h12m)"),
+        (ResumeAt(NOW + 20 * MIN, 1, "retry"), "retry at 12:20 (in 20m)"),
+        (ResumeAt(NOW + MIN, 3, "backoff"), "backing off until 12:01 (in 1m) (attempt 3 of 5)"),
+        (NeedsHuman("add credits (spend cap)"), "needs you: add credits (spend cap)"),
+        (Nothing("waiting for the agent's own auto-continue", at=NOW + 7 * 60 * MIN, why="auto-continue"),
+         "waiting for Claude's own auto-continue at 19:00 (in 7h00m)"),
+    ],
+    ids=["reset", "retry", "backoff", "spend-cap", "native"],
+)
+def test_next_action_in_words_and_machine_form(decision, words):
+    plan = nextaction.plan_of(decision, max_attempts=5, agent="claude")
+    assert nextaction.words(plan, now=NOW, zone=timezone.utc) == words
+    assert set(plan) >= {"action", "at", "attempt", "why"}
+    assert nextaction.loads(nextaction.dumps(plan)) == plan
+    if plan["at"] is not None:
+        assert plan["at"].endswith("Z")
