@@ -201,6 +201,8 @@ def test_handoff_moves_named_jobs_with_descendants_then_all_and_each_rejection_c
     world.create_job(boss_fake, "fix-a1", "--parent", "fix-a")
     world.create_job(boss_fake, "fix-b")
 
+    # Creates settle their journal entries once their agents are seen; after that only refusals could write.
+    wait_for(lambda: world.book(lambda b: b.store.pending_journal()) == [], timeout=30, message="creates settled")
     before = world.dump()
     refusals = [
         (heir_fake, "jobs handoff --to " + boss, "has no jobs to hand off"),  # empty selection
