@@ -10,8 +10,9 @@ effect, and does it. A restart needs no second path: an envelope found in
 submitted, in the transcript it was taken, nowhere it is pasted again — and
 a consumed envelope is never looked at again.
 
-Typing goes through afd/delivery.py's rules: only into a live session that is
-idle and not limited, never into a pane in copy mode.
+Typing goes through afd/deliver.py and its rules: only into a live session
+that is idle and not limited, never over a person (copy mode, a client that
+typed within `typing_guard`, someone's text in the input row).
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from afd import create, delivery, jobs, tmux
+from afd import create, deliver, jobs, sessions, tmux
+from afd.actions import runner
 from afd.jobbook import JobBook
 from afd.jobs import Envelope, EnvelopeState, JobStatus
-from afd.text import capture_rows
 
 
 # How long a paste may take to show on screen before afd concludes it did not land.
@@ -97,6 +98,11 @@ def creating_sessions(store) -> set[str]:
     return {e.session for e in store.pending_journal() if e.action == create.ACTION}
 
 
+def spec_busy(sup, rec, rows) -> bool:
+    spec = sup.plugins.agents.get(rec.agent) if rec else None
+    return spec is not None and sessions.seen_busy(rows, spec.busy, spec.chrome, sup.config.tail_lines)
+
+
 def held_because(recipient: str | None, state: str | None, held: str | None) -> str:
     if recipient is None:
         return "no recipient is live (its supervisors are closed, limited or not answering)"
@@ -141,37 +147,45 @@ class Outbox:
             return
         sessions = {r.name: r for r in self.sup.store.list_sessions()}
         online = {n for n, r in sessions.items() if r.state in LIVE_STATES and n in live}
-        wanted = {}
-        for env in envelopes:
-            who = self._recipient(env, online)
-            if who is not None and who in live and env.state is not EnvelopeState.PENDING:
-                wanted[env.id] = who
-        panes = {live[w][1].pane_id for w in wanted.values()}
-        captures = tmux.capture_panes(self.sup.server, sorted(panes)) if panes else {}
+        views: dict[str, object] = {}  # one look at each recipient's pane per poll
         busy_now: set[str] = set()  # one paste per pane per poll: the next waits for the screen
         # A resume or a swap typing into the same pane would interleave with us: they go first.
         acting = {e.session for e in self.sup.store.pending_journal()}
+        guard = self.sup.config.typing_guard
         for env in envelopes:
             who = self._recipient(env, online)
             rec = sessions.get(who) if who else None
-            pane = live[who][1] if who in live else None
+            state = rec.state if rec else None
+            view = None
+            if who in live and (env.state is not EnvelopeState.PENDING or state == "idle"):
+                if who not in views:
+                    views[who] = runner.view_of(self.sup, *live[who], now)
+                view = views[who]
             look = None
-            if env.state is not EnvelopeState.PENDING and pane is not None:
-                got = captures.get(pane.pane_id)
-                if got is not None and got.presence is tmux.Presence.PRESENT:
-                    spec = self.sup.plugins.agents.get(rec.agent) if rec else None
-                    look = seen(env.nonce, capture_rows(got.text or ""), spec.chrome if spec else ())
-            held = delivery.hold(pane) if pane is not None else "the pane is not open"
+            if view is not None and view.presence is tmux.Presence.PRESENT:
+                spec = self.sup.plugins.agents.get(rec.agent)
+                look = seen(env.nonce, view.rows, spec.chrome if spec else ())
+            held = "the pane is not open" if view is None or view.dead else deliver.typing_hold(
+                view, now, guard, ours=jobs.stamp(env.nonce, env.text))
+            if held is None and view is not None and spec_busy(self.sup, rec, view.rows):
+                # The idle gate can call a working agent idle between two ticks of its spinner.
+                held = "the agent shows its spinner"
             if who in busy_now:
                 held = "another envelope is on its way into this pane"
             elif who in acting:
                 held = "an action of afd is in progress on this session"
             pasted = self._pasted.get(env.id)
             since = time.monotonic() - pasted if pasted is not None else None
-            move = decide(env, who, rec.state if rec else None, held, look, since)
+            if env.state is EnvelopeState.PENDING:
+                look = None  # a pending envelope was never typed: nothing of it can be on screen
+            move = decide(env, who, state, held, look, since)
             if move is Move.HOLD and env.state is EnvelopeState.PENDING:
-                self._say_held(env, held_because(who, rec.state if rec else None, held))
-            self._carry(env, move, who, pane, now)
+                self._say_held(env, held_because(who, state, held))
+                if state == "working" and who in self.sup.watches:
+                    # Seen idle within a poll or two of settling, not only when an unchanged
+                    # fingerprint's capture is next refreshed.
+                    self.sup.watches[who].look_again()
+            self._carry(env, move, who, live[who][1] if who in live else None, now)
             if move in (Move.PASTE, Move.ENTER, Move.WAIT):
                 busy_now.add(who)
 
@@ -206,13 +220,13 @@ class Outbox:
         if move is Move.PASTE:
             # Written before the keys go in: a crash after this line is resolved by the nonce.
             self.book.move(env.id, EnvelopeState.ATTEMPTING, recipient=who, attempt=True, at=now)
-            result = delivery.paste(self.sup.server, pane.pane_id, jobs.stamp(env.nonce, env.text))
+            result = deliver.paste(self.sup.server, pane.pane_id, jobs.stamp(env.nonce, env.text))
             self._pasted[env.id] = time.monotonic()
             if result.outcome is tmux.Outcome.GONE:
                 self.book.release(env.id)
             return
         if move is Move.ENTER:
-            result = delivery.submit(self.sup.server, pane.pane_id)
+            result = deliver.press(self.sup.server, pane.pane_id, "Enter")
             if result.ok:
                 self.book.move(env.id, EnvelopeState.SENT, at=now)
                 self._pasted[env.id] = time.monotonic()

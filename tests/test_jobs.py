@@ -57,7 +57,15 @@ class World:
         self.daemon.send_signal(signal.SIGKILL)
         self.daemon.wait(timeout=10)
 
+    def print_events(self) -> None:
+        """The daemon's recent events, shown by pytest when a test fails."""
+        if self.db.exists():
+            with Store.open_readonly(self.db) as store:
+                for e in store.recent_events(80):
+                    print(e.event.at.strftime("%H:%M:%S.%f"), e.event.kind, e.event.session, e.event.message)
+
     def stop(self) -> None:
+        self.print_events()
         if self.daemon is not None and self.daemon.poll() is None:
             self.daemon.terminate()
             try:
