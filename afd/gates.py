@@ -72,10 +72,22 @@ def lines_after(rows: Sequence[str], detection: Detection, chrome: Sequence[re.P
     None when the banner lies inside the chrome itself (typed into the prompt box).
     A block whose tail (a menu footer, say) reaches into the chrome ends the pane.
     """
-    body = strip_bottom_chrome(rows, chrome)
+    body = strip_bottom_chrome(above_chrome(rows, detection), chrome)
     if detection.first_row >= len(body):
         return None
     return sum(1 for r in body[detection.last_row + 1 :] if r.strip())
+
+
+def above_chrome(rows: Sequence[str], detection: Detection | None) -> Sequence[str]:
+    """The rows above the chrome the detector found (all rows when it found none).
+
+    A detector that reads the screen's regions knows where the composer is;
+    below it every row is UI, even one no chrome pattern knows (a user's
+    statusLine, a footer that says "Usage limit reached").
+    """
+    if detection is None or detection.chrome_row is None:
+        return rows
+    return rows[: max(detection.chrome_row, 0)]
 
 
 def is_anchored(rows: Sequence[str], detection: Detection, chrome: Sequence[re.Pattern[str]], tail_lines: int) -> bool:
@@ -127,7 +139,8 @@ def judge(
     anchored = after is not None and after <= tail_lines - 1
 
     if contents is None:
-        contents = [content_of(c, chrome) for c in captures[-stability_polls:]]
+        recent_pairs = zip(captures[-stability_polls:], detections[-stability_polls:])
+        contents = [content_of(above_chrome(c, d), chrome) for c, d in recent_pairs]
     recent = list(zip(contents[-stability_polls:], detections[-stability_polls:]))
     stable = len(recent) >= stability_polls and all(d is not None and d.banner == found.banner for _, d in recent)
     if stable:
@@ -155,4 +168,9 @@ def judge(
             f"{agent} is at its usage limit: the banner ends the pane and stayed unchanged over "
             f"{stability_polls} polls; " + (f"it resets at {when}" if when else "the banner states no reset time")
         )
+        if found.needs_human:
+            reason += (
+                f"; it is a {found.kind.rsplit('.', 1)[-1].replace('-', ' ')} wall, which no reset lifts: "
+                "a person has to act (billing, credits or the workspace's limits)"
+            )
     return Verdict(agent, True, anchored, stable, found, reason)

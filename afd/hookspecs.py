@@ -70,6 +70,11 @@ def afd_detect(
 
     Detection is pure: it must not touch tmux, files or the network. The
     tail and stability gates are applied by afd, not by the plugin.
+
+    A detector that knows where the agent's composer starts sets
+    ``Detection.chrome_row``: every row from there down is UI, and the gates
+    count output only above it. A ``kind`` ending in ``.spend-cap`` or
+    ``.billing`` marks a wall no reset lifts (``Detection.needs_human``).
     """
 
 

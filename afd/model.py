@@ -81,10 +81,24 @@ class Detection:
     reset_at: datetime | None  # aware UTC, or None when no reset time is stated or parseable
     kind: str  # banner family, e.g. "claude.session-limit", "codex.usage-limit"
     banner: str  # the normalised banner text (joined if it was wrapped)
+    # The first row of the agent's own chrome as the detector read the screen
+    # (its composer and everything below it: footers, a user's statusLine);
+    # None when the detector saw no composer. The tail gate counts output
+    # only above it, whatever text those rows carry.
+    chrome_row: int | None = None
 
     @property
     def has_reset_time(self) -> bool:
         return self.reset_at is not None
+
+    @property
+    def needs_human(self) -> bool:
+        """A spend cap or billing wall: no reset will lift it, a person has to act."""
+        return self.kind.endswith(NEEDS_HUMAN_KINDS)
+
+
+# Suffixes of `Detection.kind` for walls that waiting does not lift.
+NEEDS_HUMAN_KINDS = (".spend-cap", ".billing")
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ the system clock. Rules (see the detection issue):
 * a date without a year is the next such date and time strictly after now;
 * a weekday with a time (``Mon 9am``) is the next such weekday and time;
 * a full date is returned as it is, even when already past;
-* ``in N days N hours N minutes`` is relative to now;
+* ``in N days N hours N minutes`` (also ``in: N hours``) is relative to now;
 * a unix timestamp is exact.
 """
 
@@ -57,7 +57,7 @@ _OFFSET_ZONE_RE = re.compile(r"^(?:UTC|GMT)\s*(?P<sign>[+-])(?P<h>\d{1,2})(?::?(
 # them would be a silent guess at the host's zone.
 _NOT_ZONES = frozenset({"localtime", "posixrules", "factory"})
 _REL_WHOLE = re.compile(
-    r"^(?:in\s+)?(?:\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+$",
+    r"^(?:in(?::\s*|\s+))?(?:\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+$",
     re.IGNORECASE,
 )
 

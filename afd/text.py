@@ -113,3 +113,62 @@ def banner_blocks(
             last = max(block_end(i), i)
             yield i, last
             i = last + 1
+
+
+# --- a screen's regions, for detectors ------------------------------------------
+#
+# A detector reads a capture as regions before it judges a row: the
+# transcript (messages, tool calls and their results, submitted prompts), a
+# banner block with the rows of its episode, and the composer with everything
+# below it. These helpers hold the parts two agents' screens share; each
+# plugin passes the patterns of its own glyphs.
+
+
+def composer_top(lines: Sequence[str], composer: re.Pattern[str], own_below: re.Pattern[str]) -> int | None:
+    """The row of the lowest frameless composer, or None when none is on screen.
+
+    The composer is the lowest row ``composer`` matches with no transcript row
+    (``own_below``) under it: an echoed prompt in the history has the agent's
+    answer below it; the composer has only footers and status rows, which are
+    chrome whatever they say. A modal that replaced the composer leaves none.
+    """
+    for k in range(len(lines) - 1, -1, -1):
+        if own_below.match(lines[k]):
+            return None
+        if composer.match(lines[k]):
+            return k
+    return None
+
+
+def answered_prompt_below(lines: Sequence[str], last: int, submitted: re.Pattern[str], answer: re.Pattern[str]) -> bool:
+    """Whether a prompt submitted after row ``last`` was taken up by the agent.
+
+    A prompt the user submitted below a banner block, with the agent's answer
+    (a message, a result, a spinner) below it, means the agent is past its
+    wall: the block is an old episode however near the bottom it sits.
+    """
+    for j in range(last + 1, len(lines)):
+        if submitted.match(lines[j]):
+            return any(answer.match(row) for row in lines[j + 1 :])
+    return False
+
+
+def modal_end(lines: Sequence[str], last: int, option: re.Pattern[str], other: re.Pattern[str]) -> int | None:
+    """The last row of a modal drawn right after row ``last``, or None when none is.
+
+    A modal (a title, a question, numbered options, key hints) takes the
+    composer's place after a limit: it is part of the banner's episode, not
+    output after it. Any row that is neither an option nor modal text (a
+    reply, command output, a prompt) means what follows is no such modal.
+    """
+    options, end = 0, None
+    for j in range(last + 1, len(lines)):
+        row = lines[j]
+        if not row.strip():
+            continue
+        if option.match(row):
+            options += 1
+        elif not other.match(row):
+            return None
+        end = j
+    return end if options >= 2 else None

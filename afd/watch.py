@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import hashlib
 
-from afd.gates import content_of, is_chrome
+from afd.gates import above_chrome, content_of, is_chrome
 from afd.model import Detection
 
 # The list-panes fingerprint has a one-second grain and can hide a change;
@@ -57,7 +57,7 @@ class PaneWatch:
 
         None for the first capture: one look cannot tell idle from working.
         """
-        content = content_of(rows, chrome)
+        content = content_of(above_chrome(rows, detection), chrome)  # a ticking statusLine is not work
         idle = self.contents[-1] == content if self.contents else None
         self.captures.append(list(rows))
         self.detections.append(detection)

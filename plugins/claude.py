@@ -14,7 +14,7 @@ typed into the prompt (``│ >``, ``❯``). Rows inside a code fence never count
 # in sys.modules, and dataclasses would then fail to resolve string annotations.
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from afd import hookimpl
 from afd.model import AgentSpec, Clock, Detection, PromptDelivery
@@ -25,6 +25,13 @@ AGENT = "claude"
 
 # How many screen rows one wrapped banner may span.
 _MAX_WRAP_ROWS = 4
+
+# The turn summary, any verb ("Worked", "Cooked", "Sautéed"); the live
+# spinner ("… (1s · esc to interrupt)") is work, not chrome.
+_TURN_SUMMARY = re.compile(
+    r"^\s*+[✻✽✢✳✶*]\s++(?!.*\binterrupt\b)[^\W\d_][^\W\d_'-]*(?:\s+[^\W\d_]+)?\s+for\s+"
+    r"\d+\s*[hms](?:\s*\d+\s*[hms])*(?:\s*·.*)?$"
+)
 
 _CHROME = (
     # The boxed prompt: top and bottom border, the input row, its continuation
@@ -54,12 +61,11 @@ _CHROME = (
     re.compile(r"(?:^\s*|\s{2}|·\s*)\d+%\s+context left\b", re.IGNORECASE),
     re.compile(r"^\s*new task\? /clear to save\b"),
     re.compile(r"^\s*Press Ctrl-[CD] again to exit\s*$", re.IGNORECASE),
-    # The turn summary, any verb ("Worked", "Cooked", "Sautéed"); the live
-    # spinner ("… (1s · esc to interrupt)") is work, not chrome.
-    re.compile(
-        r"^\s*+[✻✽✢✳✶*]\s++(?!.*\binterrupt\b)[^\W\d_][^\W\d_'-]*(?:\s+[^\W\d_]+)?\s+for\s+"
-        r"\d+\s*[hms](?:\s*\d+\s*[hms])*(?:\s*·.*)?$"
-    ),
+    _TURN_SUMMARY,
+    # The footer of an armed wall, below the composer: it names the limit but
+    # is UI, never a banner of its own nor output after one.
+    re.compile(r"^\s*⚠\s*Usage limit reached\s*·\s*limit resets\b", re.I),
+    re.compile(r"^\s*Continuing (?:automatically at\b.*|shortly\b.*)·\s*Esc to cancel\s*$", re.I),
 )
 
 
@@ -90,8 +96,33 @@ def afd_agents() -> list[AgentSpec]:
 # Family heads, tried in order, matched at the start of a row's text.
 _HEADS = (
     ("claude.headless", re.compile(r"(?:(?:API\s+)?Error:\s*)?Claude AI usage limit reached\|(?P<epoch>\d*)")),
+    # Walls no reset lifts (a spend limit, a disabled or zero allocation, no
+    # funds), before the plan heads: "hit your monthly spend limit" must not
+    # read as a plan window. Each stands at the start of its own row.
+    (
+        "claude.spend-cap",
+        re.compile(
+            r"(?:API\s+Error:\s*)?(?:"
+            r"You(?:'re| are) out of (?:usage )?(?:credits|funds)\s*[·•|,–—.]\s*add funds to continue"
+            r"|(?:(?:You|Your|This|The|Organization|Org|Workspace|Team|Group)\b[^.·•|]{0,80}?\s)?"
+            r"(?:(?:monthly )?spend(?:ing)? (?:limit|cap)(?: (?:has been |was )?(?:reached|exceeded|hit))?"
+            r"|usage allocation (?:has been |is |was )?disabled(?: by (?:your |the )?[\w' ]{0,40}?(?:admin|owner)\w*)?"
+            r"|usage limit is set to \$0(?:\.00)?"
+            r"|add funds to continue)"
+            r"(?: for (?:this|the) (?:month|billing period))?"
+            r")(?=\W|$)",
+            re.I,
+        ),
+    ),
+    (
+        "claude.billing",
+        re.compile(r"(?:API\s+Error:\s*)?(?:Your )?credit balance is too low(?: to access the [\w ]{0,40}?API)?\b", re.I),
+    ),
     ("claude.legacy", re.compile(r"Claude (?:(?:AI|Pro|Max|Team) )?usage limit reached(?![|\w])\.?", re.I)),
-    ("claude.auto-continue", re.compile(r"Usage limit reached\s*·\s*continuing automatically\b", re.I)),
+    (
+        "claude.auto-continue",
+        re.compile(r"Usage limit reached\s*·\s*(?:continuing|set to continue) automatically\b", re.I),
+    ),
     ("claude.hit-limit", re.compile(r"You(?:'ve| have) hit your (?:[\w-]+ ){0,2}?limit\b", re.I)),
     ("claude.extra-usage", re.compile(r"You(?:'re| are) out of extra usage\b", re.I)),
     (
@@ -102,10 +133,14 @@ _HEADS = (
         ),
     ),
 )
+# Kinds that state no reset: the text after the head may go on with a clause
+# ("· add funds to continue", ". Contact your admin."), never with prose.
+_NO_RESET_KINDS = ("claude.spend-cap", "claude.billing")
 # The first words of a head, so a banner wrapped inside its head is still tried.
 _HEAD_START = re.compile(
-    r"^(?:You(?:'ve| have)? hit|You(?:'re| are)? out|Claude(?: AI)? usage|Usage limit|"
-    r"\d+-hour|Session|Opus|Sonnet|Weekly|Daily|Monthly)\b",
+    r"^(?:You(?:'ve| have)? hit|You(?:'ve| have)? reached your|You(?:'re| are)? out|Claude(?: AI)? usage|"
+    r"Usage limit|Usage allocation|Your|Spend|Add funds|API Error: (?:You|Your|Credit)|"
+    r"Credit balance|\d+-hour|Session|Opus|Sonnet|Weekly|Daily|Monthly)\b",
     re.I,
 )
 _LEGACY_LINK = " Your limit will reset at "
@@ -114,6 +149,7 @@ _LEGACY_CLAUSE = re.compile(r"\s*+Your limit will reset at\s+(?P<clause>.*)$", r
 _RESETS_CLAUSE = re.compile(r"\s*+(?:[·•|,–—]\s*+)?resets?(?:\s++at)?\s++(?P<clause>.*)$", re.I | re.S)
 _AT_CLAUSE = re.compile(r"\s+at\s+(?P<clause>.*)$", re.I | re.S)
 _SEPARATOR = re.compile(r"\s*+[·•|–—]\s*+")
+_CLAUSE_BOUNDARY = re.compile(r"\s*[.·•|,:;–—!]")
 _SEPARATOR_MARK = re.compile(r"[·•|–—]")
 # Where the sentence of a reset clause ends when it names no zone.
 _SENTENCE_END = re.compile(r"\.(?=\s++[A-Z/]|\s*+$)")
@@ -191,6 +227,10 @@ def _read(text: str, clock: Clock, zone_default: str | None = None) -> _Reading 
     else:
         return None
     rest = text[m.end() :]
+    if kind in _NO_RESET_KINDS:
+        if rest.strip() and not _CLAUSE_BOUNDARY.match(rest):
+            return None  # "… is set to $0 in the fixture": a sentence that quotes a wall
+        return _no_clause(kind, text, complete=bool(rest.strip()))
     if kind != "claude.auto-continue":
         zone_default = None  # only the auto-continue line borrows its banner's zone
     if kind == "claude.headless":
@@ -258,7 +298,7 @@ _RATE_LIMIT_COMMAND = re.compile(r"^\s*(?:[>❯⎿]\s*)?/rate-limit-options\s*$"
 _MENU_OPTION = re.compile(r"^\s*(?:[❯>›]\s*)?\d+\.\s+\S")
 _MENU_FOOTER = re.compile(r"\b(?:Enter to (?:confirm|select|continue)|Esc to (?:cancel|exit|go back))\b", re.I)
 _MENU_QUESTION = re.compile(r"^\s*[^\s⎿⏺●>❯].*\?\s*$")
-_RULE = re.compile(r"^\s*[╭╰]?[─━═]{3,}")
+_RULE = re.compile(r"^\s*[╭╰]?[─━═▔▁]{3,}")
 _LIMIT_RESET = re.compile(r"Usage limit reset\b", re.I)
 _TYPED = re.compile(r"^\s*(?:│\s*)?[>❯]\s")
 _HEADS_ANY = re.compile("|".join(f"(?:{head.pattern})" for _, head in _HEADS), re.I)
@@ -283,6 +323,22 @@ def _quoted(lines: list[str]) -> list[bool]:
 
 _COMPOSER_ROW = re.compile(r"^\s*❯(?!\s*\d+\.\s)(?:\s|$)")
 _BARE_RULE = re.compile(r"^\s*[─━]{3,}\s*$")
+# The composer's rules may carry a label (a mode, a session name) inside the line.
+_COMPOSER_RULE = re.compile(r"^\s*[─━]{3,}(?:[^─━]{1,60}[─━]{2,})?\s*$")
+
+
+# A tool call reads ``Name(args)`` (``Bash(…)``, ``Web Search(…)``, an MCP
+# tool's ``name (MCP)(…)``) or is a collapsed summary; Claude's other messages
+# (replies, ``Teammate @x failed: …``, ``Background command … completed``)
+# are not, and a ``⎿`` row under them is Claude's own.
+_TOOL_CALL = re.compile(r"^[A-Za-z][\w.:-]*(?:(?: - | )[A-Za-z][\w.:-]*)?(?: \(MCP\))?\(|\(ctrl\+\w to expand\)")
+# Claude draws its markers at the message column (0) and the result column
+# (2); a marker indented deeper sits inside a result: a quoted screen.
+_OWN_MARKER_INDENT = 3
+# Where a result's text starts (`  ⎿  text`); its rows continue at or past it.
+_RESULT_COLUMN = 5
+# `❯ ! cat log.txt`: a shell command the user ran in bash mode; what follows is its output.
+_BASH_MODE = re.compile(r"^(?:[>❯]\s*)?!\s*\S")
 
 
 def _continuing(lines: list[str]) -> list[bool]:
@@ -293,13 +349,22 @@ def _continuing(lines: list[str]) -> list[bool]:
     call with no blank between is part of it: the reply's wrapped text, the
     first result row of a tool (a ``cat``, a ``Read``, a ``grep`` match) and
     that result's continuation rows. A second ``⎿`` row of the block is
-    Claude's own again and is left alone. The rows under the frameless
-    composer's ``❯`` row, up to its closing rule, are what the user typed.
+    Claude's own again and is left alone. A ``⎿`` under a message that is no
+    tool call (a notification) is Claude's own. Markers indented past the
+    result column are a screen quoted inside a result, and bash-mode output is
+    a command's; both are text. The rows under the frameless composer's ``❯``
+    row, up to its closing rule, are what the user typed.
     """
     out, block, typing = [], None, False
+    in_result = False  # inside a tool's result, which may hold blank rows of its own
     for k, row in enumerate(lines):
         shape = _ROW.match(row)
         text, markers = shape["text"].rstrip(), shape["markers"]
+        if row.strip():
+            if in_result and len(shape["indent"]) >= _RESULT_COLUMN:
+                out.append(True)  # the result goes on past a blank row: its text, never Claude's own
+                continue
+            in_result = False
         if typing:
             typing = not _BARE_RULE.match(row)
             out.append(typing)
@@ -311,13 +376,22 @@ def _continuing(lines: list[str]) -> list[bool]:
         if not row.strip():
             block = None
             out.append(False)
+        elif markers and len(shape["indent"]) > _OWN_MARKER_INDENT:
+            out.append(True)
+        elif _BASH_MODE.match(row):
+            block = "bash"
+            out.append(False)
+        elif block == "bash" and (markers.startswith("⎿") or shape["indent"]):
+            in_result = True
+            out.append(True)
         elif markers.startswith(("⏺", "●")):
             banner_like = _HEADS_ANY.match(text) or _HEAD_START.match(text)
-            block = None if banner_like else "message"
+            block = None if banner_like else ("call" if _TOOL_CALL.search(text) else "message")
             out.append(False)
         elif markers.startswith("⎿"):
-            out.append(block == "message")
-            block = "result" if block == "message" else None
+            out.append(block == "call")
+            in_result = block == "call"
+            block = "result" if block == "call" else None
         elif shape["indent"] and not markers and block is not None:
             out.append(True)
         else:
@@ -387,11 +461,23 @@ def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] 
     return (reading, last) if reading is not None else None
 
 
+# Rows Claude prints as part of one limit episode, around the banner and its
+# menu: the options opening, the armed or cancelled auto-continue and its
+# right-aligned note, the footer's two rows when no composer separates them.
+_EPISODE_ROW = re.compile(
+    r"^\s*(?:[⏺●]\s*)?(?:Automatic continue cancelled\b|Opening your options\b|"
+    r"⚠\s*Usage limit reached\b|Continuing (?:automatically at\b|shortly\b).*·\s*Esc to cancel\s*$)",
+    re.I,
+)
+
+
 def _block_end(lines: list[str], end: int, fenced: list[bool], clock: Clock, zone: str | None):
     """Extend a banner over what Claude prints with it; returns (last row, auto-continue reading)."""
     last, hint_open, auto = end, False, None
     option_at = None  # column of the last menu option's number, for its wrapped or described rows
-    for j in range(end + 1, len(lines)):
+    j = end
+    while j + 1 < len(lines):
+        j += 1
         row = lines[j]
         if fenced[j]:
             break
@@ -400,12 +486,19 @@ def _block_end(lines: list[str], end: int, fenced: list[bool], clock: Clock, zon
             continue
         boxed = _unbox(row)
         shape = _ROW.match(row)
-        reading = _read(shape["text"].rstrip(), clock, zone)
         indent = len(boxed) - len(boxed.lstrip())
-        if reading is not None and reading.kind == "claude.auto-continue" and auto is None:
-            auto, last, hint_open = reading, j, False
-        elif reading is not None or _LIMIT_RESET.match(shape["text"]):
+        banner = _banner_at(lines, j, clock, None, zone)
+        if banner is not None and banner[0].kind == "claude.auto-continue" and auto is None:
+            auto, (last, hint_open) = banner[0], (banner[1], False)
+            j = last  # a narrow pane wraps the auto-continue row too
+        elif banner is not None or _LIMIT_RESET.match(shape["text"]):
             break  # another banner, or the wall lifting: not part of this block
+        elif _EPISODE_ROW.match(boxed):
+            last, hint_open = j, False
+        elif _TURN_SUMMARY.match(row):
+            hint_open = False  # the turn's summary: in the block when more of the episode follows
+        elif boxed is not row and _read(_ROW.match(boxed.strip())["text"], clock, zone) is not None:
+            last, hint_open = j, False  # the banner repeated inside the menu's box
         elif _HINT.match(row) and not _RATE_LIMIT_COMMAND.match(row):
             last, hint_open = j, not row.rstrip().endswith((".", ")"))
         elif hint_open and row[:1].isspace() and _continuation(row, False):
@@ -422,10 +515,23 @@ def _block_end(lines: list[str], end: int, fenced: list[bool], clock: Clock, zon
             hint_open = False  # part of the block only if a menu row follows
         elif _opens_a_wrapped_question(lines, j):
             hint_open = False  # the first rows of a question a narrow pane wrapped
+        elif last > end and _menu_row_follows(lines, j):
+            last = j  # an option wrapped without its indent, inside the menu's box
         else:
             break
         option_at = None
     return last, auto
+
+
+def _menu_row_follows(lines: list[str], j: int) -> bool:
+    """Whether a menu option or footer follows row ``j`` within a few rows, with no message between."""
+    for k in range(j + 1, min(len(lines), j + 4)):
+        boxed = _unbox(lines[k])
+        if _MENU_OPTION.match(boxed) or _MENU_FOOTER.search(boxed):
+            return True
+        if _ROW.match(boxed)["markers"] or _SUBMITTED.match(boxed):
+            return False
+    return False
 
 
 def _opens_a_wrapped_question(lines: list[str], j: int) -> bool:
@@ -457,13 +563,53 @@ def _wall_lifted_below(lines: list[str], row: int, fenced: list[bool]) -> bool:
     return False
 
 
-@hookimpl
-def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[str] | None) -> Detection | None:
-    if agent != AGENT:
-        return None
-    lines = [normalise_row(row) for row in lines]
-    fenced = _quoted(lines)
-    continuing = _continuing(lines)
+_BOX_TOP = re.compile(r"^\s*╭─.*╮\s*$")
+_BOX_INPUT = re.compile(r"^\s*│\s*>(?:\s.*)?│\s*$")
+
+
+def _composer_top(lines: list[str]) -> int | None:
+    """The first row of the lowest composer (the rule above ``❯``, or the box top), or None.
+
+    Everything from there down is Claude's UI: the composer, what is typed in
+    it, and below it the footers, the armed-wall notice and any statusLine a
+    user configured, whatever it says. A ``❯`` with a menu below it is the
+    echoed ``/rate-limit-options`` and its menu, not the composer.
+    """
+    for k in range(len(lines) - 1, 0, -1):
+        if _BOX_INPUT.match(lines[k]) and _BOX_TOP.match(lines[k - 1]):
+            return k - 1
+        if _COMPOSER_ROW.match(lines[k]) and not lines[k][:1].isspace() and _COMPOSER_RULE.match(lines[k - 1]):
+            below = lines[k + 1 :]
+            if any(_COMPOSER_RULE.match(r) for r in below) and not any(_MENU_OPTION.match(_unbox(r)) for r in below):
+                return k - 1
+    return None
+
+
+# A prompt the user submitted, echoed in the transcript (not bash mode, not a menu option).
+_SUBMITTED = re.compile(r"^[>❯](?!\s*\d+\.\s)(?!\s*!)\s*\S")
+# What Claude prints when it takes a prompt up: a message, a result, a spinner.
+_ANSWER = re.compile(r"^\s{0,3}[⏺●⎿✻✽✢✳✶]")
+
+
+def _answered_prompt_below(lines: list[str], last: int, fenced: list[bool]) -> bool:
+    """Whether the user submitted a prompt after the block and Claude took it up.
+
+    Then the agent is past the wall, however short its answer: the block is
+    an old episode, and its bare clock time must not roll to tomorrow.
+    """
+    prompt = next(
+        (j for j in range(last + 1, len(lines)) if not fenced[j] and _SUBMITTED.match(lines[j]) and not _RATE_LIMIT_COMMAND.match(lines[j])),
+        None,
+    )
+    return prompt is not None and any(_ANSWER.match(r) for r in lines[prompt + 1 :])
+
+
+# Claude's footer once the reset time has come and its auto-continue waits its jitter.
+_RESET_ARRIVED = re.compile(r"^\s*Continuing shortly\b", re.I)
+
+
+def _lowest_block(lines: list[str], fenced: list[bool], continuing: list[bool], clock: Clock, pattern: re.Pattern[str] | None):
+    """The lowest banner block as (first row, last row, reading, auto-continue reading), or None."""
     found, zone = None, None
     i = 0
     while i < len(lines):
@@ -477,11 +623,30 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
         last, auto = _block_end(lines, end, fenced, clock, zone)
         found = (i, last, reading, auto)
         i = last + 1
+    return found
+
+
+@hookimpl
+def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[str] | None) -> Detection | None:
+    if agent != AGENT:
+        return None
+    screen = [normalise_row(row) for row in lines]
+    chrome_row = _composer_top(screen)
+    # Below the composer every row is UI, never a banner.
+    lines = screen[:chrome_row] if chrome_row is not None else screen
+    fenced = _quoted(lines)
+    continuing = _continuing(lines)
+    found = _lowest_block(lines, fenced, continuing, clock, pattern)
     if found is None:
         return None
     start, last, reading, auto = found
-    if _wall_lifted_below(lines, start, fenced):
+    if _wall_lifted_below(lines, start, fenced) or _answered_prompt_below(lines, last, fenced):
         return None
+    if any(_RESET_ARRIVED.match(row) for row in screen[last + 1 :]):
+        # "Continuing shortly": the reset is the one that just passed, not the
+        # same clock time tomorrow; read the banner as a day earlier would.
+        earlier = Clock(clock.now - timedelta(days=1), clock.local_zone)
+        _, _, reading, auto = _lowest_block(lines, fenced, continuing, earlier, pattern) or found
     reset_at = reading.reset_at if reading.reset_at is not None else (auto.reset_at if auto else None)
     return Detection(
         agent=AGENT,
@@ -490,4 +655,5 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
         reset_at=reset_at,
         kind=reading.kind,
         banner=reading.text,
+        chrome_row=chrome_row,
     )

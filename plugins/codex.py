@@ -21,9 +21,9 @@ import re
 from datetime import datetime, timezone
 
 from afd import hookimpl
-from afd.model import AgentSpec, Clock, Detection, PromptDelivery
+from afd.model import NEEDS_HUMAN_KINDS, AgentSpec, Clock, Detection, PromptDelivery
 from afd.resettime import parse_relative, parse_reset
-from afd.text import is_own_banner_row, lowest_block
+from afd.text import answered_prompt_below, composer_top, is_own_banner_row, lowest_block, modal_end
 
 AGENT = "codex"
 
@@ -32,8 +32,23 @@ AGENT = "codex"
 _MARKER = r"(?:[■🖐⚠✖✗]\ufe0f?\s*)"
 # `ERROR: `, `Error: `, `stream error: `, `[2026-03-04T17:48:31] ERROR: ` (headless `codex exec`).
 _LEAD_IN = r"(?:\[[^\]]{1,40}\]\s*)?(?:(?:[A-Za-z]+\s+){0,2}error\b[^:]{0,40}:\s*)"
+# The walls, by kind. A spend cap or a billing wall states no reset and is
+# lifted by a person (an owner, a payment), not by waiting.
+_KIND_HEADS = (
+    (
+        "codex.spend-cap",
+        r"You(?:'ve| have)? hit your spend cap\b|Your workspace is out of credits\b"
+        r"|(?:Your |The )?(?:workspace(?:'s)? )?spend cap (?:has been )?(?:reached|exceeded)\b",
+    ),
+    (
+        "codex.billing",
+        r"Quota exceeded\b|To use Codex with your ChatGPT plan\b"
+        r"|Usage limit reached\.\s*You(?:'ve| have) reached your usage limit\b",
+    ),
+    ("codex.usage-limit", r"You(?:'ve| have) (?:hit|reached) your usage limit\b"),
+)
 _BANNER = re.compile(
-    rf"^{_MARKER}?{_LEAD_IN}?You(?:'ve| have) (?:hit|reached) your usage limit\b",
+    rf"^{_MARKER}?{_LEAD_IN}?(?:" + "|".join(f"(?P<k{n}>{head})" for n, (_, head) in enumerate(_KIND_HEADS)) + ")",
     re.IGNORECASE,
 )
 
@@ -59,7 +74,7 @@ _TRY_AT = re.compile(
     r"\btry again at\s+(?P<phrase>.+?)\s*(?:\((?P<zone>[^()]+)\))?\s*(?:[.!](?=\s|$)|$)",
     re.IGNORECASE,
 )
-_TRY_IN = re.compile(r"\btry again in\s+(?P<phrase>.+?)\s*(?:[.!](?=\s|$)|$)", re.IGNORECASE)
+_TRY_IN = re.compile(r"\btry again in(?::\s*|\s+)(?P<phrase>.+?)\s*(?:[.!](?=\s|$)|$)", re.IGNORECASE)
 
 _CHROME = (
     re.compile(r"^\s*[›▌](?:\s|$)"),  # the frameless composer, empty, placeholder or typed text
@@ -76,6 +91,10 @@ _CHROME = (
     re.compile(r"^\s+\d+(?:\.\d+)?[KkMm]? tokens used\b"),
     # the turn separator, `─ Worked for 1m 05s ─────`, and bare rules
     re.compile(r"^\s*─+(?:\s+Worked for\b[^─]*)?─*\s*$"),
+    # The right-aligned status row above the composer (`⚠ 5h limit: only <1%
+    # left · resets at 20:32 · /status`): it stays for the life of the process,
+    # in a new thread too, so it is neither output nor a wall.
+    re.compile(r"^\s*⚠\ufe0f?\s*[\w-]+(?: [\w-]+){0,3} limit: .*\b(?:left|used|resets?)\b"),
 )
 
 # `• Working (5s • esc to interrupt)`; a retry reads `• Reconnecting... 2/5
@@ -107,14 +126,45 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
 
 
 def find_banner(lines: list[str], clock: Clock, pattern: re.Pattern[str] | None = None) -> Detection | None:
-    """The lowest codex limit banner in ``lines``, or None."""
-    block = lowest_block(lines, lambda row: is_own_banner_row(row, _BANNER, _NOT_OWN_ROW, pattern), lambda i: _block_end(lines, i), _FENCE)
+    """The lowest codex limit banner in ``lines``, or None.
+
+    The screen is read as regions first: the composer and the footer below
+    it are chrome (``chrome_row``), never a banner; a modal that took the
+    composer's place right after the banner belongs to the banner's episode;
+    a prompt the user submitted below the banner, and answered, ends it.
+    """
+    chrome_row = composer_top(lines, _COMPOSER, _OWN_BELOW_COMPOSER)
+    body = lines[:chrome_row] if chrome_row is not None else lines
+    block = lowest_block(body, lambda row: is_own_banner_row(row, _BANNER, _NOT_OWN_ROW, pattern), lambda i: _block_end(body, i), _FENCE)
     if block is None:
         return None
     first, last = block
-    text, reset_at = _read_block(lines[first : last + 1], clock)
-    kind = f"{AGENT}.pattern" if pattern is not None else f"{AGENT}.usage-limit"
-    return Detection(AGENT, first, last, reset_at, kind, text)
+    if answered_prompt_below(body, last, _SUBMITTED, _ANSWER):
+        return None
+    text, reset_at = _read_block(body[first : last + 1], clock)
+    kind = f"{AGENT}.pattern" if pattern is not None else _kind_of(body[first])
+    if reset_at is not None and kind != f"{AGENT}.pattern":
+        kind = f"{AGENT}.usage-limit"  # a reset named beside a purchase option: a plan window, not a cap
+    last = modal_end(body, last, _MODAL_OPTION, _MODAL_OTHER) or last
+    return Detection(AGENT, first, last, None if kind.endswith(NEEDS_HUMAN_KINDS) else reset_at, kind, text, chrome_row)
+
+
+# The composer's row (`› Ask Codex…`, typed text); `› 1. …` is a modal's option.
+_COMPOSER = re.compile(r"^[›▌](?!\s*\d+\.\s)(?:\s|$)")
+# Rows codex prints into its history at column 0; none of them stands below the composer.
+_OWN_BELOW_COMPOSER = re.compile(r"^(?:[•■🖐⚠✖✗└]|\s*(?:›\s*)?\d+\.\s+\S)")
+_SUBMITTED = re.compile(r"^›(?!\s*\d+\.\s)\s*\S")
+_ANSWER = re.compile(r"^(?:[•■🖐⚠✖✗─]|\s+└)")
+_MODAL_OPTION = re.compile(r"^\s*(?:›\s*)?\d+\.\s+\S")
+# What else a modal shows: its title and question (indented or not), its key hints.
+_MODAL_OTHER = re.compile(r"^(?!\s*[•■🖐└›])\s*\S")
+
+
+def _kind_of(row: str) -> str:
+    m = _BANNER.match(row.lstrip(" "))
+    if m is None:
+        return f"{AGENT}.usage-limit"
+    return next(kind for n, (kind, _) in enumerate(_KIND_HEADS) if m[f"k{n}"] is not None)
 
 
 

@@ -12,7 +12,7 @@ import re
 
 from afd import hookimpl
 from afd.model import AgentSpec, Clock, Detection, PromptDelivery
-from afd.text import is_own_banner_row, lowest_block
+from afd.text import answered_prompt_below, composer_top, is_own_banner_row, lowest_block
 
 AGENT = "devin"
 
@@ -64,13 +64,29 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
 
 
 def find_banner(lines: list[str], pattern: re.Pattern[str] | None = None) -> Detection | None:
-    """The lowest devin quota banner in ``lines``, or None."""
-    block = lowest_block(lines, lambda row: is_own_banner_row(row, _BANNER, _NOT_OWN_ROW, pattern), lambda i: _block_end(lines, i), _FENCE)
+    """The lowest devin quota banner in ``lines``, or None.
+
+    The composer (``❭``) and everything below it are chrome; a prompt
+    submitted below the banner that Devin answered ends the episode.
+    """
+    chrome_row = composer_top(lines, _COMPOSER, _OWN_BELOW_COMPOSER)
+    body = lines[:chrome_row] if chrome_row is not None else lines
+    block = lowest_block(body, lambda row: is_own_banner_row(row, _BANNER, _NOT_OWN_ROW, pattern), lambda i: _block_end(body, i), _FENCE)
     if block is None:
         return None
     first, last = block
+    if answered_prompt_below(body, last, _SUBMITTED, _ANSWER):
+        return None
     kind = f"{AGENT}.pattern" if pattern is not None else f"{AGENT}.quota-exhausted"
-    return Detection(AGENT, first, last, None, kind, " ".join(r.strip() for r in lines[first : last + 1]))
+    return Detection(AGENT, first, last, None, kind, " ".join(r.strip() for r in body[first : last + 1]), chrome_row)
+
+
+_COMPOSER = re.compile(r"^❭(?:\s|$)")
+# Devin prints its own rows (banners, prompts) at column 0 and its work
+# indented; a column-0 row under a ❭ row means that ❭ was a submitted prompt.
+_OWN_BELOW_COMPOSER = re.compile(r"^[^\s❭]")
+_SUBMITTED = re.compile(r"^❭\s*\S")
+_ANSWER = re.compile(r"^\s*\S")
 
 
 

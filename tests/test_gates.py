@@ -119,3 +119,44 @@ def test_gates_never_crash_on_arbitrary_captures(captures, first, span, tail_lin
     v = judge("claude", captures, detections, CHROME, tail_lines=tail_lines, stability_polls=stability_polls)
     assert v.limited == (v.hit and v.anchored and v.stable)
     assert isinstance(v.reason, str) and v.reason
+
+
+# --- the detector's chrome row --------------------------------------------------
+
+def det_above(row, chrome_row, last=None):
+    return Detection("claude", row, row if last is None else last, None, "claude.hit-limit", BANNER, chrome_row)
+
+
+def test_rows_below_the_detectors_chrome_row_never_count_as_output():
+    # A statusLine and a wall footer no chrome pattern knows, below the composer.
+    rows = ["work", BANNER, "", "────", "❯ ", "────", "  ⚠ Usage limit reached · limit resets 9pm", "  Opus │ ~/src │ 5h 100%", "  deploy green"]
+    assert not is_anchored(rows, det(1), CHROME, 3)
+    assert is_anchored(rows, det_above(1, chrome_row=3), CHROME, 3)
+
+
+def test_output_above_the_chrome_row_still_counts():
+    rows = ["work", BANNER, "a", "b", "c", "────", "❯ ", "────"]
+    assert not is_anchored(rows, det_above(1, chrome_row=5), CHROME, 3)
+
+
+def test_a_ticking_statusline_below_the_chrome_row_does_not_break_stability():
+    a = ["work", BANNER, "────", "❯ ", "────", "  build 1841 · 22:14:09"]
+    b = ["work", BANNER, "────", "❯ ", "────", "  build 1842 · 22:14:11"]
+    v = judge("claude", [a, b], [det_above(1, 2), det_above(1, 2)], CHROME, tail_lines=3, stability_polls=2)
+    assert v.limited, v.reason
+
+
+def test_a_needs_human_wall_says_so_in_its_reason():
+    found = Detection("codex", 1, 1, None, "codex.spend-cap", "Your workspace is out of credits.")
+    rows = ["› go", "■ Your workspace is out of credits.", "› "]
+    v = judge("codex", [rows, rows], [found, found], (re.compile(r"^› "),), tail_lines=3, stability_polls=2)
+    assert v.limited and found.needs_human
+    assert "a person has to act" in v.reason
+
+
+@pytest.mark.parametrize(
+    ("kind", "needs_human"),
+    [("claude.spend-cap", True), ("codex.billing", True), ("codex.usage-limit", False), ("claude.hit-limit", False), ("devin.quota-exhausted", False)],
+)
+def test_needs_human_follows_the_kind(kind, needs_human):
+    assert Detection("x", 0, 0, None, kind, "b").needs_human is needs_human

@@ -120,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
         # limit (quoted, worked past, changing) has none to report.
         "reset_at": iso_utc(verdict.reset_at) if verdict.limited else None,
         "has_reset_time": verdict.limited and verdict.reset_at is not None,
+        # A spend cap or billing wall the agent is stalled at: no reset lifts
+        # it, so waiting is pointless and a person has to act.
+        "needs_human": verdict.limited and found is not None and found.needs_human,
         "banner_reset_at": iso_utc(verdict.reset_at),
         "banner": found.banner if found else None,
         "kind": found.kind if found else None,
@@ -149,4 +152,6 @@ def _print_human(result: dict) -> None:
         console.print(f"  banner: {result['banner']}", markup=False)
     if result["limited"]:
         console.print(f"  reset:  {result['reset_at'] or 'not stated'}")
+    if result["needs_human"]:
+        console.print("  [bold]needs a human[/]: a spend cap or billing wall")
     console.print(f"  why:    {result['reason']}", markup=False)

@@ -120,6 +120,33 @@ def _limit_reset(p: Mapping[str, object]) -> list[str]:
     ]
 
 
+def _armed(p: Mapping[str, object]) -> list[str]:
+    # Claude Code 2.1's wall with its own auto-continue armed: the banner under
+    # the prompt, then its message row; the screen adds the footer below the
+    # composer while the wall stays armed (see `screens.armed_footer`).
+    return [
+        f"  ⎿  You've hit your {p['window']} limit · resets {p['reset']}{_zone(p)}",
+        "",
+        f"● Usage limit reached · set to continue automatically at {p['reset']}",
+    ]
+
+
+def _codex_modal(p: Mapping[str, object]) -> list[str]:
+    # Codex replaces its composer with a modal after a limit when usage is high.
+    return [
+        *_codex_wrap(codex_sentence(p), p),
+        "",
+        "  Approaching rate limits",
+        "  Switch to gpt-6-luna for lower credit usage?",
+        "",
+        "› 1. Switch to gpt-6-luna                   Fast and affordable model for easier tasks.",
+        "  2. Keep current model",
+        "  3. Keep current model (never show again)  Hide future rate limit reminders about switching models",
+        "",
+        "  enter select · esc back",
+    ]
+
+
 _CODEX_LEADS = {
     "plain": "",
     "admin": "To get more access now, send a request to your admin",
@@ -233,6 +260,26 @@ FAMILIES: Mapping[str, BannerFamily] = MappingProxyType(
                 _limit_reset,
                 {"reset": "3pm", "zone": "America/Bogota"},
             ),
+            BannerFamily(
+                "claude.armed",
+                "claude",
+                True,
+                _armed,
+                {"window": "5-hour", "reset": "9:42pm", "zone": "UTC"},
+            ),
+            BannerFamily(
+                "claude.spend-cap",
+                "claude",
+                True,
+                lambda p: [f"  ⎿  {p['text']}"],
+                {"text": "You've reached your monthly spend limit · add funds to continue"},
+            ),
+            BannerFamily(
+                "claude.api-429",
+                "claude",
+                False,
+                lambda p: ["  ⎿  API Error: Request rejected (429) · this may be a temporary capacity issue"],
+            ),
             # --- codex ----------------------------------------------------
             BannerFamily(
                 "codex.usage-limit",
@@ -240,6 +287,34 @@ FAMILIES: Mapping[str, BannerFamily] = MappingProxyType(
                 True,
                 _codex_usage_limit,
                 {"form": "in", "reset": "3 hours 2 minutes", "lead": "plain", "prefix": "■ "},
+            ),
+            BannerFamily(
+                "codex.modal",
+                "codex",
+                True,
+                _codex_modal,
+                {"form": "at", "reset": "9:29 PM", "lead": "plus", "prefix": "■ "},
+                replaces_composer=True,
+            ),
+            BannerFamily(
+                "codex.spend-cap",
+                "codex",
+                True,
+                lambda p: [f"■ {p['text']}"],
+                {"text": "Your workspace is out of credits. Ask your workspace owner to refill in order to continue."},
+            ),
+            BannerFamily(
+                "codex.billing",
+                "codex",
+                True,
+                lambda p: [f"■ {p['text']}"],
+                {"text": "Quota exceeded. Check your plan and billing details."},
+            ),
+            BannerFamily(
+                "codex.rate-limit-exceeded",
+                "codex",
+                False,
+                lambda p: ["■ rate limit exceeded: Rate limit reached for gpt-5.3-codex. Please try again in 4s."],
             ),
             BannerFamily(
                 "codex.heads-up",

@@ -8,6 +8,7 @@ the state handed in; the fake program owns the terminal.
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -124,13 +125,35 @@ def composer(agent: str, text: str, width: int, ui: str) -> list[str]:
     return [f"❭ {shown or 'Ask Devin to build features, fix bugs, or work on your code'}"]
 
 
+_ARMED = re.compile(r"^● Usage limit reached · set to continue automatically at (?P<at>.+)$")
+
+
+def armed_footer(agent: str, transcript: tuple[str, ...]) -> list[str]:
+    """The notice Claude Code draws below its composer while its auto-continue is armed.
+
+    Armed from its ``● Usage limit reached · set to continue automatically``
+    row until anything newer is printed (a reply, a cancel, a prompt).
+    """
+    if agent != "claude":
+        return []
+    last = next((row for row in reversed(transcript) if row.strip()), "")
+    m = _ARMED.match(last)
+    if m is None:
+        return []
+    return [f"  ⚠ Usage limit reached · limit resets {m['at']}", f"    Continuing automatically at {m['at']} · Esc to cancel"]
+
+
 def draw(screen: Screen) -> list[str]:
     """The rows to show, newest at the bottom, cut to what fits the pane."""
     rows = [*header(screen.agent, screen.cwd, screen.width), "", *screen.transcript]
     if screen.status and not screen.composer_hidden:
         rows += ["", screen.status]
     if not screen.composer_hidden:
-        rows += ["", *composer(screen.agent, screen.composer, screen.width, screen.ui)]
+        below = composer(screen.agent, screen.composer, screen.width, screen.ui)
+        footer = armed_footer(screen.agent, screen.transcript)
+        if footer and screen.ui != "boxed":
+            below = [*below[:3], *footer, *below[3:]]  # between the closing rule and the mode row
+        rows += ["", *below]
     # A row wider than the pane wraps onto more screen lines; keep what fits.
     used, kept = 0, []
     for row in reversed(rows):

@@ -1,0 +1,170 @@
+"""A local stand-in for the Anthropic and OpenAI APIs that the real CLIs talk to.
+
+Run inside a loopback-only network namespace, one process per test:
+
+    python mock_api.py DIR [--https-port 443 --cert C --key K] [--http-port 8000]
+
+The answer to every model call is whatever ``DIR/<api>.json`` holds at that
+moment (``api`` is ``claude`` for ``/v1/messages``, ``codex`` for
+``/v1/responses``), so a test scripts the mock by rewriting that file (see
+``shapes.py`` for what the real APIs send). An answer is a status, headers,
+and either a JSON body or a list of server-sent events sent ``delay``
+seconds apart (slow enough for the CLI to draw its spinner). Every request
+is appended to ``DIR/requests.jsonl``. The start-up calls Claude Code makes
+to its own hosts (hello, OAuth profile, …) get small fixed answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import ssl
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+MODEL_PATHS = {"/v1/messages": "claude", "/v1/responses": "codex"}
+
+# Claude Code believes it is signed in to a Max plan only when the profile
+# says so; only then does it draw the subscriber wall and its menu.
+PROFILE = {
+    "account": {
+        "uuid": "00000000-0000-4000-8000-000000000001",
+        "email": "afd-test@example.invalid",
+        "full_name": "afd test",
+        "display_name": "afd",
+        "has_claude_max": True,
+        "has_claude_pro": False,
+    },
+    "organization": {
+        "uuid": "00000000-0000-4000-8000-000000000002",
+        "name": "afd test",
+        "organization_type": "claude_max",
+        "billing_type": "stripe_subscription",
+        "rate_limit_tier": "default_claude_max_20x",
+    },
+}
+FIXED = {"/api/oauth/profile": PROFILE}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "afd-mock"
+
+    def log_message(self, fmt: str, *args) -> None:  # the JSON log replaces the stderr one
+        pass
+
+    def do_GET(self) -> None:
+        self._serve(b"")
+
+    def do_HEAD(self) -> None:
+        self._send_json(200, {}, {})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self._serve(self.rfile.read(length) if length else b"")
+
+    def _serve(self, body: bytes) -> None:
+        path = self.path.split("?", 1)[0]
+        api = MODEL_PATHS.get(path)
+        answer = self._answer(api) if api else {"status": 200, "body": FIXED.get(path, {})}
+        self._log(path, api, body, answer)
+        if "events" in answer:
+            self._send_events(answer)
+        else:
+            self._send_json(answer.get("status", 200), answer.get("headers", {}), answer.get("body", {}))
+
+    def _answer(self, api: str) -> dict:
+        try:
+            return json.loads((self.server.root / f"{api}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {"status": 500, "body": {"error": {"type": "api_error", "message": f"mock: no {api}.json"}}}
+
+    def _log(self, path: str, api: str | None, body: bytes, answer: dict) -> None:
+        try:
+            request = json.loads(body) if body else None
+        except ValueError:
+            request = body.decode("utf-8", "replace")
+        model = request.get("model") if isinstance(request, dict) else None
+        entry = {
+            "at": time.time(),
+            "method": self.command,
+            "host": self.headers.get("Host"),
+            "path": self.path,
+            "api": api,
+            "model": model,
+            "status": answer.get("status", 200),
+            "kind": answer.get("kind"),
+        }
+        with self.server.lock, open(self.server.root / "requests.jsonl", "a", encoding="utf-8") as log:
+            log.write(json.dumps(entry) + "\n")
+
+    def _send_json(self, status: int, headers: dict, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in headers.items():
+            self.send_header(key, str(value))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_events(self, answer: dict) -> None:
+        self.send_response(answer.get("status", 200))
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        for key, value in answer.get("headers", {}).items():
+            self.send_header(key, str(value))
+        self.end_headers()
+        self.close_connection = True
+        delay = float(answer.get("delay", 0))
+        try:
+            for event in answer["events"]:
+                self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+                self.wfile.flush()
+                if delay:
+                    time.sleep(delay)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the CLI gave up on the stream (Esc, exit); nothing to finish
+
+
+def serve(root: Path, port: int, context: ssl.SSLContext | None) -> ThreadingHTTPServer:
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.daemon_threads = True
+    server.root = root
+    server.lock = _LOCK
+    if context is not None:
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+_LOCK = threading.Lock()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Serve the mock APIs from DIR until killed.")
+    parser.add_argument("dir", type=Path, help="directory with claude.json / codex.json; requests.jsonl is written there")
+    parser.add_argument("--http-port", type=int, default=8000, help="plain HTTP port (Codex); 0: any free one")
+    parser.add_argument("--https-port", type=int, default=443, help="TLS port (Claude Code and its start-up checks)")
+    parser.add_argument("--cert", type=Path, help="server certificate (PEM) for the TLS port")
+    parser.add_argument("--key", type=Path, help="its private key (PEM)")
+    args = parser.parse_args(argv)
+    ports = {"pid": os.getpid(), "http_port": serve(args.dir, args.http_port, None).server_address[1]}
+    if args.cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.cert, args.key)
+        ports["https_port"] = serve(args.dir, args.https_port, context).server_address[1]
+    # Written last: its presence says the mock answers (port 0 picks a free port).
+    (args.dir / "ready.tmp").write_text(json.dumps(ports), encoding="utf-8")
+    os.replace(args.dir / "ready.tmp", args.dir / "ready")
+    threading.Event().wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

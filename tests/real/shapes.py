@@ -1,0 +1,139 @@
+"""What the real APIs answer, as the mock's answer files (see mock_api.py).
+
+Each function returns one answer: ``{"status", "headers", "body"}`` or
+``{"status", "headers", "events", "delay"}``. The header and body shapes are
+the ones that make Claude Code 2.1.332 and Codex 0.171.0 draw each screen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+# --- Claude (POST /v1/messages, server-sent events) ----------------------------
+
+
+def claude_answer(text: str = "Done.", *, chunks: int = 6, delay: float = 0.4, headers: dict | None = None) -> dict:
+    """A streamed reply, ``chunks`` pieces ``delay`` s apart (the spinner shows meanwhile)."""
+    words = text.split(" ")
+    step = max(1, len(words) // chunks)
+    pieces = [" ".join(words[i:i + step]) + " " for i in range(0, len(words), step)]
+    message = {
+        "id": "msg_mock", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [], "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 1},
+    }
+    events = [{"type": "message_start", "message": message},
+              {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}]
+    events += [{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}} for p in pieces]
+    events += [
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+         "usage": {"output_tokens": 20}},
+        {"type": "message_stop"},
+    ]
+    return {"kind": "answer", "status": 200, "headers": headers or {}, "events": events, "delay": delay}
+
+
+WINDOWS = {"five_hour": "5h", "seven_day": "7d", "seven_day_opus": "7d_opus", "seven_day_sonnet": "7d_sonnet"}
+
+
+def claude_unified(status: str, reset: int, claim: str, utilization: float | None = None) -> dict:
+    headers = {
+        "anthropic-ratelimit-unified-status": status,
+        "anthropic-ratelimit-unified-reset": str(reset),
+        "anthropic-ratelimit-unified-representative-claim": claim,
+    }
+    if utilization is not None:  # the approaching notice reads the window's own headers
+        window = f"anthropic-ratelimit-unified-{WINDOWS.get(claim, claim)}"
+        headers |= {
+            f"{window}-utilization": str(utilization),
+            f"{window}-reset": str(reset),
+            f"{window}-status": status,
+            f"{window}-surpassed-threshold": str(int(utilization * 10) / 10),
+        }
+    return headers
+
+
+def claude_limit(reset: int, claim: str = "five_hour") -> dict:
+    """The plan's wall: a 429 the unified headers call `rejected` (``claim``: five_hour, seven_day, …)."""
+    body = {"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limited"}}
+    return {"kind": "limit", "status": 429, "headers": claude_unified("rejected", reset, claim), "body": body}
+
+
+def claude_warning(reset: int, claim: str = "five_hour", utilization: float = 0.92) -> dict:
+    """A normal answer that says the plan is nearly used up."""
+    answer = claude_answer("Here is the answer.", headers=claude_unified("allowed_warning", reset, claim, utilization))
+    return {**answer, "kind": "warning"}
+
+
+def claude_throttle() -> dict:
+    """A 429 without the unified headers: the service limiting requests, not the plan."""
+    body = {"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limited"}}
+    return {"kind": "throttle", "status": 429, "headers": {"retry-after": "1"}, "body": body}
+
+
+# --- Codex (POST /v1/responses, server-sent events) ----------------------------
+
+
+def codex_answer(text: str = "Done.", *, chunks: int = 6, delay: float = 0.4, headers: dict | None = None) -> dict:
+    words = text.split(" ")
+    step = max(1, len(words) // chunks)
+    pieces = [" ".join(words[i:i + step]) + " " for i in range(0, len(words), step)]
+    item = {"type": "message", "id": "msg_mock", "role": "assistant", "status": "in_progress", "content": []}
+    done = {**item, "status": "completed", "content": [{"type": "output_text", "text": "".join(pieces), "annotations": []}]}
+    response = {"id": "resp_mock", "object": "response", "status": "in_progress", "output": []}
+    events = [
+        {"type": "response.created", "response": response},
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+    ]
+    events += [{"type": "response.output_text.delta", "item_id": "msg_mock", "output_index": 0, "content_index": 0,
+                "delta": p} for p in pieces]
+    events += [
+        {"type": "response.output_item.done", "output_index": 0, "item": done},
+        {"type": "response.completed", "response": {**response, "status": "completed", "output": [done],
+         "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30,
+                   "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}},
+    ]
+    return {"kind": "answer", "status": 200, "headers": headers or {}, "events": events, "delay": delay}
+
+
+def codex_usage_headers(used_percent: float, reset: int, window_minutes: int = 300) -> dict:
+    return {
+        "x-codex-primary-used-percent": str(used_percent),
+        "x-codex-primary-window-minutes": str(window_minutes),
+        "x-codex-primary-reset-at": str(reset),
+    }
+
+
+def codex_error(status: int, error: dict, headers: dict | None = None, kind: str = "limit") -> dict:
+    return {"kind": kind, "status": status, "headers": headers or {}, "body": {"error": error}}
+
+
+def codex_limit(plan_type: str = "plus", reset: int | None = None, headers: dict | None = None) -> dict:
+    """The plan's wall (``reset`` None: no time to try again at)."""
+    error = {"type": "usage_limit_reached", "message": "The usage limit has been reached", "plan_type": plan_type}
+    if reset is not None:
+        error["resets_at"] = reset
+    return codex_error(429, error, headers)
+
+
+def codex_billing(error_type: str = "insufficient_quota", headers: dict | None = None) -> dict:
+    message = {"insufficient_quota": "You exceeded your current quota.", "usage_not_included": "Not included."}
+    return codex_error(429, {"type": error_type, "message": message.get(error_type, error_type)}, headers, "billing")
+
+
+def codex_throttle(retry_after: int = 1) -> dict:
+    """A generic 429 the CLI retries (``retry_after`` s apart): not the plan's wall."""
+    error = {"type": "rate_limit_exceeded", "code": "rate_limit_exceeded",
+             "message": f"Rate limit reached for gpt-5.3-codex on tokens per min (TPM). Please try again in {retry_after}s."}
+    return codex_error(429, error, {"retry-after": str(retry_after)}, "throttle")
+
+
+def write_answer(directory: Path, api: str, answer: dict) -> None:
+    """Make ``answer`` the mock's reply to every later ``api`` call (atomic: no half-read file)."""
+    path = Path(directory) / f"{api}.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(answer), encoding="utf-8")
+    os.replace(tmp, path)

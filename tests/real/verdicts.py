@@ -1,0 +1,98 @@
+"""What afd says about a real agent's pane: live (`afd run`) and offline (`afd detect`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from harness import wait_for
+
+# Both CLIs draw reset times in the pane's zone; the panes run with TZ=UTC,
+# so afd reads them in UTC too.
+AFD_ENV = {**os.environ, "TZ": "UTC"}
+
+
+class Supervisor:
+    """`afd run` on the rig's tmux server, in the background, as systemd would run it."""
+
+    def __init__(self, server: str, log: Path):
+        self.log = log
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "afd", "run", "-L", server, "--verbose"],
+            stdout=subprocess.DEVNULL, stderr=open(log, "wb"), env={**AFD_ENV, **_xdg()},
+        )
+
+    def status(self) -> dict:
+        done = subprocess.run([sys.executable, "-m", "afd", "status", "--json"],
+                              capture_output=True, text=True, timeout=30, env={**AFD_ENV, **_xdg()})
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def session(self, pane: str, state: str, timeout: float = 45.0) -> dict:
+        """The pane's session once afd calls it ``state``; fails with what afd said instead.
+
+        The default wait covers afd reusing an unchanged-looking capture for
+        up to 10 s (its list-panes fingerprint) on a loaded machine.
+        """
+        seen: list[dict] = []
+
+        def settled() -> dict | None:
+            assert self.proc.poll() is None, f"afd run exited: {self.log.read_text(errors='replace')[-2000:]}"
+            rows = [s for s in self.status()["sessions"] if s["pane"] == pane]
+            seen[:] = rows
+            return rows[0] if rows and rows[0]["state"] == state else None
+
+        try:
+            return wait_for(settled, timeout=timeout, interval=0.5, message=f"afd to call pane {pane} {state}")
+        except AssertionError as exc:
+            log = self.log.read_text(errors="replace")[-1500:]
+            raise AssertionError(f"{exc}; afd said: {seen}; its log ends:\n{log}") from None
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def detect(agent: str, captures: list[str], now: datetime, directory: Path) -> dict:
+    """`afd detect --json` over ``captures`` (oldest first) saved as files, judged at ``now``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files = []
+    for i, text in enumerate(captures, 1):
+        path = directory / f"{i}.txt"
+        path.write_text(text, encoding="utf-8")
+        files.append(str(path))
+    stamp = now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    done = subprocess.run([sys.executable, "-m", "afd", "detect", "--agent", agent, "--now", stamp, "--json", *files],
+                          capture_output=True, text=True, timeout=30, env={**AFD_ENV, **_xdg()})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def detect_now(pane, tmp_path: Path, name: str) -> dict:
+    """`afd detect` on two captures of ``pane`` taken now, judged now."""
+    return detect(pane.agent, pane.captures(), datetime.now(timezone.utc), tmp_path / name)
+
+
+def minutes_ahead(minutes: int) -> int:
+    """A reset on a whole minute (the CLIs show minutes), ``minutes`` from now."""
+    return (int(time.time()) // 60 + minutes) * 60
+
+
+def iso(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _xdg() -> dict:
+    return {k: os.environ[k] for k in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR")
+            if k in os.environ}
