@@ -65,6 +65,9 @@ class JobBook:
     def jobs(self) -> dict[str, Job]:
         return {r["name"]: _job(r) for r in self.store._rows("SELECT * FROM jobs ORDER BY owner, name")}
 
+    def supervised_by(self, owner: str) -> list[Job]:
+        return [_job(r) for r in self.store._rows("SELECT * FROM jobs WHERE owner = ? ORDER BY name", (owner,))]
+
     def set_status(self, name: str, status: JobStatus, summary: str | None = None, *, at: datetime | None = None) -> None:
         self._exec("UPDATE jobs SET status = ?, summary = COALESCE(?, summary), updated_at = ? WHERE name = ?",
                    (status.value, summary, _iso(at or _now()), name))

@@ -207,6 +207,15 @@ def confirmation_text(target: str, moved: Sequence[str]) -> str:
     return f"handed off {len(moved)} job{'s' if len(moved) != 1 else ''} to {target}: {', '.join(moved)}"
 
 
+def brief_lines(supervised: Sequence[Job]) -> list[str]:
+    """For the brief of an agent swapped into a supervisor session: the jobs it now supervises (they stay with the session)."""
+    if not supervised:
+        return []
+    return [f"This session supervises {len(supervised)} job{'s' if len(supervised) != 1 else ''}; their results "
+            "will be typed into this pane (see `afd jobs list` and `afd help agents`):",
+            *(f"  {j.name}: {j.title} ({j.status.value})" for j in supervised)]
+
+
 AGENT_HELP = """\
 afd jobs: for agents running in an afd session (a tmux pane afd watches)
 

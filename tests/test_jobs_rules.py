@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from afd.jobs import (
-    MAX_NOTE, Envelope, EnvelopeState, Job, JobStatus, Rejection, Selection, masters_after_handoff, observed_status,
+    MAX_NOTE, Envelope, brief_lines, EnvelopeState, Job, JobStatus, Rejection, Selection, masters_after_handoff, observed_status,
     recipient, select_handoff, stamp,
 )
 from afd.outbox import PASTE_GRACE, Move, Seen, decide, seen
@@ -154,3 +154,9 @@ NONE, INPUT, TRANSCRIPT = Seen(False, False), Seen(True, False), Seen(False, Tru
 )
 def test_outbox_moves(envelope, who, state, held, look, since, move):
     assert decide(envelope, who, state, held, look, since) is move
+
+
+def test_brief_lines_list_the_jobs_a_session_supervises():
+    assert brief_lines([]) == []
+    lines = brief_lines([JOBS["a"], job("b", status=JobStatus.DONE)])
+    assert lines[0].startswith("This session supervises 2 jobs") and lines[1:] == ["  a: title a (running)", "  b: title b (done)"]
