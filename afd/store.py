@@ -684,6 +684,26 @@ class Store:
     def journal_mode(self) -> str:
         return self._rows("PRAGMA journal_mode")[0][0]
 
+    def _unchanged_since_read(self, what: str, load):
+        """`load()`'s answer, kept until anyone writes to the database.
+
+        The supervisor reads every session and the limit map each poll; an
+        unchanged poll should not parse them all again. `data_version` moves
+        when another connection commits (a CLI command, another process);
+        `total_changes` when this one writes.
+        """
+        with self._lock:
+            key = (self._conn.execute("PRAGMA data_version").fetchone()[0], self._conn.total_changes)
+            reads = self.__dict__.setdefault("_reads", {})
+            if what not in reads or reads[what][0] != key:
+                reads[what] = (key, load())
+            return reads[what][1]
+
+    def total_changes(self) -> int:
+        """Rows written through this store since it was opened: a poll that changed nothing adds none."""
+        with self._lock:
+            return self._conn.total_changes
+
     # -- sessions
 
     def upsert_session(self, record: SessionRecord) -> None:
@@ -701,7 +721,7 @@ class Store:
         return _session_from_row(rows[0]) if rows else None
 
     def list_sessions(self) -> list[SessionRecord]:
-        return [_session_from_row(r) for r in self._rows("SELECT * FROM sessions ORDER BY name")]
+        return list(self._unchanged_since_read("sessions", lambda: [_session_from_row(r) for r in self._rows("SELECT * FROM sessions ORDER BY name")]))
 
     def delete_session(self, name: str) -> bool:
         """Forget a session, its banner and its ledger; events and the journal stay as history."""
@@ -734,7 +754,7 @@ class Store:
             )
 
     def load_limits(self) -> dict[str, LimitFact]:
-        return {r["agent"]: _limit_from_row(r) for r in self._rows("SELECT * FROM limits ORDER BY agent")}
+        return dict(self._unchanged_since_read("limits", lambda: {r["agent"]: _limit_from_row(r) for r in self._rows("SELECT * FROM limits ORDER BY agent")}))
 
     # -- banners (one current banner per session)
 

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 from afd import create, git, identity, limits, recovery, sessions, tmux
 from afd.actions import runner
+from afd.identity_cache import IdentityCache, rules_key
 from afd.config import Config, compiled_limit_patterns
 from afd.gates import judge
 from afd.identity import Identity, IdentityKind
@@ -34,6 +35,10 @@ log = logging.getLogger("afd.supervisor")
 # "Available" is evidence that an agent ran without a banner *recently*;
 # older than this, it is no longer evidence of anything.
 AVAILABLE_FOR = timedelta(hours=1)
+# How stale that working sighting may get before it is written again:
+# refreshing it every poll would write to the store every poll for each
+# working pane, and "available" then ends at most this much early.
+AVAILABLE_REFRESH = timedelta(minutes=1)
 
 # Events a person should notice in the journal.
 _WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "unchecked", "create-failed"})
@@ -83,6 +88,9 @@ class Supervisor:
     # launcher in front of it is waited for, as for a created session.
     _awaiting_agent: set[str] = field(default_factory=set)
     _socket_path: str | None = None  # as the server last reported it
+    # Identity is re-walked only when a pane's probe changes; see identity_cache.
+    identities: IdentityCache = field(default_factory=IdentityCache)
+    monotonic: Callable[[], float] = time.monotonic  # for the capture cadence; tests step it
     creates: create.CreateRunner = field(init=False)
     outbox: Outbox = field(init=False)
 
@@ -209,6 +217,8 @@ class Supervisor:
 
     def _observe_working(self, agent: str, session: str, now: datetime) -> None:
         old = self._fact(agent)
+        if old.state is limits.LimitState.AVAILABLE and old.observed_at and timedelta(0) <= now - old.observed_at < AVAILABLE_REFRESH:
+            return
         self._store_fact(old, limits.observe_working(old, at=now, session=session), session)
 
     def _observe_limited(self, agent, session, banner, reset_at, now, first_seen) -> None:
@@ -250,10 +260,14 @@ class Supervisor:
         self._awaiting = self._awaiting_starts()
         live: dict[str, tuple[SessionRecord, tmux.PaneInfo, Identity]] = {}
 
-        tree = identity.process_tree()
+        self.identities.begin_poll(rules_key(self.plugins.agents, overrides))
         for pane in inv.panes:
-            procs = [] if pane.dead else identity.pane_processes(pane.pane_pid, tree)
-            ident = identity.identify(procs, self.plugins.agents, overrides)
+            held = bound.get(pane.pane_id)
+            procs, ident = self.identities.lookup(
+                pane,
+                lambda ps: identity.identify(ps, self.plugins.agents, overrides),
+                (held.agent_pid, held.agent_started_at) if held is not None else None,
+            )
             rec = bound.pop(pane.pane_id, None)
             if rec is not None and rec.server_pid is None:
                 # Created while tmux could not say which server pid it was: this is the first answer.
@@ -280,6 +294,7 @@ class Supervisor:
 
         for rec in bound.values():
             self._apply(rec, sessions.transition(rec, sessions.PaneClosed("the pane was closed"), now))
+        self.identities.retain(p.pane_id for p in inv.panes)
         return live
 
     def _should_adopt(self, pane: tmux.PaneInfo, ident: Identity) -> bool:
@@ -314,7 +329,7 @@ class Supervisor:
     # --- capture, gates, limit map ----------------------------------------
 
     def _capture_and_judge(self, live, inv, now: datetime) -> int:
-        mono = time.monotonic()
+        mono = self.monotonic()
         wanted = []
         for name, (rec, pane, _ident) in live.items():
             awaiting = rec.name in self._awaiting or (rec.name in self._awaiting_agent and rec.agent_pid is None)
@@ -322,7 +337,7 @@ class Supervisor:
                 continue  # no agent of its own runs there (yet) to capture
             watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
             watch.keep = self.config.stability_polls
-            if watch.needs_capture(pane.fingerprint, mono):
+            if watch.needs_capture(pane.fingerprint, mono, settled=rec.state == LIMITED):
                 wanted.append(name)
         if not wanted:
             return 0
@@ -338,6 +353,9 @@ class Supervisor:
                 seen = sessions.PaneClosed("the pane vanished during the poll")
             elif result.server_pid is not None and result.server_pid != inv.server_pid:
                 continue  # the server restarted between list and capture: judge nothing
+            elif self.watches[name].settled_on(result.text or "", (self.config, self.plugins)):
+                self.watches[name].refresh(pane.fingerprint, mono)
+                continue
             else:
                 seen = self._look(name, rec, pane, result.text or "", clock, patterns, mono)
             rec = self._apply(rec, sessions.transition(rec, seen, now))
@@ -352,8 +370,12 @@ class Supervisor:
         now = clock.now
         rows = capture_rows(text)
         spec = self.plugins.agents[rec.agent]
-        found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
-        watch = self.watches[name]
+        watch, rules = self.watches[name], (self.config, self.plugins)
+        if watch.repeats(rows, rules):
+            found = watch.detections[-1]
+        else:
+            found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
+        watch.detected_under, watch.text = rules, text
         idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome)
         sighting = None
         if found is not None:

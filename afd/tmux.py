@@ -195,7 +195,13 @@ def _packed_size(args: Sequence[str]) -> int:
     return sum(len(a.encode("utf-8", errors="surrogateescape")) + 1 for a in args)
 
 
+# tmux client processes started so far; the tests and the benchmark price a poll by it.
+spawns = 0
+
+
 def _run(server: ServerRef, args: Sequence[str], timeout: float, stdin: bytes | None = None) -> _Reply:
+    global spawns
+    spawns += 1
     args = args if isinstance(args, _Chained) else [_literal(a) for a in args]
     try:
         proc = subprocess.run(

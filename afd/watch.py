@@ -31,19 +31,49 @@ class PaneWatch:
     captures: deque = field(default_factory=deque)
     detections: deque = field(default_factory=deque)
     contents: deque = field(default_factory=deque)  # content_of each capture, computed once
+    # What the last detection was made under (the config and plugins): a
+    # reload must not reuse an answer the old rules gave.
+    detected_under: object = None
+    text: str | None = None  # the last fresh capture as tmux sent it
 
-    def needs_capture(self, fingerprint: tuple, now: float) -> bool:
+    def needs_capture(self, fingerprint: tuple, now: float, settled: bool = False) -> bool:
         """Whether this poll must capture the pane afresh.
 
         An unchanged fingerprint may reuse the last capture, except while a
-        banner is on screen (a limit decision needs fresh captures) and never
-        for longer than MAX_CAPTURE_AGE.
+        banner is on screen and not yet `settled` (judged a limit: the
+        decision needs fresh captures, the verdict once made does not), and
+        never for longer than MAX_CAPTURE_AGE.
         """
         if self.captured_at is None or fingerprint != self.fingerprint:
             return True
-        if self.detections and self.detections[-1] is not None:
+        if self.detections and self.detections[-1] is not None and not settled:
             return True
         return now - self.captured_at >= MAX_CAPTURE_AGE
+
+    def repeats(self, rows: Sequence[str], rules: object) -> bool:
+        """Whether `rows` is exactly the last fresh capture, detected under the same `rules`.
+
+        Detectors are pure functions of the text, so the last detection
+        stands: the 10 s safety capture of an unchanged pane then costs a
+        comparison, not a pass of every detector.
+        """
+        return bool(self.captures) and self.detected_under == rules and list(rows) == self.captures[-1]
+
+    def settled_on(self, text: str, rules: object) -> bool:
+        """Whether `text` is the last capture again and every capture held is that same one.
+
+        Recording it would leave every capture, detection and content the
+        gates look at as it is, so their verdict cannot change: the 10 s
+        safety capture of an unchanged pane needs no parsing or judging.
+        """
+        if self.text != text or self.detected_under != rules or len(self.captures) < max(self.keep, 2):
+            return False
+        return all(c == self.captures[-1] for c in self.captures)
+
+    def refresh(self, fingerprint: tuple, now: float) -> None:
+        """A fresh capture showed nothing new: it counts as one for `needs_capture`."""
+        self.fingerprint = fingerprint
+        self.captured_at = now
 
     def record(
         self,
@@ -57,7 +87,9 @@ class PaneWatch:
 
         None for the first capture: one look cannot tell idle from working.
         """
-        content = content_of(above_chrome(rows, detection), chrome)  # a ticking statusLine is not work
+        repeated = bool(self.captures) and list(rows) == self.captures[-1] and detection == self.detections[-1]
+        # a ticking statusLine is not work
+        content = self.contents[-1] if repeated else content_of(above_chrome(rows, detection), chrome)
         idle = self.contents[-1] == content if self.contents else None
         self.captures.append(list(rows))
         self.detections.append(detection)

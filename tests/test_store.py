@@ -567,3 +567,26 @@ def test_lock_held_by_another_process_is_refused_then_freed_when_it_dies(tmp_pat
 
 def test_lock_for_store_sits_beside_the_database(db_path):
     assert StateLock.for_store(db_path).path == db_path.with_name("state.lock")
+
+
+def test_reads_kept_between_polls_see_every_write_of_this_store_and_of_another(tmp_path):
+    from afd.store import SessionRecord, Store as _Store
+
+    path = tmp_path / "state.db"
+    now = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
+
+    def rec(name, state="idle"):
+        return SessionRecord(name=name, pane_id="%1", server_socket="/s", server_pid=1, agent="claude", identity="known",
+                             identity_source="process", state=state, created_at=now, updated_at=now)  # fmt: skip
+
+    with _Store(path) as daemon, _Store(path) as cli:
+        daemon.upsert_session(rec("a"))
+        assert [r.state for r in daemon.list_sessions()] == ["idle"]
+        daemon.upsert_session(rec("a", "limited"))
+        assert [r.state for r in daemon.list_sessions()] == ["limited"]
+        cli.upsert_session(rec("b"))  # another connection's commit
+        assert [r.name for r in daemon.list_sessions()] == ["a", "b"]
+        assert cli.delete_session("b")
+        assert [r.name for r in daemon.list_sessions()] == ["a"]
+        daemon.list_sessions().clear()  # a caller's list is its own
+        assert len(daemon.list_sessions()) == 1

@@ -42,6 +42,14 @@ def test_a_banner_on_screen_always_gets_fresh_captures():
     assert w.needs_capture(FP, 0.1)
 
 
+def test_a_banner_already_judged_a_limit_reuses_the_capture_while_the_pane_is_unchanged():
+    w = PaneWatch()
+    w.record(["■ You've hit your usage limit."], banner(), FP, 0.0, CHROME)
+    assert not w.needs_capture(FP, 0.1, settled=True)
+    assert w.needs_capture((101, 0, 10, 0), 0.1, settled=True)
+    assert w.needs_capture(FP, MAX_CAPTURE_AGE, settled=True)
+
+
 def test_first_capture_is_neither_idle_nor_working_then_chrome_changes_are_idle():
     w = PaneWatch()
     assert w.record(["work", "  ? for shortcuts 80% left"], None, FP, 0.0, CHROME) is None
@@ -84,3 +92,29 @@ def test_watch_ignore_globs_match_locations():
     assert is_ignored("scratch:2.1", ["scratch:*"])
     assert is_ignored("main:0.3", ["*:0.3"])
     assert not is_ignored("main:0.3", ["scratch:*", "*:1.*"])
+
+
+def test_an_unchanged_capture_repeats_the_last_detection_only_under_the_same_rules():
+    w = PaneWatch()
+    rows = ["■ You've hit your usage limit."]
+    assert not w.repeats(rows, "rules")  # nothing captured yet
+    w.record(rows, banner(), FP, 0.0, CHROME)
+    w.detected_under = "rules"
+    assert w.repeats(list(rows), "rules")
+    assert not w.repeats(rows + ["more"], "rules")
+    assert not w.repeats(rows, "reloaded rules")
+
+
+def test_a_capture_settled_on_changes_nothing_the_gates_see():
+    w = PaneWatch(keep=2)
+    w.record(["❯"], None, FP, 0.0, CHROME)
+    w.detected_under, w.text = "rules", "❯"
+    assert not w.settled_on("❯", "rules")  # one capture held: the next one still tells idle from working
+    w.record(["❯"], None, FP, 1.0, CHROME)
+    assert w.settled_on("❯", "rules")
+    assert not w.settled_on("❯ x", "rules") and not w.settled_on("❯", "reloaded rules")
+    w.record(["❯ x"], None, FP, 2.0, CHROME)
+    w.text = "❯"  # the text again, but the captures held differ: it must be judged
+    assert not w.settled_on("❯", "rules")
+    w.refresh((1, 2, 3, 4), 12.0)
+    assert w.fingerprint == (1, 2, 3, 4) and not w.needs_capture((1, 2, 3, 4), 13.0)
