@@ -60,6 +60,8 @@ def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int 
                 "next_action": nextaction.words(plan),
                 "next": plan,
                 "location": rec.location,
+                # "pane", "record", "pane+record", "disputed", or null.
+                "witnesses": rec.witnesses,
                 "updated_at": _iso(rec.updated_at),
             }
         )

@@ -90,6 +90,9 @@ class SessionRecord:
     reset_at: datetime | None = None
     next_action: str | None = None
     location: str | None = None  # tmux "session:window.pane" as last seen; moves when windows do
+    # Who says the session is limited: "pane", "record", "pane+record", or
+    # "disputed" (a banner the agent's records contradict); None otherwise.
+    witnesses: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +241,10 @@ MIGRATIONS: tuple[str, ...] = (
         first_seen_at TEXT,
         reset_at TEXT
     );
+    """,
+    # → next: which witnesses (pane, the agent's own records) say a session is limited.
+    """
+    ALTER TABLE sessions ADD COLUMN witnesses TEXT;
     """,
     # → +1: jobs (sessions that other sessions supervise), who owns them and
     # who owned them, handoff receipts, and the envelope outbox (afd/jobbook.py).

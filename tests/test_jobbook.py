@@ -27,9 +27,13 @@ def user_version(path) -> int:
 def test_migration_from_the_previous_schema_keeps_the_data_and_backs_it_up(tmp_path):
     db = tmp_path / "state.db"
     with Store(db, migrations=MIGRATIONS[:JOBS_STEP]) as old:
-        old.upsert_session(SessionRecord("boss", "%1", "/tmp/sock", 1, "claude", "known", "process", "idle", T, T, mission="m"))
         old.add_event(Event(at=T, kind="daemon.started", message="hi"))
         old.journal_begin("boss", "create", {"step": "awaiting"})
+        # Only the columns of the first schema: later steps may add others before this one.
+        old._conn.execute(
+            "INSERT INTO sessions (name, pane_id, server_socket, server_pid, agent, identity, identity_source, state,"
+            " created_at, updated_at, mission) VALUES ('boss', '%1', '/tmp/sock', 1, 'claude', 'known', 'process',"
+            " 'idle', ?, ?, 'm')", (T.isoformat(), T.isoformat()))
     with Store(db) as new:
         assert new.backup_path is not None and user_version(new.backup_path) == JOBS_STEP
         assert new.get_session("boss").mission == "m"

@@ -141,7 +141,7 @@ def render(report: dict, as_json: bool, once: bool = False) -> None:
         console.print("[yellow]afd is not running[/]; showing the state it last stored")
 
     table = Table(title="sessions", title_justify="left")
-    for col in ("name", "where", "agent", "state", "reset", "mission", "worktree", "branch", "next action"):
+    for col in ("name", "where", "agent", "state", "witnesses", "reset", "mission", "worktree", "branch", "next action"):
         table.add_column(col)
     for s in report["sessions"]:
         agent = s["agent"] or "?"
@@ -150,6 +150,7 @@ def render(report: dict, as_json: bool, once: bool = False) -> None:
         where = f"{s.get('location') or '?'} {s['pane'] or ''}".strip()
         table.add_row(
             Text(s["name"]), Text(where), Text(agent), Text(s["state"], style=_STATE_STYLE.get(s["state"], "")),
+            Text(s.get("witnesses") or "-", style="yellow" if s.get("witnesses") == "disputed" else ""),
             Text(s["reset_at"] or ("not stated" if s["state"] == "limited" else "-")),
             Text("yes" if s["mission"] else "no"), Text(s["worktree"] or "-"), Text(s["branch"] or "-"),
             Text(_next_words(s) or "-"),
