@@ -24,6 +24,8 @@ COMMAND_MODULES = (
     "afd.commands.jobs",
     "afd.commands.help",
     "afd.commands.resume",
+    "afd.commands.handoff",
+    "afd.commands.demo",
 )
 
 

@@ -113,6 +113,7 @@ class Config:
     # Automatic handoff only when the agent's own records confirm the pane's
     # banner, for agents a plugin can read the records of.
     handoff_requires_witness: bool = True
+    handoff_stop_timeout: float = 10.0  # seconds between SIGTERM and SIGKILL of the outgoing agent
     watch_all_panes: bool = True
     watch_ignore: tuple[str, ...] = ()  # globs over "session:window.pane"
     worktree_root: Path = field(default_factory=default_worktree_root)
@@ -303,6 +304,7 @@ _TOP: dict[str, _Key] = {
         _integer(minimum=1, hint=" (to turn handoff off, set handoff_order = [])"), _as_is
     ),
     "handoff_requires_witness": _Key(_boolean, _as_is),
+    "handoff_stop_timeout": _Key(_duration(positive=True, maximum=600), format_duration),
     "watch_all_panes": _Key(_boolean, _as_is),
     "watch_ignore": _Key(_string_list('["scratch:*"]'), _as_list),
     "worktree_root": _Key(_path, _as_str),

@@ -352,7 +352,9 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
     # A limit is a new observation once per appearance of a banner, not once per poll.
     first = rec.banner_first_seen_at != first_seen
     reset_at = combined.reset_at
-    new = replace(rec, state=S.LIMITED, last_banner=shown, banner_first_seen_at=first_seen, reset_at=reset_at,
+    # "All agents limited" (the handoff loop guard's stop) is a kind of limited that stays until the wall goes.
+    state = S.ALL_LIMITED if rec.state == S.ALL_LIMITED else S.LIMITED
+    new = replace(rec, state=state, last_banner=shown, banner_first_seen_at=first_seen, reset_at=reset_at,
                   witnesses=combined.witnesses.value)
     notes = ()
     if first:

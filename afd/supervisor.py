@@ -97,6 +97,12 @@ class Supervisor:
     _crowd_of: dict = field(default_factory=dict)
     outbox: Outbox = field(init=False)
 
+    # Sessions whose pane an action (a handoff) owns right now: the poll
+    # neither follows nor judges them until the action settles.
+    acting: set[str] = field(default_factory=set)
+    # (session, banner first seen) → "started" | "declined": one automatic handoff try per wall.
+    auto_tried: dict[tuple, str] = field(default_factory=dict)
+
     def __post_init__(self) -> None:
         self.creates = create.CreateRunner(self)
         # A resume that started the agent again before afd stopped: the new process is the session's own.
@@ -286,6 +292,9 @@ class Supervisor:
                 # Pane ids restart at %0 on a new server: same id, unrelated pane.
                 self._apply(rec, sessions.transition(rec, sessions.ServerReplaced(rec.server_pid, inv.server_pid), now))
                 rec = None
+            if rec is not None and rec.name in self.acting:
+                live[rec.name] = (rec, pane, ident)  # a handoff owns this pane until it settles
+                continue
             if rec is not None:
                 own_alive = rec.agent_pid is not None and any(
                     p.pid == rec.agent_pid and p.create_time == rec.agent_started_at and p.alive for p in procs
@@ -347,7 +356,7 @@ class Supervisor:
         wanted = []
         for name, (rec, pane, _ident) in live.items():
             awaiting = rec.name in self._awaiting or (rec.name in self._awaiting_agent and rec.agent_pid is None)
-            if rec.state in (EXITED, GONE) or awaiting or rec.agent not in self.plugins.agents:
+            if rec.state in (EXITED, GONE) or awaiting or rec.agent not in self.plugins.agents or name in self.acting:
                 continue  # no agent of its own runs there (yet) to capture
             watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
             watch.keep = self.config.stability_polls

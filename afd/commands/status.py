@@ -111,7 +111,7 @@ def _next_words(session: dict) -> str | None:
     return words(session["next"], now=datetime.now(timezone.utc), zone=local_zone())
 
 
-_STATE_STYLE = {"resuming": "bold yellow", "needs_human": "bold red", "limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta", "available": "green"}
+_STATE_STYLE = {"all_limited": "bold red", "handing_off": "bold yellow", "resuming": "bold yellow", "needs_human": "bold red", "limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta", "available": "green"}
 
 
 def render(report: dict, as_json: bool, once: bool = False) -> None:
@@ -147,6 +147,8 @@ def render(report: dict, as_json: bool, once: bool = False) -> None:
         agent = s["agent"] or "?"
         if s["identity_source"] == "user":
             agent += " (your word)"
+        if s.get("handoffs"):
+            agent += f" ⇄{s['handoffs']}"  # handed off this many times; `afd ledger NAME` shows where
         where = f"{s.get('location') or '?'} {s['pane'] or ''}".strip()
         table.add_row(
             Text(s["name"]), Text(where), Text(agent), Text(s["state"], style=_STATE_STYLE.get(s["state"], "")),
