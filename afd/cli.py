@@ -21,6 +21,8 @@ COMMAND_MODULES = (
     "afd.commands.plugins",
     "afd.commands.service",
     "afd.commands.doctor",
+    "afd.commands.jobs",
+    "afd.commands.help",
     "afd.commands.resume",
     "afd.commands.handoff",
     "afd.commands.demo",

@@ -127,6 +127,12 @@ def peer_uid(sock: socket.socket) -> int:
     return uid
 
 
+def peer_pid(sock: socket.socket) -> int | None:
+    """The pid of the process that connected, from the kernel (not from anything the client says)."""
+    pid, _uid, _gid = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size))
+    return pid or None
+
+
 def _line(message: object) -> bytes:
     return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
@@ -209,6 +215,7 @@ class _Connection:
     topic: str | None = None
     closing: bool = False
     closed: bool = False
+    pid: int | None = None  # the peer's pid at connect time (SO_PEERCRED)
 
 
 class ControlServer:
@@ -222,6 +229,9 @@ class ControlServer:
         self._selector: selectors.BaseSelector | None = None
         self._connections: dict[int, _Connection] = {}
         self._identity: tuple[int, int] | None = None
+        # The pid of the client whose request the handler is answering now (None outside a request):
+        # requests that act for "the session I run in" check it against the process tree.
+        self.peer_pid: int | None = None
 
     def __enter__(self) -> ControlServer:
         self.start()
@@ -335,7 +345,7 @@ class ControlServer:
                 sock.close()
                 continue
             sock.setblocking(False)
-            conn = _Connection(sock=sock, last_active=time.monotonic())
+            conn = _Connection(sock=sock, last_active=time.monotonic(), pid=peer_pid(sock))
             self._connections[sock.fileno()] = conn
             self._selector.register(sock, selectors.EVENT_READ, conn)
 
@@ -394,6 +404,7 @@ class ControlServer:
             args = {}
         if not isinstance(args, dict):
             return _line(_error("malformed request: args must be an object", EXIT_USAGE))
+        self.peer_pid = conn.pid
         try:
             result = self._handler(cmd, args)
         except UserError as exc:
@@ -401,6 +412,8 @@ class ControlServer:
         except Exception as exc:
             log.exception("control socket: handler failed on %r", cmd)
             return _line(_error(f"internal error in the daemon while handling {cmd!r}: {exc}", EXIT_FAIL))
+        finally:
+            self.peer_pid = None
         if isinstance(result, Stream):
             response = {"ok": True, "result": result.result, "stream": True}
         else:

@@ -17,6 +17,7 @@ from afd import create, git, identity, tmux
 from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.control import Stream
 from afd.identity import IdentityKind
+from afd.jobrequests import JobRequests
 from afd.model import IdentitySource, PromptDelivery
 from afd.naming import is_valid_name, unique_name
 from afd.status import build_status, event_json
@@ -24,7 +25,7 @@ from afd.store import SessionRecord
 from afd.supervisor import GONE, IDLE, UNKNOWN, expected_socket_path
 
 
-class RequestHandler:
+class RequestHandler(JobRequests):
     def __init__(self, daemon):
         self.daemon = daemon
 

@@ -257,6 +257,60 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE ledger ADD COLUMN journal_id INTEGER;
     CREATE UNIQUE INDEX ledger_journal ON ledger (journal_id) WHERE journal_id IS NOT NULL;
     """,
+    # → +1: jobs (sessions that other sessions supervise), who owns them and
+    # who owned them, handoff receipts, and the envelope outbox (afd/jobbook.py).
+    """
+    CREATE TABLE jobs (
+        name TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        parent TEXT,
+        agent TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'limited', 'done', 'failed', 'gone')),
+        summary TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX jobs_owner ON jobs (owner);
+    CREATE TABLE job_masters (
+        job TEXT NOT NULL,
+        master TEXT NOT NULL,
+        rank INTEGER NOT NULL,
+        PRIMARY KEY (job, master)
+    );
+    CREATE TABLE handoff_receipts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        from_owner TEXT NOT NULL,
+        to_owner TEXT NOT NULL,
+        jobs TEXT NOT NULL,
+        note TEXT
+    );
+    CREATE TABLE ownership_history (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        job TEXT NOT NULL,
+        at TEXT NOT NULL,
+        from_owner TEXT,
+        to_owner TEXT NOT NULL,
+        receipt INTEGER
+    );
+    CREATE INDEX ownership_history_job ON ownership_history (job, id);
+    CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        key TEXT NOT NULL UNIQUE,
+        job TEXT,
+        to_session TEXT,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'attempting', 'sent', 'consumed')),
+        recipient TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX outbox_open ON outbox (state) WHERE state != 'consumed';
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -24,6 +24,7 @@ from afd.identity import Identity, IdentityKind
 from afd.loader import PluginSet
 from afd.model import AgentProcess, Clock, Event, SessionState, WitnessState, WitnessVerdict
 from afd.naming import is_ignored, unique_name
+from afd.outbox import Outbox
 from afd.resettime import local_zone
 from afd.store import JournalState, SessionRecord, Store
 from afd.text import capture_rows
@@ -94,6 +95,7 @@ class Supervisor:
     # (agent, directory) pairs that more than one live session shares this poll.
     _crowded: frozenset[tuple[str | None, str]] | None = None
     _crowd_of: dict = field(default_factory=dict)
+    outbox: Outbox = field(init=False)
 
     # Sessions whose pane an action (a handoff) owns right now: the poll
     # neither follows nor judges them until the action settles.
@@ -105,6 +107,7 @@ class Supervisor:
         self.creates = create.CreateRunner(self)
         # A resume that started the agent again before afd stopped: the new process is the session's own.
         self._awaiting_agent |= runner.respawned_sessions(self.store)
+        self.outbox = Outbox(self)
 
     # --- events -----------------------------------------------------------
 
@@ -145,8 +148,14 @@ class Supervisor:
         live = self._bind_panes(inv, now)
         captured = self._capture_and_judge(live, inv, now)
         self._advance_actions(live, now)
+        self._advance_jobs(live, now)
         limited = tuple(sorted(name for name, (rec, _, _) in live.items() if rec.state == LIMITED))
         return PollSummary(True, True, len(inv.panes), len(live), captured, limited)
+
+    def _advance_jobs(self, live, now: datetime) -> None:
+        """Jobs' statuses from what this poll saw, then one short step for each envelope in the outbox."""
+        self.outbox.observe_jobs(now)
+        self.outbox.advance(live, now)
 
     def _advance_creates(self) -> None:
         """Carry every `sessions create` in flight one short step further (its worker does the slow part)."""

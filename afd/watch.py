@@ -102,6 +102,10 @@ class PaneWatch:
         self.captured_at = now
         return idle
 
+    def look_again(self) -> None:
+        """Capture afresh at the next poll, whatever the fingerprint says (someone waits for this pane to settle)."""
+        self.captured_at = None
+
     def reset(self) -> None:
         self.captures.clear()
         self.detections.clear()

@@ -25,6 +25,7 @@ Log events (``--log FILE`` or ``AFD_FAKE_LOG``; each line has ``event``,
   ``selected``, ``option`` (an arrow key moved the highlight)
 * ``work_start``: ``prompt``, ``n``; ``work``: ``prompt``, ``n``, ``file``, ``commit``
 * ``limit``: ``banner`` (family id), ``rows`` (as drawn), ``reason``
+* ``command``: ``command``, ``rc``, ``stdout``, ``stderr`` (a "run: " prompt)
 * ``child``: ``child_pid``; ``signal``: ``signal``, ``ignored``
 * ``exit``: ``code``, ``reason``
 """
@@ -166,6 +167,7 @@ class Turn:
     prompt: str
     started: float
     ends: float
+    command: subprocess.Popen | None = None  # a "run: " prompt's process
 
 
 @dataclass
@@ -297,7 +299,30 @@ class FakeAgent:
             self.transcript += ["", *self.scenario.work_output]
         now = time.monotonic()
         self.turn = Turn(prompt, now, now + max(0.0, self.scenario.work_seconds))
+        if self.scenario.run_commands and prompt.startswith("run: "):
+            self.turn.command = subprocess.Popen(
+                prompt[len("run: "):], shell=True, cwd=self.cwd, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )
         self.log.write("work_start", prompt=prompt, n=self.prompts_done + 1)
+
+    def turn_over(self, now: float) -> bool:
+        turn = self.turn
+        if turn.command is not None:
+            return turn.command.poll() is not None
+        until = self.scenario.work_until_file
+        if until and not Path(self.cwd, until).exists():
+            return False
+        return now >= turn.ends
+
+    def finish_command(self) -> None:
+        turn, self.turn = self.turn, None
+        out, err = turn.command.communicate()
+        self.prompts_done += 1
+        self.log.write("command", command=turn.prompt[len("run: "):], rc=turn.command.returncode, stdout=out, stderr=err)
+        shown = [f"  {line}" for line in (out + err).splitlines()[-8:]]
+        self.transcript += ["", f"⏺ Bash({turn.prompt[len('run: '):][:60]})", *shown, f"  (exit {turn.command.returncode})"]
+        self.status = self.summary(time.monotonic() - turn.started)
 
     def finish_turn(self) -> None:
         turn, self.turn = self.turn, None
@@ -318,8 +343,11 @@ class FakeAgent:
     def tick(self) -> None:
         now = time.monotonic()
         elapsed = now - self.started
-        if self.turn and now >= self.turn.ends:
-            self.finish_turn()
+        if self.turn and self.turn_over(now):
+            if self.turn.command is not None:
+                self.finish_command()
+            else:
+                self.finish_turn()
         self.native_tick(now)
         t = self.scenario.exit_after_seconds
         if t is not None and elapsed >= t:

@@ -51,6 +51,12 @@ class Scenario:
     # Claude's prompt box: "modern" (rules and `❯`) or "boxed" (`│ > │`, `? for shortcuts`).
     ui: str = "modern"
     bracketed_paste: bool = True
+    # A prompt "run: COMMAND" runs COMMAND in a shell from the agent's pane
+    # (as its child, with its environment), the way an agent runs a tool;
+    # the turn lasts until it exits and its output is shown.
+    run_commands: bool = False
+    # Each turn lasts until this file (relative to cwd, or absolute) exists.
+    work_until_file: str | None = None
     # Claude's own auto-continue (banner "claude.native-armed"): it resumes by
     # itself this many seconds after the wall appeared (None: it never does).
     native_resume_after_seconds: float | None = None
