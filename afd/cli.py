@@ -22,6 +22,8 @@ COMMAND_MODULES = (
     "afd.commands.service",
     "afd.commands.doctor",
     "afd.commands.resume",
+    "afd.commands.handoff",
+    "afd.commands.demo",
 )
 
 

@@ -110,6 +110,10 @@ class Config:
     handoff_order: tuple[str, ...] = ()
     handoff_brief: str = ""
     handoff_max_per_session: int = 3
+    # Automatic handoff only when the agent's own records confirm the pane's
+    # banner, for agents a plugin can read the records of.
+    handoff_requires_witness: bool = True
+    handoff_stop_timeout: float = 10.0  # seconds between SIGTERM and SIGKILL of the outgoing agent
     watch_all_panes: bool = True
     watch_ignore: tuple[str, ...] = ()  # globs over "session:window.pane"
     worktree_root: Path = field(default_factory=default_worktree_root)
@@ -299,6 +303,8 @@ _TOP: dict[str, _Key] = {
     "handoff_max_per_session": _Key(
         _integer(minimum=1, hint=" (to turn handoff off, set handoff_order = [])"), _as_is
     ),
+    "handoff_requires_witness": _Key(_boolean, _as_is),
+    "handoff_stop_timeout": _Key(_duration(positive=True, maximum=600), format_duration),
     "watch_all_panes": _Key(_boolean, _as_is),
     "watch_ignore": _Key(_string_list('["scratch:*"]'), _as_list),
     "worktree_root": _Key(_path, _as_str),

@@ -30,6 +30,7 @@ from afd.recovery import has_executor
 from afd.supervisor import PollSummary, Supervisor
 
 log = logging.getLogger("afd.daemon")
+ACTING_INTERVAL = 0.25  # seconds between loop turns while an action is in progress
 
 # journald reads a "<N>" prefix on each stderr line as the syslog priority.
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3, logging.CRITICAL: 2}
@@ -129,11 +130,13 @@ class Daemon:
         self.supervisor.event("daemon.started", f"afd {__version__} started (pid {os.getpid()})")
 
     def _recover_journal(self) -> None:
-        """Intent committed before a crash, with no outcome: inspected where afd knows how, else rolled back; said."""
+        """Intent committed before a crash, with no outcome: carried on, inspected or rolled back; said."""
+        from afd.actions.recovered import recover
+
         for entry in self.store.pending_journal():
             if has_executor(entry.action):
                 continue  # its executor finishes it from its recorded step on the next poll
-            if self.supervisor.recover_entry(entry):
+            if recover(self.supervisor, entry) or self.supervisor.recover_entry(entry):
                 continue
             outcome = (
                 f"afd stopped before finishing {entry.action}; nothing more was done. "
@@ -279,6 +282,17 @@ class Daemon:
         notify.status(summary.line())
         return summary
 
+    def act(self) -> None:
+        from afd.actions import pending
+
+        pending.start_auto_handoffs(self.supervisor)
+        pending.advance_all(self.supervisor, on_settled=self._settled)
+
+    def _settled(self, entry_id: int, entry) -> None:
+        """Tell a client waiting on this action (`afd handoff` without --no-wait) how it ended."""
+        if self.control is not None and entry is not None:
+            self.control.publish(f"action-{entry_id}", {"journal": entry_id, "state": entry.state.value, "outcome": entry.outcome})
+
     def run_forever(self) -> int:
         selector = selectors.DefaultSelector()
         selector.register(self._wake_r, selectors.EVENT_READ, "wake")
@@ -299,6 +313,10 @@ class Daemon:
                 self._poll_failed(exc)
             else:
                 self._poll_worked()
+                try:
+                    self.act()  # not in `run --once`: a swap needs the loop to carry it to its end
+                except Exception as exc:
+                    self._poll_failed(exc)
             if first:
                 notify.ready()
                 first = False
@@ -307,13 +325,14 @@ class Daemon:
             if started - last_prune > 3600:
                 self.store.prune_events(datetime.now(timezone.utc))
                 last_prune = started
-            deadline = started + self.config.poll_interval
+            deadline = started + self._interval()
             if self.control is not None:
                 # A poll that overran its interval (tmux hanging) must not starve requests.
                 self.control.serve_pending(0)
             while not self._stop and not self._reload:
                 now = time.monotonic()
-                left = deadline - now
+                # A request may have started an action meanwhile: then the next turn comes sooner.
+                left = min(deadline, started + self._interval()) - now
                 if left <= 0:
                     break
                 # Capped so a wake-up is never more than a minute away, whatever the config says.
@@ -336,6 +355,12 @@ class Daemon:
                         self.control.serve_pending(0)
         notify.stopping()
         return 0
+
+    def _interval(self) -> float:
+        from afd.actions import pending
+
+        # A swap waits on processes and a new agent's screen: look again soon, not a poll later.
+        return min(self.config.poll_interval, ACTING_INTERVAL) if pending.busy(self.supervisor) else self.config.poll_interval
 
     def _poll_failed(self, exc: Exception) -> None:
         """Log a new failure with its traceback; the same one again only as a count, sparingly."""

@@ -138,3 +138,92 @@ def commit_of(repo: Path, ref: str) -> str | None:
     """The commit `ref` names in `repo`, or None."""
     done = _git(repo, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
     return done.stdout.strip() if done.returncode == 0 else None
+
+
+# --- facts at a handoff ---------------------------------------------------------
+
+
+def is_work_tree(path: Path) -> bool:
+    try:
+        done = _git(path, "rev-parse", "--is-inside-work-tree")
+    except GitError:
+        return False
+    return done.returncode == 0 and done.stdout.strip() == "true"
+
+
+def default_branch(path: Path) -> str | None:
+    """The repository's default branch: origin's HEAD if it has one, else `main` or `master`."""
+    done = _git(path, "symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD")
+    if done.returncode == 0 and done.stdout.strip():
+        return done.stdout.strip()
+    for name in ("main", "master", "trunk"):
+        if branch_exists(path, name):
+            return name
+    return None
+
+
+def merge_base(path: Path, a: str, b: str) -> str | None:
+    done = _git(path, "merge-base", a, b)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def count_commits(path: Path, rev_range: str) -> int:
+    done = _git(path, "rev-list", "--count", rev_range)
+    return int(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip().isdigit() else 0
+
+
+def dirty_files(path: Path) -> int:
+    """Files with uncommitted changes, tracked or untracked (what `git status` would list)."""
+    done = _git(path, "status", "--porcelain", "-z", "--untracked-files=all")
+    if done.returncode != 0:
+        raise GitError(f"{path}: git status failed: {done.stderr.strip()}")
+    # -z: entries end in NUL; a rename carries its old path as one more field.
+    entries, fields = 0, done.stdout.split("\0")
+    i = 0
+    while i < len(fields):
+        field = fields[i]
+        if field:
+            entries += 1
+            if field[:1] in "RC" or field[1:2] in "RC":
+                i += 1
+        i += 1
+    return entries
+
+
+def is_ancestor(path: Path, older: str, newer: str) -> bool:
+    return _git(path, "merge-base", "--is-ancestor", older, newer).returncode == 0
+
+
+def handoff_facts(path: Path, recorded_base: str | None = None):
+    """Branch, HEAD, base and dirty-file count of a worktree at a swap (afd.brief.GitFacts).
+
+    The base is the session's recorded one when it is still an ancestor of
+    HEAD, else the merge-base with the default branch; on the default branch
+    itself (or with none) the base is HEAD, and the range is empty.
+    """
+    from afd.brief import GitFacts
+
+    head = head_sha(path)
+    if head is None:
+        raise GitError(f"{path}: the branch has no commits yet")
+    branch = current_branch(path)
+    base, label = None, None
+    if recorded_base and is_ancestor(path, recorded_base, head):
+        base, label = recorded_base, recorded_base[:12]
+    if base is None:
+        default = default_branch(path)
+        if default and default != branch:
+            base = merge_base(path, default, head)
+            label = default
+    if base is None:
+        base, label = head, head[:12]
+    if label != base[:12] and label is not None:
+        label = f"{label} ({base[:12]})"
+    return GitFacts(
+        branch=branch,
+        head_sha=head,
+        base_sha=base,
+        base_label=label,
+        commits=count_commits(path, f"{base}..{head}"),
+        dirty_files=dirty_files(path),
+    )

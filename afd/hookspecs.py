@@ -12,7 +12,8 @@ all through the same plugin manager:
 Later registrations take precedence: a third-party plugin that provides an
 agent a built-in also provides overrides the built-in for that agent.
 
-Value types (``AgentSpec``, ``Clock``, ``Detection``, ``Event``) live in
+Value types (``AgentSpec``, ``Clock``, ``Detection``, ``Event``,
+``AgentProcess``, ``WitnessVerdict``) live in
 ``afd.model``; ``afd.text`` and ``afd.resettime`` hold helpers a detector may
 use (normalising rows, resolving zones, reading reset clauses).
 """
@@ -20,11 +21,13 @@ use (normalising rows, resolving zones, reading reset clauses).
 from __future__ import annotations
 
 import re
+from datetime import datetime
+from pathlib import Path
 
 import pluggy
 
 from afd import PROJECT
-from afd.model import AgentSpec, Clock, Detection, Event
+from afd.model import AgentProcess, AgentSpec, Clock, Detection, Event, WitnessVerdict
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 
@@ -84,4 +87,33 @@ def afd_event(event: Event) -> None:
 
     For forwarding (desktop notification, webhook). Runs in the daemon's
     loop: keep it quick. An exception is logged and never stops the loop.
+    """
+
+
+@hookspec(firstresult=True)
+def afd_witness(
+    agent: str, process: AgentProcess, since: datetime | None, until: datetime, record: Path | None
+) -> WitnessVerdict | None:
+    """Read ``agent``'s own session records: does the agent itself say it is at its limit?
+
+    A second witness beside the pane. Called by the supervisor for an idle
+    pane of ``agent`` (at most once a poll; cache file reads by size and
+    mtime), and by ``afd detect --record``. ``process`` is the agent's
+    process in the pane (pid, cwd, start time; fields are None when not
+    known). Only records written between ``since`` and ``until`` are
+    evidence: the supervisor passes the process's start (records from
+    before it belong to an earlier run of a resumed conversation) and the
+    judging instant; ``afd detect --record`` passes None and ``--now``.
+    ``record`` is a file to read instead of looking one up (``afd detect
+    --record FILE``), else None.
+
+    Return a ``WitnessVerdict``: ``LIMITED`` (with the reset instant and
+    window kind when the record states them) when the latest wall in that
+    window was not followed by a continuation; ``NOT_LIMITED`` when the
+    conversation went on after it, or with no wall at all; ``UNKNOWN``
+    otherwise (no file, unreadable, stale, ambiguous). Read only a bounded
+    tail of a file, never its whole history. Return None for an agent the
+    plugin does not know. First non-None result wins; the plugin that
+    provides ``agent`` is asked first. A witness that raises counts as
+    UNKNOWN and is logged once.
     """

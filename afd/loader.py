@@ -22,7 +22,7 @@ import pluggy
 
 import afd_plugins
 from afd import ENTRY_POINT_GROUP, PROJECT, hookspecs
-from afd.model import AgentSpec, Clock, Detection, Event
+from afd.model import AgentProcess, AgentSpec, Clock, Detection, Event, WitnessState, WitnessVerdict
 
 log = logging.getLogger("afd.plugins")
 
@@ -113,6 +113,36 @@ class PluginSet:
             return found
 
         return guarded
+
+    def _impls_for(self, hook, agent: str) -> list:
+        """``hook``'s implementations for ``agent``: its owner's first, then plugins that name no spec for it."""
+        owner = self.owners.get(agent)
+        impls = [i for i in reversed(hook.get_hookimpls()) if not (i.hookwrapper or i.wrapper)]
+        ordered = [i for i in impls if i.plugin_name == owner]
+        return ordered + [i for i in impls if i.plugin_name != owner and agent not in self._spec_names.get(i.plugin_name, ())]
+
+    def has_witness(self, agent: str) -> bool:
+        """Whether some plugin can read ``agent``'s own records: the one that provides it implements `afd_witness`."""
+        owner = self.owners.get(agent)
+        return any(i.plugin_name == owner for i in self.manager.hook.afd_witness.get_hookimpls())
+
+    def witness(
+        self, agent: str, process: AgentProcess, since: datetime | None, until: datetime, record: Path | None = None
+    ) -> WitnessVerdict | None:
+        """The agent's own records' verdict, in the same order as `detect`; None when no plugin reads them.
+
+        A witness that raises counts as UNKNOWN: a broken second witness must
+        not turn a wall the pane shows into no wall.
+        """
+        for impl in self._impls_for(self.manager.hook.afd_witness, agent):
+            try:
+                found = impl.function(agent=agent, process=process, since=since, until=until, record=record)
+            except (Exception, SystemExit) as exc:
+                self._report_once(impl.plugin_name, "afd_witness", exc)
+                return WitnessVerdict(WitnessState.UNKNOWN, f"the {impl.plugin_name} witness failed: {type(exc).__name__}")
+            if found is not None:
+                return found
+        return None
 
     def emit(self, event: Event) -> None:
         """Hand an event to every `afd_event` plugin; a failing one is logged, never raised."""

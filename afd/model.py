@@ -22,6 +22,8 @@ class SessionState(enum.StrEnum):
     EXITED = "exited"  # the pane is there, its agent is not (a shell, or another program)
     GONE = "gone"  # the pane itself is gone (closed, or its tmux server ended)
     UNKNOWN = "unknown"  # tmux did not answer: the pane may well be there
+    HANDING_OFF = "handing_off"  # a handoff owns the pane until it settles (afd.actions.handoff)
+    ALL_LIMITED = "all_limited"  # limited, and every agent of handoff_order is too: the loop guard's stop
 
 
 class IdentitySource(enum.StrEnum):
@@ -110,3 +112,33 @@ class Event:
     message: str
     session: str | None = None
     data: dict = field(default_factory=dict)
+
+
+class WitnessState(enum.Enum):
+    """What an agent's own records say about its usage limit."""
+
+    LIMITED = "limited"
+    NOT_LIMITED = "not_limited"
+    # No record found, unreadable, too old, or not saying either way.
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentProcess:
+    """The agent process a witness is asked about; None where it is not known (`afd detect --record`)."""
+
+    pid: int | None
+    cwd: str | None
+    start_time: datetime | None  # aware UTC
+
+
+@dataclass(frozen=True, slots=True)
+class WitnessVerdict:
+    """A witness plugin's answer: the agent's own records, read back."""
+
+    state: WitnessState
+    why: str
+    reset_at: datetime | None = None  # aware UTC, from the record, when it states one
+    window: str | None = None  # "five_hour", "weekly", … as the record names or implies it
+    record: str | None = None  # the file the verdict was read from
+    at: datetime | None = None  # when the deciding record was written

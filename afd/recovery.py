@@ -127,3 +127,54 @@ def _create(entry: JournalEntry, facts: CreateFacts) -> Step:
 _AT_START: dict[str, Callable[[JournalEntry, object], Step]] = {
     "create": _create,
 }
+
+
+# --- handoff (and its pending brief) ------------------------------------------------
+#
+# A swap's executor (afd.actions.handoff) performs its own steps; at a
+# restart the question is only whether to carry it on from its journaled
+# step or to roll it back. Every handoff step is safe to carry on: a stop
+# re-checks the tree before the launch, a launch looks at the pane before
+# respawning, a start waits for the target's screen, and a typed brief is
+# looked for on screen before it is typed (so never twice).
+
+class Next(enum.Enum):
+    CARRY_ON = "carry_on"
+    ROLL_BACK = "roll_back"
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What a restarted afd finds for one pending entry."""
+
+    pane_present: bool | None  # None: tmux did not answer
+    session_known: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    next: Next
+    why: str
+
+
+def _recover_handoff(entry: JournalEntry, seen: Seen) -> Recovery:
+    if not seen.session_known:
+        return Recovery(Next.ROLL_BACK, "its session is no longer known")
+    if seen.pane_present is False:
+        return Recovery(Next.ROLL_BACK, "its pane is gone")
+    return Recovery(Next.CARRY_ON, f"afd restarted at step {entry.intent.get('step')!r}; carried on from there")
+
+
+def _recover_brief(entry: JournalEntry, seen: Seen) -> Recovery:
+    if not seen.session_known or seen.pane_present is False:
+        return Recovery(Next.ROLL_BACK, "its session or pane is gone; the brief was not delivered")
+    return Recovery(Next.CARRY_ON, "the brief is still pending; it is delivered once the agent can take it")
+
+
+SELF_DRIVEN = {"handoff": _recover_handoff, "brief": _recover_brief}
+
+
+def recover_self_driven(entry: JournalEntry, seen: Seen) -> Recovery | None:
+    """For an action whose executor drives itself: carry on or roll back; None for other actions."""
+    rule = SELF_DRIVEN.get(entry.action)
+    return rule(entry, seen) if rule else None

@@ -271,3 +271,19 @@ class RequestHandler:
         attempt = history.attempts + 1
         entry = runner.begin(self.sup, rec, attempt=attempt, why="manual", episode=history.episode, now=self.sup.clock(), manual=True)
         return {"name": name, "pane": rec.pane_id, "journal": entry, "attempt": attempt}
+
+    # --- handoff -------------------------------------------------------------
+
+    def do_handoff(self, name: str, to: str, brief: str | None = None, force: bool = False, wait: bool = True) -> object:
+        """Start a swap; with `wait`, the answer streams once more when it has settled."""
+        from afd.actions import handoff
+        from afd.control import Stream
+
+        self._session(name)
+        try:
+            entry = handoff.begin(self.sup, name, to, brief=brief, force=force)
+        except handoff.HandoffRefused as exc:
+            self.sup.event("handoff.refused", f"handoff to {to} refused: {exc}", name)
+            raise UserError(f"handoff of {name} to {to} refused: {exc}", EXIT_FAIL) from None
+        result = {"name": name, "to": to, "journal": entry, "state": "pending"}
+        return Stream(f"action-{entry}", result) if wait else result

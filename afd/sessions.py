@@ -22,8 +22,9 @@ from datetime import datetime, timedelta
 
 from afd.gates import Verdict, is_chrome
 from afd.identity import Identity, IdentityKind
-from afd.model import Detection, IdentitySource, SessionState
+from afd.model import Detection, IdentitySource, SessionState, WitnessVerdict
 from afd.store import SessionRecord
+from afd.witness import Combined, Witnesses, combine
 
 # A created session's pane may run a launcher (`env`, a pyenv shim, a
 # post-checkout hook's child) for a while before the agent itself appears.
@@ -93,6 +94,8 @@ class Looked:
     sighting: BannerSighting | None  # with `found`
     verdict: Verdict | None  # the gates' judgement, given when `idle`
     busy: bool  # a busy marker row of the agent's spec in the tail
+    # The agent's own records, asked when `idle` (None: no witness plugin for the agent).
+    record: WitnessVerdict | None = None
 
 
 Observation = PaneSeen | PaneClosed | ServerReplaced | ServerUnanswered | CaptureUnanswered | Looked
@@ -126,7 +129,15 @@ class SeenLimited:
     first_seen: bool  # a new appearance, not the same banner still on screen
 
 
-Sighting = SeenWorking | SeenLimited
+@dataclass(frozen=True, slots=True)
+class SeenDisputed:
+    """The agent's own records contradict this session's banner: a limit it set no longer stands."""
+
+    agent: str
+    session: str
+
+
+Sighting = SeenWorking | SeenLimited | SeenDisputed
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,28 +334,55 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
         return Transition(rec, sightings=sightings, clear_banner=clear)
 
     if not look.idle:
-        new = replace(rec, state=S.WORKING, last_banner=None if found is None else rec.last_banner)
+        new = replace(rec, state=S.WORKING, last_banner=None if found is None else rec.last_banner, witnesses=None)
         notes = (Note("session.working", "the pane is working again"),) if rec.state is S.LIMITED else ()
         return Transition(_changed(rec, new, now), notes, sightings, clear_banner=clear)
 
     verdict = look.verdict
-    if verdict is None or not verdict.limited or found is None or look.sighting is None:
-        new = replace(rec, state=S.IDLE, last_banner=None, reset_at=None, banner_first_seen_at=None)
+    pane_limited = verdict is not None and verdict.limited and found is not None and look.sighting is not None
+    combined = combine(pane_limited, look.sighting.reset_at if pane_limited else None, look.record, pane_idle=True)
+    if combined.witnesses is Witnesses.DISPUTED:
+        return _disputed(rec, look, combined, now, sightings)
+    if not combined.limited:
+        new = replace(rec, state=S.IDLE, last_banner=None, reset_at=None, banner_first_seen_at=None, witnesses=None)
         reason = verdict.reason if verdict is not None else "no verdict"
         notes = (Note("session.idle", f"no longer at a usage limit: {reason}"),) if rec.state is S.LIMITED else ()
         return Transition(_changed(rec, new, now), notes, sightings, clear_banner=clear)
 
+    if combined.witnesses is Witnesses.RECORD:
+        # The records alone, on an idle pane: whatever text is on screen was
+        # not judged a wall, and the wall's own instant marks the appearance.
+        shown, first_seen = None, look.record.at or rec.banner_first_seen_at or now
+        banner = f"(no banner; {rec.agent}'s own records: {look.record.why})"
+    else:
+        shown, first_seen, banner = found.banner, look.sighting.first_seen_at, found.banner
     # A limit is a new observation once per appearance of a banner, not once per poll.
-    first = rec.banner_first_seen_at != look.sighting.first_seen_at
-    reset_at = look.sighting.reset_at
-    new = replace(rec, state=S.LIMITED, last_banner=found.banner, banner_first_seen_at=look.sighting.first_seen_at,
-                  reset_at=reset_at)
+    first = rec.banner_first_seen_at != first_seen
+    reset_at = combined.reset_at
+    # "All agents limited" (the handoff loop guard's stop) is a kind of limited that stays until the wall goes.
+    state = S.ALL_LIMITED if rec.state == S.ALL_LIMITED else S.LIMITED
+    new = replace(rec, state=state, last_banner=shown, banner_first_seen_at=first_seen, reset_at=reset_at,
+                  witnesses=combined.witnesses.value)
     notes = ()
     if first:
         when = reset_at.strftime("%Y-%m-%dT%H:%M:%SZ") if reset_at else "no reset time stated"
-        notes = (Note("session.limited", f"{rec.agent} is at its usage limit ({when}): {found.banner}"),)
-    seen = SeenLimited(rec.agent, rec.name, found.banner, reset_at, first)
+        notes = (Note("session.limited", f"{rec.agent} is at its usage limit ({when}; witnessed by "
+                                         f"{combined.witnesses.value}): {banner}"),)
+    elif rec.witnesses is not None and rec.witnesses != new.witnesses:
+        notes = (Note("session.witnessed", f"{rec.agent}'s limit is now witnessed by {new.witnesses}"),)
+    seen = SeenLimited(rec.agent, rec.name, banner, reset_at, first)
     return Transition(_changed(rec, new, now), notes, (seen,))
+
+
+def _disputed(rec: SessionRecord, look: Looked, combined: Combined, now: datetime, sightings) -> Transition:
+    """A banner the gates call a wall, which the agent's own records contradict: not limited."""
+    first_seen = look.sighting.first_seen_at
+    new = replace(rec, state=S.IDLE, last_banner=look.found.banner, reset_at=None, banner_first_seen_at=first_seen,
+                  witnesses=Witnesses.DISPUTED.value)
+    if rec.witnesses == new.witnesses and rec.banner_first_seen_at == first_seen:
+        return Transition(_changed(rec, new, now), (), sightings)
+    note = Note("session.disputed", f"not limited: {combined.why}")
+    return Transition(_changed(rec, new, now), (note,), (*sightings, SeenDisputed(rec.agent, rec.name)))
 
 
 _RULES: dict[type, Callable[[SessionRecord, object, datetime], Transition]] = {

@@ -43,6 +43,7 @@ def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int 
     sessions = []
     for rec in store.list_sessions():
         plan = nextaction.loads(rec.next_action)
+        ledger = store.ledger(rec.name)
         sessions.append(
             {
                 "name": rec.name,
@@ -60,7 +61,15 @@ def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int 
                 "next_action": nextaction.words(plan),
                 "next": plan,
                 "location": rec.location,
+                # "pane", "record", "pane+record", "disputed", or null.
+                "witnesses": rec.witnesses,
                 "updated_at": _iso(rec.updated_at),
+                "handoffs": len(ledger),
+                "ledger": [
+                    {"from": e.from_agent, "to": e.to_agent, "at": _iso(e.at), "head_sha": e.head_sha,
+                     "reason": e.reason, "automatic": e.automatic}
+                    for e in ledger
+                ],
             }
         )
     agent_rows = []

@@ -90,6 +90,9 @@ class SessionRecord:
     reset_at: datetime | None = None
     next_action: str | None = None
     location: str | None = None  # tmux "session:window.pane" as last seen; moves when windows do
+    # Who says the session is limited: "pane", "record", "pane+record", or
+    # "disputed" (a banner the agent's records contradict); None otherwise.
+    witnesses: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +135,9 @@ class LedgerEntry:
     reason: str
     automatic: bool
     id: int | None = None  # assigned by the store
+    from_conversation: str | None = None  # the outgoing agent's conversation id, when known
+    base_sha: str | None = None  # where the branch's range starts (the first agent's commits are base..)
+    journal_id: int | None = None  # the swap that wrote it: a recovered swap writes its entry once
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +245,18 @@ MIGRATIONS: tuple[str, ...] = (
         reset_at TEXT
     );
     """,
+    # → next: which witnesses (pane, the agent's own records) say a session is limited.
+    """
+    ALTER TABLE sessions ADD COLUMN witnesses TEXT;
+    """,
+    # → +1, handoff: the ledger keeps the outgoing conversation, the base of the
+    # branch's range, and the journal entry of its swap (one entry per swap).
+    """
+    ALTER TABLE ledger ADD COLUMN from_conversation TEXT;
+    ALTER TABLE ledger ADD COLUMN base_sha TEXT;
+    ALTER TABLE ledger ADD COLUMN journal_id INTEGER;
+    CREATE UNIQUE INDEX ledger_journal ON ledger (journal_id) WHERE journal_id IS NOT NULL;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -342,6 +360,9 @@ def _ledger_from_row(row: sqlite3.Row) -> LedgerEntry:
         head_sha=row["head_sha"],
         reason=row["reason"],
         automatic=bool(row["automatic"]),
+        from_conversation=row["from_conversation"],
+        base_sha=row["base_sha"],
+        journal_id=row["journal_id"],
     )
 
 
@@ -801,6 +822,16 @@ class Store:
         rows = self._rows("SELECT * FROM journal WHERE state = 'pending' ORDER BY id")
         return [_journal_from_row(r) for r in rows]
 
+    def journal_set_intent(self, entry_id: int, intent: dict) -> None:
+        """Record the step a pending action has reached (its intent) before that step's effect."""
+        with self.transaction():
+            cur = self._conn.execute(
+                "UPDATE journal SET intent = ? WHERE id = ? AND state = 'pending'",
+                (json.dumps(intent, sort_keys=True), entry_id),
+            )
+            if cur.rowcount != 1:
+                raise StoreError(f"journal entry {entry_id} is not pending")
+
     def journal_entry(self, entry_id: int) -> JournalEntry | None:
         rows = self._rows("SELECT * FROM journal WHERE id = ?", (entry_id,))
         return _journal_from_row(rows[0]) if rows else None
@@ -810,8 +841,8 @@ class Store:
     def add_ledger(self, entry: LedgerEntry) -> int:
         with self.transaction():
             cur = self._conn.execute(
-                "INSERT INTO ledger (session, at, from_agent, to_agent, head_sha, reason, automatic)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO ledger (session, at, from_agent, to_agent, head_sha, reason, automatic,"
+                " from_conversation, base_sha, journal_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     entry.session,
                     _iso(entry.at),
@@ -820,9 +851,16 @@ class Store:
                     entry.head_sha,
                     entry.reason,
                     int(entry.automatic),
+                    entry.from_conversation,
+                    entry.base_sha,
+                    entry.journal_id,
                 ),
             )
             return cur.lastrowid
+
+    def ledger_for_journal(self, journal_id: int) -> LedgerEntry | None:
+        rows = self._rows("SELECT * FROM ledger WHERE journal_id = ?", (journal_id,))
+        return _ledger_from_row(rows[0]) if rows else None
 
     def ledger(self, session: str) -> list[LedgerEntry]:
         rows = self._rows("SELECT * FROM ledger WHERE session = ? ORDER BY id", (session,))

@@ -22,7 +22,7 @@ from afd.config import Config, compiled_limit_patterns
 from afd.gates import judge
 from afd.identity import Identity, IdentityKind
 from afd.loader import PluginSet
-from afd.model import Clock, Event, SessionState
+from afd.model import AgentProcess, Clock, Event, SessionState, WitnessState, WitnessVerdict
 from afd.naming import is_ignored, unique_name
 from afd.resettime import local_zone
 from afd.store import JournalState, SessionRecord, Store
@@ -40,7 +40,7 @@ AVAILABLE_FOR = timedelta(hours=1)
 AVAILABLE_REFRESH = timedelta(minutes=1)
 
 # Events a person should notice in the journal.
-_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "unchecked", "create-failed"})
+_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "unchecked", "create-failed", "disputed"})
 
 WORKING, IDLE, LIMITED, EXITED, GONE, UNKNOWN = (
     SessionState.WORKING, SessionState.IDLE, SessionState.LIMITED,
@@ -91,6 +91,15 @@ class Supervisor:
     identities: IdentityCache = field(default_factory=IdentityCache)
     monotonic: Callable[[], float] = time.monotonic  # for the capture cadence; tests step it
     creates: create.CreateRunner = field(init=False)
+    # (agent, directory) pairs that more than one live session shares this poll.
+    _crowded: frozenset[tuple[str | None, str]] | None = None
+    _crowd_of: dict = field(default_factory=dict)
+
+    # Sessions whose pane an action (a handoff) owns right now: the poll
+    # neither follows nor judges them until the action settles.
+    acting: set[str] = field(default_factory=set)
+    # (session, banner first seen) → "started" | "declined": one automatic handoff try per wall.
+    auto_tried: dict[tuple, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.creates = create.CreateRunner(self)
@@ -203,6 +212,13 @@ class Supervisor:
     def _observe(self, sighting: sessions.Sighting, now: datetime) -> None:
         if isinstance(sighting, sessions.SeenWorking):
             self._observe_working(sighting.agent, sighting.session, now)
+        elif isinstance(sighting, sessions.SeenDisputed):
+            fact = self._fact(sighting.agent)
+            if fact.state is limits.LimitState.LIMITED and fact.source_session == sighting.session:
+                # The limit every session was told of came from the banner now disputed.
+                self.store.save_limit(limits.unknown_fact(sighting.agent))
+                self.event("agent.unknown", f"{sighting.agent} is unknown again: the limit seen in {sighting.session} "
+                           "is disputed by its own records", sighting.session)
         else:
             self._observe_limited(sighting.agent, sighting.session, sighting.banner, sighting.reset_at, now,
                                   sighting.first_seen)
@@ -268,6 +284,9 @@ class Supervisor:
                 # Pane ids restart at %0 on a new server: same id, unrelated pane.
                 self._apply(rec, sessions.transition(rec, sessions.ServerReplaced(rec.server_pid, inv.server_pid), now))
                 rec = None
+            if rec is not None and rec.name in self.acting:
+                live[rec.name] = (rec, pane, ident)  # a handoff owns this pane until it settles
+                continue
             if rec is not None:
                 own_alive = rec.agent_pid is not None and any(
                     p.pid == rec.agent_pid and p.create_time == rec.agent_started_at and p.alive for p in procs
@@ -324,11 +343,15 @@ class Supervisor:
     # --- capture, gates, limit map ----------------------------------------
 
     def _capture_and_judge(self, live, inv, now: datetime) -> int:
+        # Which directories hold two sessions of one agent is worked out only
+        # if a witness is asked this poll: an idle poll reads no /proc cwd links.
+        self._crowded = None
+        self._crowd_of = live
         mono = self.monotonic()
         wanted = []
         for name, (rec, pane, _ident) in live.items():
             awaiting = rec.name in self._awaiting or (rec.name in self._awaiting_agent and rec.agent_pid is None)
-            if rec.state in (EXITED, GONE) or awaiting or rec.agent not in self.plugins.agents:
+            if rec.state in (EXITED, GONE) or awaiting or rec.agent not in self.plugins.agents or name in self.acting:
                 continue  # no agent of its own runs there (yet) to capture
             watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
             watch.keep = self.config.stability_polls
@@ -348,7 +371,11 @@ class Supervisor:
                 seen = sessions.PaneClosed("the pane vanished during the poll")
             elif result.server_pid is not None and result.server_pid != inv.server_pid:
                 continue  # the server restarted between list and capture: judge nothing
-            elif self.watches[name].settled_on(result.text or "", (self.config, self.plugins)):
+            elif self.watches[name].settled_on(result.text or "", (self.config, self.plugins)) and not (
+                # The agent's records can go on while its screen stands still:
+                # a limited pane with a witness is looked at on each safety capture.
+                rec.state == LIMITED and self.plugins.has_witness(rec.agent)
+            ):
                 self.watches[name].refresh(pane.fingerprint, mono)
                 continue
             else:
@@ -395,7 +422,37 @@ class Supervisor:
                 contents=list(watch.contents),
             )
         busy = sessions.seen_busy(rows, spec.busy, spec.chrome, self.config.tail_lines)
-        return sessions.Looked(idle, found, sighting, verdict, busy)
+        record = self._ask_witness(rec, sighting.first_seen_at if sighting else None, now) if idle else None
+        return sessions.Looked(idle, found, sighting, verdict, busy, record)
+
+    # --- the second witness: the agent's own records ------------------------
+
+    def _ask_witness(self, rec: SessionRecord, banner_seen_at: datetime | None, now: datetime) -> WitnessVerdict | None:
+        """The agent's own records' verdict for an idle pane, or None when no plugin reads them.
+
+        Asked at most once a poll; the plugins re-read a file only when its
+        size or mtime changed.
+        """
+        if rec.agent is None or not self.plugins.has_witness(rec.agent):
+            return None
+        start = datetime.fromtimestamp(rec.agent_started_at, timezone.utc) if rec.agent_started_at else None
+        process = AgentProcess(pid=rec.agent_pid, cwd=_process_cwd(rec.agent_pid) or rec.worktree, start_time=start)
+        if self._crowded is None:
+            self._crowded = crowded_dirs(
+                (r.agent, _process_cwd(r.agent_pid) or r.worktree)
+                for r, _, _ in self._crowd_of.values()
+                if r.state not in (EXITED, GONE)
+            )
+        if (rec.agent, process.cwd) in self._crowded:
+            # Records are found by directory and recency: with two of them at
+            # work in one directory, the newest file may be the other one's.
+            return WitnessVerdict(WitnessState.UNKNOWN, f"another {rec.agent} session works in {process.cwd}; whose records are whose is unknown")
+        since = start
+        if since is None:
+            # Whose process this is was the user's word: only what it wrote
+            # since the banner appeared (a poll before it was first seen) counts.
+            since = (banner_seen_at or now) - timedelta(seconds=self.config.poll_interval + 1)
+        return self.plugins.witness(rec.agent, process, since, now)
 
     def _fact(self, agent: str) -> limits.LimitFact:
         return self.store.load_limits().get(agent) or limits.unknown_fact(agent)
@@ -419,6 +476,26 @@ class Supervisor:
     def _expire_limits(self, now: datetime) -> None:
         for fact in self.store.load_limits().values():
             self._store_fact(fact, limits.expire(fact, now, available_for=AVAILABLE_FOR), fact.source_session)
+
+
+def crowded_dirs(pairs) -> frozenset[tuple[str | None, str]]:
+    """The (agent, directory) pairs given more than once."""
+    seen: set = set()
+    crowded = set()
+    for pair in pairs:
+        if pair[1]:
+            (crowded if pair in seen else seen).add(pair)
+    return frozenset(crowded)
+
+
+def _process_cwd(pid: int | None) -> str | None:
+    """The agent's own working directory (where its records are filed), or None when it cannot be read."""
+    if pid is None:
+        return None
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
 
 
 def expected_socket_path(server: tmux.ServerRef) -> str | None:

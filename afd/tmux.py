@@ -14,6 +14,7 @@ error text; "unknown" (tmux did not answer) is never reported as "gone".
 from __future__ import annotations
 
 import enum
+import os
 import re
 import secrets
 import shlex
@@ -201,7 +202,9 @@ def _packed_size(args: Sequence[str]) -> int:
 spawns = 0
 
 
-def _run(server: ServerRef, args: Sequence[str], timeout: float, stdin: bytes | None = None) -> _Reply:
+def _run(
+    server: ServerRef, args: Sequence[str], timeout: float, stdin: bytes | None = None, client_env: Mapping[str, str] | None = None
+) -> _Reply:
     global spawns
     spawns += 1
     args = args if isinstance(args, _Chained) else [_literal(a) for a in args]
@@ -213,6 +216,7 @@ def _run(server: ServerRef, args: Sequence[str], timeout: float, stdin: bytes | 
             capture_output=True,
             timeout=timeout,
             check=False,
+            env=client_env,
         )
     except subprocess.TimeoutExpired:
         return _Reply(None, b"", f"tmux did not answer within {timeout:g}s")
@@ -641,3 +645,45 @@ def client_activity(server: ServerRef, pane_id: str, timeout: float = 5.0) -> tu
         return (Presence.GONE if gone else Presence.UNKNOWN), None
     stamps = [int(w) for w in reply.stdout.decode("utf-8", "replace").split() if w.isdigit()]
     return Presence.PRESENT, (float(max(stamps)) if stamps else None)
+# --- for a swap in place ---------------------------------------------------------
+
+
+def pane_option(server: ServerRef, pane_id: str, name: str, timeout: float = 5.0) -> tuple[Outcome, str | None]:
+    """A pane's own value of an option (None when the pane does not set it and inherits)."""
+    _check_pane_id(pane_id)
+    reply = _run(server, ["show-options", "-p", "-q", "-v", "-t", pane_id, name], timeout)
+    result = _action(reply)
+    if not result.ok:
+        return result.outcome, None
+    value = reply.stdout.decode("utf-8", errors="replace").strip()
+    return Outcome.DONE, value or None
+
+
+def restore_pane_option(server: ServerRef, pane_id: str, name: str, value: str | None, timeout: float = 5.0) -> ActionResult:
+    """Put a pane option back as `pane_option` found it: its own value, or unset (inherited)."""
+    _check_pane_id(pane_id)
+    if value is None:
+        return _action(_run(server, ["set-option", "-p", "-u", "-t", pane_id, name], timeout))
+    return set_pane_option(server, pane_id, name, value, timeout)
+
+
+def respawn_pane_from(
+    server: ServerRef,
+    pane_id: str,
+    cwd: str,
+    argv: Sequence[str],
+    client_path: str | None,
+    kill: bool = False,
+    timeout: float = 5.0,
+) -> ActionResult:
+    """`respawn_pane`, with the new process's PATH taken from `client_path`.
+
+    tmux hands a spawned pane the PATH of the client that asked (an `-e
+    PATH=` loses to it), so the client runs with the PATH the pane's own
+    shell had: the command then runs in the environment it was checked in.
+    Each argument arrives literally, as for `respawn_pane`.
+    """
+    _check_pane_id(pane_id)
+    args = ["respawn-pane", *(["-k"] if kill else []), "-t", pane_id, "-c", format_literal(cwd), *_command_args(argv)]
+    env = {**os.environ, "PATH": client_path} if client_path else None
+    return _action(_run(server, args, timeout, client_env=env))

@@ -657,3 +657,15 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
         banner=reading.text,
         chrome_row=chrome_row,
     )
+
+
+# --- the second witness: Claude's own transcript ---------------------------
+
+from afd_plugins import _claude_records  # noqa: E402  (kept apart from the detector above)
+
+
+@hookimpl
+def afd_witness(agent, process, since, until, record):
+    if agent != AGENT:
+        return None
+    return _claude_records.witness(process, since, until, record)

@@ -237,3 +237,15 @@ def parse_codex_reset(text: str, clock: Clock) -> datetime | None:
     except (OverflowError, ValueError):
         return None
     return None
+
+
+# --- the second witness: Codex's own rollout --------------------------------
+
+from afd_plugins import _codex_records  # noqa: E402  (kept apart from the detector above)
+
+
+@hookimpl
+def afd_witness(agent, process, since, until, record):
+    if agent != AGENT:
+        return None
+    return _codex_records.witness(process, since, until, record)

@@ -25,6 +25,7 @@ from afd.text import capture_rows
 log = logging.getLogger("afd.actions")
 
 LIMITED, EXITED, GONE = "limited", "exited", "gone"
+ALL_LIMITED = "all_limited"  # the handoff loop guard's stop: limited, and no other agent to take over
 
 
 def run_token(sup) -> str:
@@ -56,7 +57,7 @@ def advance(sup, live: dict, now: datetime) -> None:
     for name, entry in pending.items():
         _step(sup, entry, live.get(name), now)
     for name, (rec, pane, ident) in list(live.items()):
-        if name not in pending:
+        if name not in pending and name not in sup.acting:  # a handoff owns the pane meanwhile
             _plan(sup, name, rec, now)
 
 
@@ -92,7 +93,7 @@ def view_of(sup, rec, pane, ident, now: datetime) -> PaneView:
         agent_alive=_liveness(ident),
         client_idle=idle,
         session_state=rec.state,
-        limited=rec.state == LIMITED,
+        limited=rec.state in (LIMITED, ALL_LIMITED),
         clock=Clock(now=now, local_zone=local_zone()),
     )
 
@@ -182,7 +183,7 @@ def limit_of(sup, name: str, rec, now: datetime) -> policy.Limit | None:
             return None
         # The agent exited at its limit: the wall is still the one it stood at.
         return policy.Limit(kind="exited", episode=history.episode, first_seen_at=history.first_seen_at, reset_at=history.reset_at)
-    if rec.state != LIMITED or rec.banner_first_seen_at is None:
+    if rec.state not in (LIMITED, ALL_LIMITED) or rec.banner_first_seen_at is None:
         return None
     watch = sup.watches.get(name)
     found = watch.detections[-1] if watch is not None and watch.detections else None
@@ -206,8 +207,8 @@ def _plan(sup, name: str, rec, now: datetime) -> None:
     history = policy.observe(before, limit, now=now)
     if history != before:
         sup.store.save_resume_history(name, history)
-    if cfg.limit_action != "wait":
-        return  # handoff decides for itself
+    if cfg.limit_action != "wait" and sup.auto_tried.get((name, rec.banner_first_seen_at)) != "declined":
+        return  # handoff decides for itself; when it declines (refused, all limited) the wait path applies
     decision = policy.decide_wait(
         name, limit, history,
         auto_resume=cfg.limit_auto_resume,

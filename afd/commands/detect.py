@@ -6,11 +6,12 @@ import argparse
 import os
 import stat
 from datetime import datetime, timezone
+from pathlib import Path
 
 from afd.errors import EXIT_USAGE, UserError
 from afd.commands.common import compiled_pattern, iso_utc, load_effective, print_json
-from afd.gates import judge
-from afd.model import Clock
+from afd.gates import content_of, judge
+from afd.model import AgentProcess, Clock
 from afd.resettime import local_zone
 from afd.text import capture_rows, decode_capture
 
@@ -26,6 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--now", metavar="ISO8601", help="the instant to judge by (default: now); a time without a zone is local")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--config", metavar="PATH", help="config file (default: the global one)")
+    p.add_argument(
+        "--record", metavar="FILE",
+        help="the agent's own session record (a Claude transcript or a Codex rollout) to combine with the captures",
+    )
     p.add_argument("files", nargs="+", metavar="CAPTURE_FILE", help="pane captures, oldest first")
     p.set_defaults(func=run)
 
@@ -130,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         "captures": len(captures),
         "now": iso_utc(now),
     }
+    if args.record is not None:
+        result.update(_second_witness(plugins, args.agent, Path(args.record), verdict, captures, spec.chrome, now))
     if args.json:
         print_json(result)
     else:
@@ -137,11 +144,45 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _second_witness(plugins, agent: str, record: Path, verdict, captures, chrome, now: datetime) -> dict:
+    """The record file's verdict and how it combines with the captures' (``--record``)."""
+    from afd.witness import combine
+
+    if not record.is_file():
+        raise UserError(f"--record: {record}: no such record file", EXIT_USAGE)
+    # Offline there is no process to date the records against: every record
+    # up to --now is evidence.
+    found = plugins.witness(agent, AgentProcess(pid=None, cwd=None, start_time=None), None, now, record)
+    if found is None:
+        raise UserError(f"--record: no plugin reads {agent}'s own records (only the pane can witness its limit)", EXIT_USAGE)
+    idle = len(captures) >= 2 and content_of(captures[-1], chrome) == content_of(captures[-2], chrome)
+    pane_reset = verdict.reset_at if verdict.limited else None
+    combined = combine(verdict.limited, pane_reset, found, pane_idle=idle)
+    return {
+        "pane_limited": verdict.limited,
+        "limited": combined.limited,
+        "reset_at": iso_utc(combined.reset_at) if combined.limited else None,
+        "has_reset_time": combined.limited and combined.reset_at is not None,
+        "witnesses": combined.witnesses.value if combined.witnesses else None,
+        "record": {
+            "file": str(record),
+            "state": found.state.value,
+            "reset_at": iso_utc(found.reset_at),
+            "window": found.window,
+            "at": iso_utc(found.at),
+            "why": found.why,
+        },
+        "reason": combined.why if combined.witnesses else verdict.reason,
+    }
+
+
 def _print_human(result: dict) -> None:
     from rich.console import Console
 
     console = Console(highlight=False, soft_wrap=True)
-    if result["limited"]:
+    if result.get("witnesses") == "disputed":
+        head = "[yellow]banner disputed by the agent's records, not limited[/]"
+    elif result["limited"]:
         head = "[bold red]limited[/]"
     elif result["hit"]:
         head = "[yellow]banner seen, not limited[/]"
@@ -155,3 +196,7 @@ def _print_human(result: dict) -> None:
     if result["needs_human"]:
         console.print("  [bold]needs a human[/]: a spend cap or billing wall")
     console.print(f"  why:    {result['reason']}", markup=False)
+    if "record" in result:
+        rec = result["record"]
+        console.print(f"  record: {rec['state']} ({rec['why']})", markup=False)
+        console.print(f"  witnesses: {result['witnesses'] or '-'}", markup=False)

@@ -111,7 +111,7 @@ def _next_words(session: dict) -> str | None:
     return words(session["next"], now=datetime.now(timezone.utc), zone=local_zone())
 
 
-_STATE_STYLE = {"resuming": "bold yellow", "needs_human": "bold red", "limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta", "available": "green"}
+_STATE_STYLE = {"all_limited": "bold red", "handing_off": "bold yellow", "resuming": "bold yellow", "needs_human": "bold red", "limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta", "available": "green"}
 
 
 def render(report: dict, as_json: bool, once: bool = False) -> None:
@@ -141,15 +141,18 @@ def render(report: dict, as_json: bool, once: bool = False) -> None:
         console.print("[yellow]afd is not running[/]; showing the state it last stored")
 
     table = Table(title="sessions", title_justify="left")
-    for col in ("name", "where", "agent", "state", "reset", "mission", "worktree", "branch", "next action"):
+    for col in ("name", "where", "agent", "state", "witnesses", "reset", "mission", "worktree", "branch", "next action"):
         table.add_column(col)
     for s in report["sessions"]:
         agent = s["agent"] or "?"
         if s["identity_source"] == "user":
             agent += " (your word)"
+        if s.get("handoffs"):
+            agent += f" ⇄{s['handoffs']}"  # handed off this many times; `afd ledger NAME` shows where
         where = f"{s.get('location') or '?'} {s['pane'] or ''}".strip()
         table.add_row(
             Text(s["name"]), Text(where), Text(agent), Text(s["state"], style=_STATE_STYLE.get(s["state"], "")),
+            Text(s.get("witnesses") or "-", style="yellow" if s.get("witnesses") == "disputed" else ""),
             Text(s["reset_at"] or ("not stated" if s["state"] == "limited" else "-")),
             Text("yes" if s["mission"] else "no"), Text(s["worktree"] or "-"), Text(s["branch"] or "-"),
             Text(_next_words(s) or "-"),

@@ -8,9 +8,10 @@ it: a first prompt as an argument, resume flags (`claude --continue`,
 draws the CLI's screen, takes typed and bracketed-pasted input, does
 "work" (edits a file and commits it with its own git identity), shows a
 usage-limit banner when its scenario says so, and writes a JSON-lines log
-of everything that happened to it. It is never installed as `claude`,
-`codex` or `devin`: tests put executables with those names in a temporary
-bin directory of their own (see ``write_launcher``).
+of everything that happened to it. With ``records`` in its scenario it also
+writes the CLI's own session records (``afd.testing.fake_records``). It is
+never installed as `claude`, `codex` or `devin`: tests put executables with
+those names in a temporary bin directory of their own (see ``write_launcher``).
 
 Log events (``--log FILE`` or ``AFD_FAKE_LOG``; each line has ``event``,
 ``t``, ``pid``, ``agent``):
@@ -45,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from afd.testing import banners, screens
+from afd.testing.fake_records import RecordWriter, record_writer
 from afd.testing.scenario import Scenario, load_scenario
 
 AGENTS = ("claude", "codex", "devin")
@@ -195,6 +197,7 @@ class FakeAgent:
     menu_params: dict = field(default_factory=dict)
     menu_selected: int = 1
     native_resumed: bool = False
+    records: RecordWriter | None = None  # the agent's own session records, when the scenario asks
 
     # --- limit ----------------------------------------------------------
     @property
@@ -232,6 +235,8 @@ class FakeAgent:
         self.transcript += rows
         self.menu_open = fam.replaces_composer
         self.log.write("limit", banner=self.banner_id, rows=rows, reason=reason)
+        if self.records is not None:
+            self.records.limit()
 
     # --- menus that list their options ---------------------------------
     def move_menu(self, step: int) -> None:
@@ -275,6 +280,8 @@ class FakeAgent:
         if self.transcript and self.transcript[-1] != "":
             self.transcript.append("")
         self.transcript += [screens.user_row(self.agent, prompt), ""]
+        if self.records is not None:
+            self.records.prompt(prompt)
         if self.limited:
             self.show_limit("prompt while limited")
             self.status = self.summary(0)
@@ -297,6 +304,8 @@ class FakeAgent:
         rel, sha = do_work(self.agent, self.cwd, turn.prompt, self.scenario.work_file)
         self.prompts_done += 1
         self.log.write("work", prompt=turn.prompt, n=self.prompts_done, file=rel, commit=sha)
+        if self.records is not None:
+            self.records.reply(f"Done: {rel}")
         self.transcript += ["", *screens.edit_rows(self.agent, rel, sha)]
         self.status = self.summary(time.monotonic() - turn.started)
         n = self.scenario.limit_after_prompts
@@ -528,6 +537,7 @@ def main(argv: list[str] | None = None) -> int:
     scenario = load_scenario(agent, opts["scenario"] or os.environ.get("AFD_FAKE_SCENARIO"))
     invocation = parse_invocation(agent, rest)
     fake = FakeAgent(agent=agent, scenario=scenario, invocation=invocation, log=log)
+    fake.records = record_writer(agent, scenario, fake.cwd, os.environ)
     log.write(
         "start",
         argv=list(sys.argv),

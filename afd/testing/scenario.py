@@ -54,6 +54,12 @@ class Scenario:
     # Claude's own auto-continue (banner "claude.native-armed"): it resumes by
     # itself this many seconds after the wall appeared (None: it never does).
     native_resume_after_seconds: float | None = None
+    # The agent's own session records (see afd.testing.fake_records): None
+    # writes none; "agree" records the wall; "dispute" records the
+    # conversation going on where the banner is shown.
+    records: str | None = None
+    record_reset_seconds: float = 3600.0  # the wall record's reset, from when it is written
+    record_window: str = "five_hour"  # "five_hour" | "weekly"
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Scenario)}

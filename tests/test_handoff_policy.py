@@ -1,0 +1,113 @@
+"""The handoff policy as tables: candidate choice (the loop guard), every refusal, recovery after a restart."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from afd.limits import LimitFact, LimitState
+from afd.policy import HandoffFacts, Handoff, Park, choose_target, handoff_refusal
+from afd.recovery import Next, Seen, recover_self_driven
+from afd.store import JournalEntry, JournalState
+
+NOW = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
+SOON, LATER = NOW + timedelta(hours=1), NOW + timedelta(hours=3)
+
+
+def fact(agent: str, state: str, reset: datetime | None = None) -> LimitFact:
+    return LimitFact(agent=agent, state=LimitState(state), reset_at=reset, observed_at=NOW, source_session="s", banner=None)
+
+
+@pytest.mark.parametrize(
+    "order, outgoing, facts, expected",
+    [
+        (["codex"], "claude", {}, Handoff("codex", True)),
+        (["codex", "devin"], "claude", {"codex": fact("codex", "available")}, Handoff("codex", False)),
+        (["codex", "devin"], "claude", {"codex": fact("codex", "limited", SOON)}, Handoff("devin", True)),
+        (["claude", "codex"], "claude", {}, Handoff("codex", True)),
+        (["codex"], "codex", {}, Park(True, None)),
+        (
+            ["codex", "claude"], "claude",
+            {"codex": fact("codex", "limited", LATER), "claude": fact("claude", "limited", SOON)},
+            Park(True, SOON),
+        ),
+        (["codex", "devin"], "claude", {"codex": fact("codex", "limited"), "devin": fact("devin", "limited", LATER)}, Park(True, LATER)),
+    ],
+    ids=["unknown-is-tried-unverified", "available-is-verified", "limited-is-skipped", "outgoing-is-skipped",
+         "only-the-outgoing-one", "all-limited-earliest-reset", "a-reset-not-stated-is-left-out"],
+)
+def test_candidate_choice(order, outgoing, facts, expected):
+    got = choose_target(order, outgoing, facts)
+    assert type(got) is type(expected)
+    if isinstance(expected, Handoff):
+        assert (got.to, got.unverified) == (expected.to, expected.unverified)
+    else:
+        assert (got.all_limited, got.until) == (expected.all_limited, expected.until)
+
+
+OK = HandoffFacts(
+    session_state="limited", outgoing="claude", identity="known", identity_source="process", mission="Fix it",
+    pane_present=True, action_in_progress=None, is_work_tree=True, cwd_inside_worktree=True, handoffs_at=(),
+    target_known=True, target_command="/usr/bin/codex", target_fact=None, now=NOW, max_per_session=3,
+)
+
+
+@pytest.mark.parametrize(
+    "changes, kwargs, why",
+    [
+        ({}, {}, None),
+        ({"target_known": False}, {}, "not an agent any plugin provides"),
+        ({"pane_present": None}, {}, "tmux did not answer"),
+        ({"pane_present": False}, {}, "pane is gone"),
+        ({"action_in_progress": "resume"}, {}, "action in progress (resume)"),
+        ({"identity": "unknown"}, {}, "cannot rule out handing it to itself"),
+        ({"identity": "unknown", "identity_source": "user"}, {}, "only vouched for by the user"),
+        ({"identity_source": "user"}, {"automatic": True}, "never handed off automatically"),
+        ({"outgoing": "codex"}, {}, "codex is the agent running there now"),
+        ({"mission": None}, {}, "give the new agent its goal with --brief"),
+        ({"mission": None}, {"brief": "Do X"}, None),
+        ({"mission": None}, {"automatic": True}, "has no mission"),
+        ({"is_work_tree": False}, {}, "not a git work tree"),
+        ({"cwd_inside_worktree": False}, {}, "not inside the session's worktree"),
+        ({"target_command": None}, {}, "not found on the pane's PATH"),
+        ({"target_fact": fact("codex", "limited", SOON)}, {}, "codex is at its usage limit until 2026-07-13 10:00 UTC; --force"),
+        ({"target_fact": fact("codex", "limited", SOON)}, {"force": True}, None),
+        ({"target_fact": fact("codex", "unknown")}, {}, None),
+        ({"handoffs_at": (NOW - timedelta(hours=1),) * 3}, {}, "3 times in the last 24 hours"),
+        ({"handoffs_at": (NOW - timedelta(hours=25),) * 3}, {}, None),
+        ({"turn_ended": False}, {}, "still in a turn"),
+    ],
+    ids=lambda v: str(v)[:40],
+)
+def test_handoff_refusals(changes, kwargs, why):
+    args = {"brief": None, "force": False, "automatic": False, **kwargs}
+    got = handoff_refusal(replace(OK, **changes), "codex", **args)
+    if why is None:
+        assert got is None
+    else:
+        assert got is not None and why in got
+
+
+@pytest.mark.parametrize(
+    "action, step, seen, expected",
+    [
+        ("handoff", "stopping", Seen(pane_present=True, session_known=True), Next.CARRY_ON),
+        ("handoff", "starting", Seen(pane_present=None, session_known=True), Next.CARRY_ON),
+        ("handoff", "launch", Seen(pane_present=False, session_known=True), Next.ROLL_BACK),
+        ("handoff", "stop", Seen(pane_present=True, session_known=False), Next.ROLL_BACK),
+        ("brief", None, Seen(pane_present=True, session_known=True), Next.CARRY_ON),
+        ("brief", None, Seen(pane_present=False, session_known=True), Next.ROLL_BACK),
+    ],
+    ids=["stopping-carries-on", "unanswered-tmux-carries-on", "pane-gone-rolls-back", "session-gone-rolls-back",
+         "brief-waits", "brief-pane-gone"],
+)
+def test_recovery_of_a_handoff_after_a_restart(action, step, seen, expected):
+    entry = JournalEntry(id=1, at=NOW, session="s", action=action, intent={"step": step}, state=JournalState.PENDING)
+    assert recover_self_driven(entry, seen).next is expected
+
+
+def test_recovery_leaves_other_actions_to_their_own_executors():
+    entry = JournalEntry(id=1, at=NOW, session="s", action="resume", intent={}, state=JournalState.PENDING)
+    assert recover_self_driven(entry, Seen(True, True)) is None
