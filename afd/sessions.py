@@ -203,7 +203,14 @@ def seen_busy(rows: Sequence[str], busy: Sequence[re.Pattern[str]], chrome: Sequ
     """
     if not busy:
         return False
-    printed = [r for r in rows if r.strip() and not is_chrome(r, chrome)][-tail_lines:]
+    # From the bottom up, stopping at the tail: testing every row for chrome
+    # was a quarter of a busy poll's CPU.
+    printed: list[str] = []
+    for r in reversed(rows):
+        if len(printed) >= tail_lines:
+            break
+        if r.strip() and not is_chrome(r, chrome):
+            printed.append(r)
     return any(p.search(r) for r in printed for p in busy)
 
 

@@ -131,7 +131,8 @@ class Supervisor:
         self._advance_creates()
         now = self.clock()
         self._expire_limits(now)
-        inv = tmux.list_panes(self.server)
+        # No paths or start commands: only adoption reads them, and it asks for its own pane.
+        inv = tmux.list_panes(self.server, details=False)
         if not inv.answered:
             self._server_unanswered(inv.error)
             return PollSummary(False, False, 0, 0, 0, (), inv.error)
@@ -325,6 +326,9 @@ class Supervisor:
 
     def _adopt(self, pane, ident: Identity, inv, records, now) -> SessionRecord:
         spec = self.plugins.agents[ident.agent]
+        if pane.cwd is None or pane.start_command is None:
+            # Gone since the listing: adopted without a mission or worktree, as a pane tmux said nothing about.
+            pane = tmux.pane_details(self.server, pane) or replace(pane, start_command="", cwd="")
         mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(
             pane.start_command, spec
         )

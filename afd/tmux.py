@@ -20,7 +20,7 @@ import secrets
 import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from afd.text import decode_capture
 
@@ -82,8 +82,10 @@ class PaneInfo:
     pane_id: str
     pane_pid: int
     current_command: str
-    start_command: str
-    cwd: str
+    # None when the listing did not ask (list_panes(details=False)): tmux
+    # reads /proc for the path of every pane, and only adoption needs them.
+    start_command: str | None
+    cwd: str | None
     dead: bool
     width: int
     height: int
@@ -289,6 +291,8 @@ _PANE_FIELDS = (
     "window_index",
     "pane_index",
 )
+# Asked for only when wanted: `pane_current_path` costs tmux a /proc read per pane.
+_DETAIL_FIELDS = frozenset({"pane_start_command", "pane_current_path"})
 
 
 def _separators() -> tuple[str, str]:
@@ -300,14 +304,18 @@ def _separators() -> tuple[str, str]:
     return f"\x1f{nonce}\x1f", f"\x1e{nonce}\x1e"
 
 
-def _parse_pane(fields: list[str]) -> PaneInfo:
-    f = dict(zip(_PANE_FIELDS, fields, strict=True))
+def _fields(details: bool) -> tuple[str, ...]:
+    return _PANE_FIELDS if details else tuple(n for n in _PANE_FIELDS if n not in _DETAIL_FIELDS)
+
+
+def _parse_pane(fields: list[str], names: tuple[str, ...] = _PANE_FIELDS) -> PaneInfo:
+    f = dict(zip(names, fields, strict=True))
     return PaneInfo(
         pane_id=f["pane_id"],
         pane_pid=int(f["pane_pid"] or 0),
         current_command=f["pane_current_command"],
-        start_command=f["pane_start_command"],
-        cwd=f["pane_current_path"],
+        start_command=f.get("pane_start_command"),
+        cwd=f.get("pane_current_path"),
         dead=f["pane_dead"] == "1",
         width=int(f["pane_width"]),
         height=int(f["pane_height"]),
@@ -322,14 +330,17 @@ def _parse_pane(fields: list[str]) -> PaneInfo:
     )
 
 
-def list_panes(server: ServerRef, timeout: float = 5.0) -> Inventory:
+def list_panes(server: ServerRef, timeout: float = 5.0, *, details: bool = True) -> Inventory:
     """Every pane of the server with the fields a poll needs, in one tmux call.
 
     No server running is a normal state: `server_running=False`, no error.
+    With `details=False`, each pane's `start_command` and `cwd` are None
+    (not asked for; `pane_details` fetches them for the one pane that needs them).
     """
     sep, end = _separators()
+    names = _fields(details)
     head = f"#{{socket_path}}{sep}#{{pid}}{end}"
-    row = sep.join(f"#{{{name}}}" for name in _PANE_FIELDS) + end
+    row = sep.join(f"#{{{name}}}" for name in names) + end
     reply = _run(server, _chain([["display-message", "-p", head], ["list-panes", "-a", "-F", row]]), timeout)
     if reply.rc is None:
         return Inventory(False, False, None, None, (), reply.error())
@@ -349,7 +360,7 @@ def list_panes(server: ServerRef, timeout: float = 5.0) -> Inventory:
     panes, errors = [], []
     for record in records[1:]:
         try:
-            panes.append(_parse_pane(record.split(sep)))
+            panes.append(_parse_pane(record.split(sep), names))
         except ValueError:
             errors.append(f"unreadable list-panes record: {record[:80]!r}")
     if tail:
@@ -357,6 +368,21 @@ def list_panes(server: ServerRef, timeout: float = 5.0) -> Inventory:
     # A pane missing from a damaged list must not read as "gone": such a
     # list is not an answer.
     return Inventory(True, not errors, socket_path, server_pid, tuple(panes), "; ".join(errors) or None)
+
+
+def pane_details(server: ServerRef, pane: PaneInfo, timeout: float = 5.0) -> PaneInfo | None:
+    """`pane` with its start command and working directory filled in; None when tmux cannot say (the pane is gone)."""
+    _check_pane_id(pane.pane_id)
+    sep, end = _separators()
+    form = f"#{{pane_id}}{sep}#{{pane_start_command}}{sep}#{{pane_current_path}}{end}"
+    reply = _run(server, ["display-message", "-p", "-t", pane.pane_id, form], timeout)
+    text = reply.stdout.decode("utf-8", errors="replace")
+    if reply.rc != 0 or end + "\n" not in text:
+        return None
+    pane_id, start_command, cwd = (text.split(end)[0].split(sep) + ["", "", ""])[:3]
+    if pane_id != pane.pane_id:
+        return None  # display-message expands a missing target to "": no such pane
+    return replace(pane, start_command=start_command, cwd=cwd)
 
 
 def server_info(server: ServerRef, timeout: float = 5.0) -> ServerInfo:

@@ -26,8 +26,8 @@ poll interval: its share of one core and its resident memory over time.
 And, without tmux: detection throughput on a 50-row capture, and
 `afd status --json` latency with 200 sessions in the store.
 
-Not measured: action latency (banner stable → continuation or brief
-delivered); the wait and handoff actions are not in this tree yet.
+Not measured yet: action latency (banner stable → continuation or brief
+delivered).
 
 The server is killed and its socket removed at the end, even on failure.
 """
@@ -35,6 +35,7 @@ The server is killed and its socket removed at the end, even on failure.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -501,7 +502,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
                                                    text=True, stdin=subprocess.DEVNULL).stdout.replace("\033[H\033[2J", "")))  # fmt: skip
     result["detection"] = detection_throughput(screen, 1.0 if args.quick else 3.0)
     result["status"] = status_latency(work, 200, 3 if args.quick else 7)
-    result["action_latency"] = {"measured": False, "why": "the wait and handoff actions are not in this tree yet"}
+    result["action_latency"] = {"measured": False, "why": "this script does not drive the wait and handoff actions yet"}
     shutil.rmtree(work, ignore_errors=True)
     result["ratios"] = ratios(result)
     return result
@@ -626,6 +627,10 @@ def main() -> int:
     if shutil.which("tmux") is None:
         print("bench: tmux is not installed", file=sys.stderr)
         return 2
+    if importlib.util.find_spec("libtmux") is None:
+        print("bench: the naive baseline needs libtmux (not an afd dependency): .venv/bin/python -m pip install libtmux",
+              file=sys.stderr)  # fmt: skip
+        return 3
     result = run(args, say=lambda line: print(line, file=sys.stderr, flush=True))
     result["targets"] = targets(result)
     if args.json:
