@@ -35,6 +35,8 @@ class BriefInput:
     # Hand-back: the incoming agent worked here before, up to this SHA.
     since_sha: str | None = None
     since_commits: int = 0  # commits in since_sha..HEAD
+    # A supervisor session keeps its jobs across a swap: the rows that list them.
+    jobs: tuple[str, ...] = ()
 
 
 def _plural(n: int, word: str) -> str:
@@ -93,6 +95,8 @@ def build_brief(data: BriefInput) -> str:
             f"    git diff {data.since_sha}...HEAD",
         ]
     lines += ["", "Continue from that state. Do not start over, and do not revert work you did not write."]
+    if data.jobs:
+        lines += ["", *data.jobs]
     if data.extra.strip():
         lines += ["", data.extra.strip()]
     return "\n".join(lines) + "\n"

@@ -24,6 +24,15 @@ CASES = {
         extra="Run `make test` before every commit.",
     ),
     "hand-back": BriefInput("claude", "usage limit", "Fix the login test.", FACTS, since_sha=SINCE, since_commits=1),
+    "supervisor-with-jobs": BriefInput(
+        "claude", "usage limit", "Ship the release.", FACTS,
+        jobs=(
+            "This session supervises 2 jobs; their results will be typed into this pane "
+            "(see `afd jobs list` and `afd help agents`):",
+            "  docs: Write the release notes (running)",
+            "  tests: Fix the flaky test (done)",
+        ),
+    ),
     "detached-nothing-yet": BriefInput(
         "codex", "usage limit", "Write the docs.",
         GitFacts(branch=None, head_sha=HEAD, base_sha=HEAD, base_label=HEAD[:12], commits=0, dirty_files=1),

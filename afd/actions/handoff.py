@@ -25,10 +25,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from afd import deliver, git, identity, nextaction, policy, preflight, teardown, tmux, witness
+from afd import deliver, git, identity, jobs, nextaction, policy, preflight, teardown, tmux, witness
 from afd.brief import BriefInput, GitFacts, build_brief
 from afd.gates import is_chrome
 from afd.identity import IdentityKind
+from afd.jobbook import JobBook
 from afd.limits import LimitState
 from afd.model import Clock, PromptDelivery
 from afd.resettime import local_zone
@@ -164,6 +165,7 @@ def begin(
             extra=sup.config.handoff_brief,
             since_sha=since,
             since_commits=git.count_commits(Path(worktree), f"{since}..{facts_git.head_sha}") if since else 0,
+            jobs=tuple(jobs.brief_lines(JobBook(sup.store).supervised_by(name))),
         )
     )
     argv = launch_argv(sup, target, resume=last_turn is not None)
