@@ -93,3 +93,16 @@ def afd(rig, xdg_dirs):
         yield supervisor
     finally:
         supervisor.stop()
+
+
+@pytest.fixture
+def afd_resumes(rig, xdg_dirs):
+    """afd's supervisor set to resume a limited agent by itself, a second after its reset."""
+    config = xdg_dirs["XDG_CONFIG_HOME"] / "afd" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('poll_interval = "1s"\nlimit_auto_resume = true\nresume_grace = "1s"\n', encoding="utf-8")
+    supervisor = Supervisor(rig.tmux.name, rig.scratch / "afd.log")
+    try:
+        yield supervisor
+    finally:
+        supervisor.stop()

@@ -98,6 +98,7 @@ class Handler(BaseHTTPRequestHandler):
             "model": model,
             "status": answer.get("status", 200),
             "kind": answer.get("kind"),
+            "said": last_user_text(request),
         }
         with self.server.lock, open(self.server.root / "requests.jsonl", "a", encoding="utf-8") as log:
             log.write(json.dumps(entry) + "\n")
@@ -130,6 +131,20 @@ class Handler(BaseHTTPRequestHandler):
                     time.sleep(delay)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the CLI gave up on the stream (Esc, exit); nothing to finish
+
+
+def last_user_text(request: object) -> str | None:
+    """The text of a model call's newest user message (Codex's ``input``, Claude's ``messages``): what was typed."""
+    if not isinstance(request, dict):
+        return None
+    turns = [t for t in request.get("input") or request.get("messages") or []
+             if isinstance(t, dict) and t.get("role") == "user"]
+    if not turns:
+        return None
+    content = turns[-1].get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
 
 
 def serve(root: Path, port: int, context: ssl.SSLContext | None) -> ThreadingHTTPServer:

@@ -43,6 +43,9 @@ def test_five_hour_wall_with_auto_continue_armed_is_limited_until_its_reset(rig,
     pane.wait_for_text("Continuing automatically at")
     seen = afd.session(pane.pane, "limited")
     assert (seen["agent"], seen["reset_at"]) == ("claude", iso(reset))
+    # Claude's own transcript records the same wall (`quotaLimits.resetsAt`): the two witnesses agree.
+    seen = afd.agreed(pane.pane)
+    assert seen["reset_at"] == iso(reset)
     verdict = detect_now(pane, tmp_path, "armed")
     assert verdict["limited"] and verdict["reset_at"] == iso(reset) and not verdict.get("needs_human")
 

@@ -8,9 +8,14 @@ choices, so no test types while one is up: Esc closes it first.
 from __future__ import annotations
 
 import re
+import time
+from datetime import datetime
 
 import shapes
+from harness import wait_for
 from verdicts import detect_now, iso, minutes_ahead
+
+from afd.deliver import DEFAULT_MESSAGE
 
 COMPOSER = "Ask Codex to do anything"
 
@@ -106,3 +111,25 @@ def test_modal_after_a_successful_answer_and_a_throttle_are_not_walls(rig, shop,
     verdict = detect_now(pane, tmp_path, "gave-up")
     assert not verdict["limited"]
     assert afd.session(pane.pane, "idle")["reset_at"] is None
+
+
+def test_plan_wall_is_resumed_once_after_its_reset_past_the_switch_model_modal(rig, shop, afd_resumes):
+    afd = afd_resumes
+    pane = start(rig, shop)
+    reset = int(time.time()) + 20
+    rig.answer("codex", shapes.codex_limit("plus", reset, shapes.codex_usage_headers(100, reset)))
+    pane.type("fix the login redirect")
+    pane.wait_for_text("Keep current model")
+    walled = len(rig.requests("codex"))
+    # The plan is open again before afd could act: whenever it resumes, the answer is a normal one.
+    rig.answer("codex", shapes.codex_answer("Fixed the redirect.", delay=0.2))
+
+    confirmed = wait_for(lambda: afd.events("resume.confirmed"), timeout=90, interval=1,
+                         message="afd to confirm its resume")
+    pane.wait_for_text("Fixed the redirect.", timeout=30)
+    afd.session(pane.pane, "idle")
+    turns = [r for r in rig.requests("codex")[walled:] if DEFAULT_MESSAGE in (r.get("said") or "")]
+    assert len(turns) == 1, rig.requests("codex")[walled:]
+    assert turns[0]["at"] >= reset
+    assert len(confirmed) == 1 and len(afd.events("resume.sent")) == 1
+    assert datetime.fromisoformat(afd.events("resume.sent")[0]["at"].replace("Z", "+00:00")).timestamp() >= reset

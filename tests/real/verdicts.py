@@ -54,6 +54,28 @@ class Supervisor:
             log = self.log.read_text(errors="replace")[-1500:]
             raise AssertionError(f"{exc}; afd said: {seen}; its log ends:\n{log}") from None
 
+    def agreed(self, pane: str, timeout: float = 45.0) -> dict:
+        """The pane's session once both witnesses (its banner and the agent's own records) call it limited."""
+        seen: list[dict] = []
+
+        def both() -> dict | None:
+            row = self.session(pane, "limited", timeout=timeout)
+            seen[:] = [row]
+            return row if row.get("witnesses") == "pane+record" else None
+
+        try:
+            return wait_for(both, timeout=timeout, interval=0.5, message=f"both witnesses to call pane {pane} limited")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; afd said: {seen}") from None
+
+    def events(self, kind: str) -> list[dict]:
+        """afd's journaled events of ``kind`` (e.g. ``resume.confirmed``), oldest first."""
+        done = subprocess.run([sys.executable, "-m", "afd", "events", "--json"],
+                              capture_output=True, text=True, timeout=30, env={**AFD_ENV, **_xdg()})
+        assert done.returncode == 0, done.stderr
+        rows = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+        return [e for e in rows if e.get("kind") == kind]
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
