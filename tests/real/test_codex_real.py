@@ -132,6 +132,7 @@ def test_plan_wall_is_resumed_once_after_its_reset_past_the_switch_model_modal(r
     afd.session(pane.pane, "idle")
     turns = [r for r in rig.requests("codex")[walled:] if DEFAULT_MESSAGE in (r.get("said") or "")]
     assert len(turns) == 1, rig.requests("codex")[walled:]
-    assert turns[0]["at"] >= reset
+    # "Keep current model", not a switch: the continuation goes to the model the wall was on.
+    assert turns[0]["at"] >= reset and turns[0]["model"] == rig.requests("codex")[0]["model"]
     assert len(confirmed) == 1 and len(afd.events("resume.sent")) == 1
     assert datetime.fromisoformat(afd.events("resume.sent")[0]["at"].replace("Z", "+00:00")).timestamp() >= reset
