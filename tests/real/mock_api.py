@@ -98,6 +98,7 @@ class Handler(BaseHTTPRequestHandler):
             "model": model,
             "status": answer.get("status", 200),
             "kind": answer.get("kind"),
+            "prompts": _prompts(request),
         }
         with self.server.lock, open(self.server.root / "requests.jsonl", "a", encoding="utf-8") as log:
             log.write(json.dumps(entry) + "\n")
@@ -130,6 +131,20 @@ class Handler(BaseHTTPRequestHandler):
                     time.sleep(delay)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the CLI gave up on the stream (Esc, exit); nothing to finish
+
+
+def _prompts(request: object) -> list[str]:
+    """The text of the user's turns in a model call (Codex's ``input``, Claude's ``messages``), oldest first."""
+    if not isinstance(request, dict):
+        return []
+    texts = []
+    for item in request.get("input") or request.get("messages") or []:
+        if not isinstance(item, dict) or item.get("role") != "user":
+            continue
+        content = item.get("content")
+        parts = [content] if isinstance(content, str) else [c.get("text") for c in content or [] if isinstance(c, dict)]
+        texts += [t for t in parts if isinstance(t, str)]
+    return texts
 
 
 def serve(root: Path, port: int, context: ssl.SSLContext | None) -> ThreadingHTTPServer:
