@@ -220,15 +220,16 @@ class Rig:
         pane = self.tmux.new_pane(command, cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "codex", home, cwd)
 
-    def codex_env(self, cwd: Path) -> dict:
-        """What another agent's pane needs for afd to start Codex in it on the mock: a CODEX_HOME and ``codex`` on PATH."""
-        home = self._home("codex")
+    def swap_env(self, cwd: Path) -> dict:
+        """What a pane needs for afd to start either CLI in it on the mock: a CODEX_HOME, and both commands on PATH."""
+        home = self._home("swap")
         codex_home = home / ".codex"
         codex_home.mkdir()
         _write_codex_config(codex_home, cwd)
         bin_dir = home / "bin"
         bin_dir.mkdir()
         (bin_dir / "codex").symlink_to(self.codex_bin)
+        (bin_dir / "claude").symlink_to(self.claude_bin)
         path = self._base_env(home)["PATH"]
         return {"CODEX_HOME": str(codex_home), "AFD_MOCK_KEY": "mock-key", "PATH": f"{bin_dir}:{path}"}
 
