@@ -98,7 +98,7 @@ class Handler(BaseHTTPRequestHandler):
             "model": model,
             "status": answer.get("status", 200),
             "kind": answer.get("kind"),
-            "said": last_user_text(request),
+            "prompts": _prompts(request),
         }
         with self.server.lock, open(self.server.root / "requests.jsonl", "a", encoding="utf-8") as log:
             log.write(json.dumps(entry) + "\n")
@@ -133,18 +133,18 @@ class Handler(BaseHTTPRequestHandler):
             pass  # the CLI gave up on the stream (Esc, exit); nothing to finish
 
 
-def last_user_text(request: object) -> str | None:
-    """The text of a model call's newest user message (Codex's ``input``, Claude's ``messages``): what was typed."""
+def _prompts(request: object) -> list[str]:
+    """The text of the user's turns in a model call (Codex's ``input``, Claude's ``messages``), oldest first."""
     if not isinstance(request, dict):
-        return None
-    turns = [t for t in request.get("input") or request.get("messages") or []
-             if isinstance(t, dict) and t.get("role") == "user"]
-    if not turns:
-        return None
-    content = turns[-1].get("content")
-    if isinstance(content, str):
-        return content
-    return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+        return []
+    texts = []
+    for item in request.get("input") or request.get("messages") or []:
+        if not isinstance(item, dict) or item.get("role") != "user":
+            continue
+        content = item.get("content")
+        parts = [content] if isinstance(content, str) else [c.get("text") for c in content or [] if isinstance(c, dict)]
+        texts += [t for t in parts if isinstance(t, str)]
+    return texts
 
 
 def serve(root: Path, port: int, context: ssl.SSLContext | None) -> ThreadingHTTPServer:

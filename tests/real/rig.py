@@ -214,23 +214,24 @@ class Rig:
             home = self._home("codex")
             codex_home = home / ".codex"
             codex_home.mkdir()
-            (codex_home / "config.toml").write_text(
-                'model = "gpt-5.3-codex"\n'
-                'model_provider = "mock"\n'
-                'check_for_update_on_startup = false\n\n'
-                "[model_providers.mock]\n"
-                'name = "mock"\n'
-                f'base_url = "http://127.0.0.1:{CODEX_PORT}/v1"\n'
-                'env_key = "AFD_MOCK_KEY"\n'
-                'wire_api = "responses"\n\n'
-                f'[projects."{cwd}"]\n'
-                'trust_level = "trusted"\n',
-                encoding="utf-8",
-            )
+            _write_codex_config(codex_home, cwd)
         env = {**self._base_env(home), "CODEX_HOME": str(home / ".codex"), "AFD_MOCK_KEY": "mock-key"}
         command = " ".join([str(self.codex_bin), *args])
         pane = self.tmux.new_pane(command, cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "codex", home, cwd)
+
+    def swap_env(self, cwd: Path) -> dict:
+        """What a pane needs for afd to start either CLI in it on the mock: a CODEX_HOME, and both commands on PATH."""
+        home = self._home("swap")
+        codex_home = home / ".codex"
+        codex_home.mkdir()
+        _write_codex_config(codex_home, cwd)
+        bin_dir = home / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "codex").symlink_to(self.codex_bin)
+        (bin_dir / "claude").symlink_to(self.claude_bin)
+        path = self._base_env(home)["PATH"]
+        return {"CODEX_HOME": str(codex_home), "AFD_MOCK_KEY": "mock-key", "PATH": f"{bin_dir}:{path}"}
 
     def _base_env(self, home: Path) -> dict:
         return {
@@ -275,3 +276,20 @@ class Rig:
             if self.ns is not None:
                 self.ns.close()
         wait_for(lambda: not any(process_alive(pid) for pid in strays), timeout=15, message="the CLIs' processes to end")
+
+
+def _write_codex_config(codex_home: Path, cwd: Path) -> None:
+    """Codex on the mock provider, ``cwd`` trusted in advance."""
+    (codex_home / "config.toml").write_text(
+        'model = "gpt-5.3-codex"\n'
+        'model_provider = "mock"\n'
+        'check_for_update_on_startup = false\n\n'
+        "[model_providers.mock]\n"
+        'name = "mock"\n'
+        f'base_url = "http://127.0.0.1:{CODEX_PORT}/v1"\n'
+        'env_key = "AFD_MOCK_KEY"\n'
+        'wire_api = "responses"\n\n'
+        f'[projects."{cwd}"]\n'
+        'trust_level = "trusted"\n',
+        encoding="utf-8",
+    )

@@ -130,7 +130,7 @@ def test_plan_wall_is_resumed_once_after_its_reset_past_the_switch_model_modal(r
                          message="afd to confirm its resume")
     pane.wait_for_text("Fixed the redirect.", timeout=30)
     afd.session(pane.pane, "idle")
-    turns = [r for r in rig.requests("codex")[walled:] if DEFAULT_MESSAGE in (r.get("said") or "")]
+    turns = [r for r in rig.requests("codex")[walled:] if any(DEFAULT_MESSAGE in text for text in r["prompts"][-1:])]
     assert len(turns) == 1, rig.requests("codex")[walled:]
     # "Keep current model", not a switch: the continuation goes to the model the wall was on.
     assert turns[0]["at"] >= reset and turns[0]["model"] == rig.requests("codex")[0]["model"]

@@ -34,6 +34,11 @@ class Supervisor:
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
+    def command(self, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
+        """`afd ARGS…` as the user would type it, against this supervisor's state."""
+        return subprocess.run([sys.executable, "-m", "afd", *args], capture_output=True, text=True, timeout=timeout,
+                              env={**AFD_ENV, **_xdg()})
+
     def session(self, pane: str, state: str, timeout: float = 45.0) -> dict:
         """The pane's session once afd calls it ``state``; fails with what afd said instead.
 

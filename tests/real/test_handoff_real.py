@@ -1,0 +1,111 @@
+"""A real Claude Code at its plan's wall, handed to a real Codex in the same pane, worktree and branch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import psutil
+from harness import wait_for
+
+import shapes
+from verdicts import minutes_ahead
+
+MISSION = "make the login redirect keep the cart"
+
+
+def git(cwd, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.name=afd test", "-c", "user.email=test@afd.invalid", *args],
+                          cwd=cwd, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def programs(pane_pid: int) -> list[str]:
+    """The name of the program each process of the pane's tree runs; never its arguments (the brief names claude)."""
+    try:
+        root = psutil.Process(pane_pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+    found = []
+    for proc in procs:
+        try:
+            argv = proc.cmdline() or [proc.name()]
+        except psutil.Error:
+            continue
+        # node runs a CLI's script: that script is the program.
+        found.append(Path(argv[1] if Path(argv[0]).name == "node" and len(argv) > 1 else argv[0]).name)
+    return found
+
+
+def brief_at(rig, api: str, needle: str) -> str | None:
+    """The first prompt the mock got from ``api`` that holds ``needle``."""
+    prompts = [p for r in rig.requests(api) for p in r.get("prompts") or []]
+    return next((p for p in prompts if needle in p), None)
+
+
+def pane_pid(rig, pane: str) -> int:
+    return int(rig.tmux.run("display-message", "-p", "-t", pane, "#{pane_pid}").stdout)
+
+
+def test_claude_at_its_five_hour_wall_handed_to_codex_and_back_in_the_same_pane(rig, shop, afd):
+    worktree = rig.scratch / "login"
+    git(shop, "worktree", "add", "-q", "-b", "fix-login", str(worktree))
+    base = git(worktree, "rev-parse", "HEAD")
+    (worktree / "login.py").write_text("REDIRECT = '/cart'\n", encoding="utf-8")
+    git(worktree, "add", ".")
+    git(worktree, "commit", "-q", "-m", "keep the cart on login")
+
+    pane = rig.start_claude(worktree, env=rig.swap_env(worktree))
+    pane.wait_for_screen(lambda s: "Claude Code v" in s and "\n❯" in s, message="the composer")
+    rig.answer("claude", shapes.claude_limit(minutes_ahead(150), "five_hour"))
+    pane.type("fix the login redirect")
+    pane.wait_for_text("Continuing automatically at")
+    name = afd.session(pane.pane, "limited")["name"]
+    done = afd.command("sessions", "set-mission", name, MISSION, timeout=30)
+    assert done.returncode == 0, done.stderr
+    head = git(worktree, "rev-parse", "HEAD")
+    assert "claude" in programs(pane_pid(rig, pane.pane))
+
+    done = afd.command("handoff", name, "--to", "codex", "--json")
+    assert done.returncode == 0, f"{done.stdout}{done.stderr}"
+    assert json.loads(done.stdout)["state"] == "done"
+
+    brief = wait_for(lambda: brief_at(rig, "codex", MISSION), timeout=60, interval=0.5, message="Codex's first turn at the mock")
+    assert f"git log --oneline {base}..HEAD" in brief
+
+    assert rig.tmux.run("list-panes", "-a", "-F", "#{pane_id}").stdout.split() == [pane.pane]
+    running = programs(pane_pid(rig, pane.pane))
+    assert "codex" in running and "claude" not in running, running
+
+    ledger = afd.command("ledger", name, "--json", timeout=30)
+    assert ledger.returncode == 0, ledger.stderr
+    entries = json.loads(ledger.stdout)["entries"]
+    assert [(e["from"], e["to"], e["head_sha"]) for e in entries] == [("claude", "codex", head)]
+
+    # And back, once Codex's turn has ended: Claude resumes its own conversation, told what changed since.
+    rig.answer("claude", shapes.claude_answer("Picking up from the brief."))
+    pane.wait_for_text("Worked for", timeout=60)
+    assert afd.session(pane.pane, "idle")["agent"] == "codex"
+    (worktree / "cart.py").write_text("KEEP = True\n", encoding="utf-8")
+    git(worktree, "add", ".")
+    git(worktree, "commit", "-q", "-m", "the cart survives the redirect")
+    back_head = git(worktree, "rev-parse", "HEAD")
+
+    # afd still knows Claude's plan as walled until its reset: only --force hands back before then.
+    refused = afd.command("handoff", name, "--to", "claude", "--json")
+    assert refused.returncode == 1 and "usage limit" in refused.stderr, refused.stderr
+    done = afd.command("handoff", name, "--to", "claude", "--force", "--json")
+    assert done.returncode == 0, f"{done.stdout}{done.stderr}"
+    assert json.loads(done.stdout)["state"] == "done"
+    brief = wait_for(lambda: brief_at(rig, "claude", f"git log --oneline {head}..HEAD"), timeout=60, interval=0.5,
+                     message="Claude's first turn after the hand-back at the mock")
+    assert MISSION in brief
+    running = programs(pane_pid(rig, pane.pane))
+    assert "claude" in running and "codex" not in running, running
+    argv = psutil.Process(pane_pid(rig, pane.pane)).cmdline()
+    assert "--continue" in argv, argv
+
+    entries = json.loads(afd.command("ledger", name, "--json", timeout=30).stdout)["entries"]
+    assert [(e["from"], e["to"], e["head_sha"]) for e in entries] == [("claude", "codex", head), ("codex", "claude", back_head)]
