@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd import nextaction, policy
-from afd.policy import Limit, Native, NeedsHuman, Nothing, Refuse, ResumeAt, ResumeHistory, ResumeNow
+from afd.decide import nextaction, policy
+from afd.decide.policy import Limit, Native, NeedsHuman, Nothing, Refuse, ResumeAt, ResumeHistory, ResumeNow
 
 NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
 MIN = timedelta(minutes=1)
