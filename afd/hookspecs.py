@@ -13,7 +13,7 @@ Later registrations take precedence: a third-party plugin that provides an
 agent a built-in also provides overrides the built-in for that agent.
 
 Value types (``AgentSpec``, ``Clock``, ``Detection``, ``Event``,
-``AgentProcess``, ``WitnessVerdict``) live in
+``Notice``, ``AgentProcess``, ``WitnessVerdict``) live in
 ``afd.model``; ``afd.text`` and ``afd.resettime`` hold helpers a detector may
 use (normalising rows, resolving zones, reading reset clauses).
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 import pluggy
 
 from afd import PROJECT
-from afd.model import AgentProcess, AgentSpec, Clock, Detection, Event, WitnessVerdict
+from afd.model import AgentProcess, AgentSpec, Clock, Detection, Event, Notice, WitnessVerdict
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 
@@ -82,11 +82,24 @@ def afd_detect(
 
 
 @hookspec
-def afd_event(event: Event) -> None:
-    """Called for every event after it is stored.
+def afd_event(event: Event, notice: Notice) -> None:
+    """Called for every event after it is stored, to tell someone about it.
 
-    For forwarding (desktop notification, webhook). Runs in the daemon's
-    loop: keep it quick. An exception is logged and never stops the loop.
+    ``notice`` is the event told for a person (title, one sentence, the
+    session's location in the user's zone, agent, host, priority) and the
+    JSON ``payload`` afd's own webhook sends; an implementation may take
+    ``event`` alone (pluggy passes only the arguments it names).
+
+    Every implementation, afd's built-in notifiers included, runs on one
+    notifier worker thread, never in the poll loop: a slow one delays the
+    other implementations' events, never detection, actions or the control
+    socket. Events reach it in the order they were stored; the queue is
+    bounded, and events that overflow it are dropped (logged). It must not
+    touch afd's store or tmux. Events whose kind starts with ``notify.``
+    (afd's own reports about notifying) are never delivered, so a failing
+    notifier cannot feed itself. An exception is logged once per plugin and
+    kind of error and never stops the worker. Nothing is delivered again
+    after the daemon restarts.
     """
 
 

@@ -114,6 +114,27 @@ class Event:
     data: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """An event told for a person: what `afd_event` gets beside the `Event`.
+
+    Made by afd when the event is stored, from the session's record and the
+    user's zone, so a notifier needs nothing but this to write its message.
+    """
+
+    title: str  # short: "shop-fix needs you"
+    text: str  # one sentence: "shop-fix (claude) needs you: spend cap — add credits"
+    where: str | None  # the session's location: "shop:1.0 (%3) · ~/src/shop-fix · afd/shop-fix"
+    agent: str | None  # the session's agent, when the event is about a session
+    account: str | None  # the agent's account; None until afd knows accounts
+    host: str  # the machine afd runs on
+    priority: int = 3  # 1 (least) to 5 (most urgent), ntfy's scale
+    tags: tuple[str, ...] = ()  # short words a notifier may show (ntfy tags, emoji shortcodes)
+    # What the webhook and command notifiers send: the event as `afd events
+    # --json` prints it, plus "agent", "account", "host", "where" and "text".
+    payload: dict = field(default_factory=dict)
+
+
 class WitnessState(enum.Enum):
     """What an agent's own records say about its usage limit."""
 

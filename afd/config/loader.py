@@ -22,7 +22,7 @@ import pluggy
 
 import afd_plugins
 from afd import ENTRY_POINT_GROUP, PROJECT, hookspecs
-from afd.model import AgentProcess, AgentSpec, Clock, Detection, Event, WitnessState, WitnessVerdict
+from afd.model import AgentProcess, AgentSpec, Clock, Detection, Event, Notice, WitnessState, WitnessVerdict
 
 log = logging.getLogger("afd.plugins")
 
@@ -144,13 +144,27 @@ class PluginSet:
                 return found
         return None
 
-    def emit(self, event: Event) -> None:
-        """Hand an event to every `afd_event` plugin; a failing one is logged, never raised."""
+    def emit(self, event: Event, notice: Notice | None = None) -> None:
+        """Hand an event to every `afd_event` plugin; a failing one is logged, never raised.
+
+        Called on the notifier worker (`afd/notifiers/worker.py`), never in the poll loop.
+        """
+        if notice is None:
+            notice = Notice(title=event.kind, text=event.message, where=None, agent=None, account=None, host="")
+        given = {"event": event, "notice": notice}
         for impl in self.manager.hook.afd_event.get_hookimpls():
+            if impl.hookwrapper or impl.wrapper:
+                continue
             try:
-                impl.function(event=event)
+                impl.function(**{name: given[name] for name in impl.argnames if name in given})
             except (Exception, SystemExit) as exc:
                 self._report_once(impl.plugin_name, "afd_event", exc)
+
+    def notifiers(self) -> list:
+        """afd's own notifiers (`[[notify]]` tables), as registered."""
+        from afd.notifiers.builtin import Notifier
+
+        return [p for p in self.manager.get_plugins() if isinstance(p, Notifier)]
 
     def _report_once(self, plugin: str, hook: str, exc: BaseException) -> None:
         key = (plugin, f"{hook}:{type(exc).__name__}")
@@ -315,8 +329,21 @@ def _agents_of(pm: pluggy.PluginManager, name: str) -> list[AgentSpec]:
 
 
 def load_for_config(config) -> PluginSet:
-    """The plugins a config asks for: built-ins, entry points, and its `plugins_dir`."""
-    return load_plugins(Path(config.plugins_dir) if config.plugins_dir else None)
+    """The plugins a config asks for: built-ins, entry points, its `plugins_dir`, and its `[[notify]]` notifiers."""
+    plugins = load_plugins(Path(config.plugins_dir) if config.plugins_dir else None)
+    add_notifiers(plugins, config)
+    return plugins
+
+
+def add_notifiers(plugins: PluginSet, config) -> None:
+    """Register one built-in `afd_event` plugin per `[[notify]]` table of `config`."""
+    from afd.notifiers.builtin import Notifier
+
+    for settings in getattr(config, "notify", ()):
+        notifier = Notifier(settings)
+        plugins.manager.register(notifier, name=notifier.plugin_name)
+        where = f"[[notify]] {settings.number} in {config.path}" if config.path else f"[[notify]] {settings.number}"
+        plugins.plugins.append(PluginInfo(notifier.plugin_name, BUILTIN, f"{where}: {settings.label}", (), ("afd_event",)))
 
 
 def load_config_and_plugins(path: Path | None, *, lenient_patterns: bool = True):

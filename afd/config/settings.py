@@ -32,7 +32,7 @@ import tomlkit
 import tomlkit.exceptions
 import tomlkit.items
 
-from afd.config import paths, userpattern
+from afd.config import notifiers, paths, userpattern
 from afd.config.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
 
 LIMIT_ACTIONS = ("wait", "handoff")
@@ -122,6 +122,7 @@ class Config:
     agents: Mapping[str, AgentOverride] = field(default_factory=_empty_mapping)
     limit_patterns: Mapping[str, str] = field(default_factory=_empty_mapping)  # raw regex text
     plugins_dir: Path = field(default_factory=default_plugins_dir)
+    notify: tuple[notifiers.NotifierSettings, ...] = ()  # the [[notify]] tables, in file order
     path: Path | None = None  # the file read; None when only defaults are in force
     from_file: frozenset[str] = frozenset()  # dotted keys whose value came from the file
     warnings: tuple[ConfigProblem, ...] = ()  # only with lenient_patterns: bad regexes left out
@@ -319,7 +320,20 @@ _AGENT: dict[str, _Key] = {
     "resume_args": _Key(_string_list('["resume", "--last"]'), _as_list),
     "resume_message": _Key(_string, _as_is),
 }
-_TABLES = ("tmux", "agents", "limit_patterns")
+_NOTIFY: dict[str, _Key] = {
+    "type": _Key(_choice(*notifiers.TYPES), _as_is),
+    "name": _Key(_string, _as_is),
+    "events": _Key(_string_list('["session.needs_human", "resume."]'), _as_list),
+    "min_interval": _Key(_duration(positive=False, maximum=86400), format_duration),
+    "timeout": _Key(_duration(positive=True, maximum=120), format_duration),
+    "retry_for": _Key(_duration(positive=False, maximum=86400), format_duration),
+    "url": _Key(_string, _as_is),
+    "token_file": _Key(_path, _as_str),
+    "argv": _Key(_string_list('["/home/me/bin/on-afd-event", "--quiet"]'), _as_list),
+    "priority": _Key(_integer(minimum=1, maximum=5), _as_is),
+    "tags": _Key(_string_list('["robot", "warning"]'), _as_list),
+}
+_TABLES = ("tmux", "agents", "limit_patterns", "notify")
 
 
 # -- where a key is in the file ---------------------------------------------
@@ -351,6 +365,7 @@ class _KeyLines:
         self._lines: dict[tuple[str, ...], int] = {}
         table: tuple[str, ...] = ()
         closing: str | None = None
+        arrays: dict[tuple[str, ...], int] = {}  # [[name]] tables seen so far, by name
         for number, line in enumerate(text.splitlines(), start=1):
             if closing is not None:
                 if closing in line:
@@ -364,6 +379,11 @@ class _KeyLines:
                 if header:
                     table = _key_parts(header.group(1))
                     self._remember(table, number)
+                    if stripped.startswith("[["):
+                        # Each [[notify]] is its own table: its keys are found as ("notify", "2", key).
+                        arrays[table] = arrays.get(table, 0) + 1
+                        table = (*table, str(arrays[table]))
+                        self._remember(table, number)
                 continue
             match = _KEY_LINE.match(line)
             if not match:
@@ -431,8 +451,8 @@ class _Reader:
         self.values: dict[str, object] = {}
         self.from_file: set[str] = set()
 
-    def problem(self, parts: tuple[str, ...], message: str, *, warning: bool = False) -> None:
-        entry = ConfigProblem(self.path, self.where.line(*parts), None, ".".join(parts), message)
+    def problem(self, parts: tuple[str, ...], message: str, *, warning: bool = False, key: str | None = None) -> None:
+        entry = ConfigProblem(self.path, self.where.line(*parts), None, key or ".".join(parts), message)
         (self.warnings if warning else self.problems).append(entry)
 
     def read(self, data: dict) -> Config:
@@ -447,6 +467,8 @@ class _Reader:
                 self.agents(raw)
             elif key == "limit_patterns":
                 self.limit_patterns(raw)
+            elif key == "notify":
+                self.notify(raw)
             else:
                 self.problem((key,), _suggestion(key, [*_TOP, *_TABLES], nested))
         self.cross_checks()
@@ -519,6 +541,65 @@ class _Reader:
             patterns[name] = value
             self.from_file.add(".".join(parts))
         self.values["limit_patterns"] = MappingProxyType(patterns)
+
+    def notify(self, raw: object) -> None:
+        """`[[notify]]` tables: each checked for its own type's keys, problems named `notify[N].key`."""
+        if isinstance(raw, dict):
+            raw = [raw]  # `[notify]` written for one notifier: read it as the one table it means
+        if not isinstance(raw, list):
+            self.problem(("notify",), f"expected [[notify]] tables, got {_describe(raw)}")
+            return
+        found = []
+        for number, table in enumerate(raw, start=1):
+            parts = ("notify", str(number))
+            if not isinstance(table, dict):
+                self.problem(parts, f"expected a [[notify]] table, got {_describe(table)}", key=f"notify[{number}]")
+                continue
+            settings = self.notifier(number, table)
+            if settings is not None:
+                found.append(settings)
+                self.from_file.add(f"notify[{number}]")
+        self.values["notify"] = tuple(found)
+
+    def notifier(self, number: int, table: dict) -> notifiers.NotifierSettings | None:
+        where = ("notify", str(number))
+        before = len(self.problems)
+        kind = table.get("type")
+        if kind is None:
+            self.problem(where, f"needs a type: {', '.join(notifiers.TYPES)}", key=f"notify[{number}].type")
+            return None
+        values: dict[str, object] = {}
+        for key, value in table.items():
+            parts, shown = (*where, key), f"notify[{number}].{key}"
+            if key not in _NOTIFY:
+                self.problem(parts, _suggestion(key, _NOTIFY), key=shown)
+                continue
+            try:
+                values[key] = _NOTIFY[key].read(value)
+            except _Invalid as exc:
+                self.problem(parts, str(exc), key=shown)
+                continue
+            if kind in notifiers.TYPE_KEYS and key not in (*notifiers.COMMON_KEYS, *notifiers.TYPE_KEYS[kind]):
+                self.problem(parts, f'is not used by type "{kind}"', key=shown)
+        if kind not in notifiers.TYPES:
+            return None
+        for key in notifiers.REQUIRED_KEYS[kind]:
+            if key not in values:
+                self.problem(where, f'type "{kind}" needs {key}', key=f"notify[{number}].{key}")
+        for pattern in values.get("events", ()):
+            why = notifiers.event_pattern_problem(pattern)
+            if why:
+                self.problem((*where, "events"), why, key=f"notify[{number}].events")
+        if "url" in values and (why := notifiers.url_problem(values["url"])):
+            self.problem((*where, "url"), why, key=f"notify[{number}].url")
+        if "token_file" in values and (why := notifiers.token_file_problem(values["token_file"])):
+            self.problem((*where, "token_file"), why, key=f"notify[{number}].token_file")
+        if kind == "command" and not values.get("argv", ("x",)):
+            self.problem((*where, "argv"), 'must name the program to run, e.g. ["/home/me/bin/on-afd-event"]',
+                         key=f"notify[{number}].argv")
+        if len(self.problems) > before:
+            return None
+        return notifiers.NotifierSettings(number=number, **values)
 
     def cross_checks(self) -> None:
         values = self.values
@@ -626,6 +707,9 @@ def effective_items(config: Config) -> list[tuple[str, object, str]]:
             if value is not None:
                 items.append((f"agents.{name}.{key}", spec.show(value)))
     items += [(f"limit_patterns.{name}", raw) for name, raw in sorted(config.limit_patterns.items())]
+    for entry in config.notify:
+        table = {key: spec.show(getattr(entry, key)) for key, spec in _NOTIFY.items()}
+        items.append((f"notify[{entry.number}]", {k: v for k, v in table.items() if v not in (None, "", [])}))
     return [(key, value, "file" if key in config.from_file else "default") for key, value in items]
 
 

@@ -32,6 +32,7 @@ from afd.record.store import JournalState, StateLock, Store, StoreError, StoreRe
 from afd.record.store import default_path as default_db_path
 from afd.act.recovery import has_executor
 from afd.daemon.supervisor import PollSummary, Supervisor
+from afd.notifiers.worker import NoticeWorker
 
 log = logging.getLogger("afd.daemon")
 ACTING_INTERVAL = 0.25  # seconds between loop turns while an action is in progress
@@ -119,6 +120,8 @@ class Daemon:
             raise StartupError(str(exc), 78 if isinstance(exc, StoreRefused) else 1) from None
         self.server = server_ref(self.config, self.socket_name, self.socket_path)
         self.supervisor = Supervisor(self.config, self.plugins, self.store, self.server, emit=self._publish)
+        self.notices = NoticeWorker(self.plugins, wake=self.wake)
+        self.supervisor.announce = self.notices.submit
         self.control: control.ControlServer | None = None
         if self.store.opened_fresh_after_corruption:
             self.supervisor.event(
@@ -257,6 +260,7 @@ class Daemon:
             config = self._keep_server(config)
             self.config, self.plugins = config, plugins
             self.supervisor.config, self.supervisor.plugins = config, plugins
+            self.notices.use(plugins)
             self.server = server_ref(config, self.socket_name, self.socket_path)
             self.supervisor.server = self.server
             self.supervisor.event("config.reloaded", f"config reloaded from {config.path or 'the built-in defaults'}")
@@ -280,6 +284,11 @@ class Daemon:
             "(the rest of the config is reloaded)",
         )
         return replace(config, tmux_socket_name=old[0], tmux_socket_path=old[1])
+
+    def store_reports(self) -> None:
+        """What the notifiers reported (a notifier given up on, or working again), stored as events here, on the loop."""
+        for kind, message, data in self.notices.reports():
+            self.supervisor.event(kind, message, **data)
 
     def poll(self) -> PollSummary:
         summary = self.supervisor.poll()
@@ -321,6 +330,7 @@ class Daemon:
                     self.act()  # not in `run --once`: a swap needs the loop to carry it to its end
                 except Exception as exc:
                     self._poll_failed(exc)
+            self.store_reports()
             if first:
                 notify.ready()
                 first = False
@@ -355,6 +365,7 @@ class Daemon:
                         except (BlockingIOError, OSError):
                             pass
                         self.supervisor.creates.advance()
+                        self.store_reports()
                     elif self.control is not None:
                         self.control.serve_pending(0)
         notify.stopping()
@@ -393,6 +404,8 @@ class Daemon:
                 self.supervisor.event("daemon.stopped", "afd stopped")  # followers hear it before the socket closes
             except Exception:
                 pass
+        if getattr(self, "notices", None) is not None:
+            self.notices.close()  # queued messages get a moment; nothing is kept for the next start
         if getattr(self, "control", None) is not None:
             self.control.serve_pending(0)
             self.control.close()

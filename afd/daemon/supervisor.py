@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -28,7 +29,7 @@ from afd.config.settings import Config, compiled_limit_patterns
 from afd.judge.gates import judge
 from afd.observe.identity import Identity, IdentityKind
 from afd.config.loader import PluginSet
-from afd.model import AgentProcess, Clock, Event, SessionState, WitnessState, WitnessVerdict
+from afd.model import AgentProcess, Clock, Event, Notice, SessionState, WitnessState, WitnessVerdict
 from afd.record.naming import is_ignored, unique_name
 from afd.jobs.outbox import Outbox
 from afd.kit.resettime import local_zone
@@ -47,7 +48,7 @@ AVAILABLE_FOR = timedelta(hours=1)
 AVAILABLE_REFRESH = timedelta(minutes=1)
 
 # Events a person should notice in the journal.
-_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "unchecked", "create-failed", "disputed"})
+_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "unchecked", "create-failed", "disputed", "failed"})
 
 WORKING, IDLE, LIMITED, EXITED, GONE, UNKNOWN = (
     SessionState.WORKING, SessionState.IDLE, SessionState.LIMITED,
@@ -85,6 +86,8 @@ class Supervisor:
     store: Store
     server: tmux.ServerRef
     emit: Callable[[Event, int], None] = lambda event, event_id: None
+    # Hands each event and its notice to the notifier worker (`afd_event` runs there, never here).
+    announce: Callable[[Event, Notice], None] | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
     watches: dict[str, PaneWatch] = field(default_factory=dict)
     _server_state: str | None = None  # "running" | "down" | "unanswered", for events on change
@@ -122,8 +125,20 @@ class Supervisor:
         event_id = self.store.add_event(event)
         level = logging.WARNING if kind.split(".")[-1] in _WARNING_KINDS else logging.INFO
         log.log(level, "%s%s: %s", f"[{session}] " if session else "", kind, message)
-        self.plugins.emit(event)
+        if self.announce is not None:
+            self.announce(event, self._notice(event, event_id))
         self.emit(event, event_id)
+
+    def _notice(self, event: Event, event_id: int):
+        """The event told for a person, from the session's record as it stands now, in the user's zone."""
+        from afd.notifiers.message import About, compose
+
+        rec = self.store.get_session(event.session) if event.session else None
+        about = None if rec is None else About(
+            agent=rec.agent, location=rec.location, pane=rec.pane_id, worktree=rec.worktree, branch=rec.branch,
+            reset_at=rec.reset_at,
+        )
+        return compose(event, about, now=event.at, zone=local_zone(), host=socket.gethostname(), event_id=event_id)
 
     def _save(self, old: SessionRecord | None, new: SessionRecord) -> SessionRecord:
         if old is not None and replace(old, updated_at=new.updated_at) == new:

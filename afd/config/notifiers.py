@@ -1,0 +1,120 @@
+"""`[[notify]]` tables: who to tell about which events, as the config gives it.
+
+The values only; `afd/config/settings.py` reads and checks them with the
+rest of the file, and `afd/notifiers/` does the telling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+TYPES = ("desktop", "ntfy", "webhook", "command")
+
+# What a person has to act on or should know happened to their work. Real
+# kinds afd emits today: a wall no reset lifts (spend cap, billing) or too
+# many failed resumes; every agent of handoff_order limited; a resume that
+# sent nothing; a swap that went through.
+DEFAULT_EVENTS = ("session.needs_human", "session.all_limited", "resume.failed", "session.handoff")
+
+# Events about notifying itself: never handed to a notifier, so a failing one cannot feed itself.
+OWN_PREFIX = "notify."
+
+# Keys each type takes besides the common ones.
+COMMON_KEYS = ("type", "name", "events", "min_interval", "timeout", "retry_for")
+TYPE_KEYS = {
+    "desktop": (),
+    "ntfy": ("url", "token_file", "priority", "tags"),
+    "webhook": ("url", "token_file"),
+    "command": ("argv",),
+}
+REQUIRED_KEYS = {"desktop": (), "ntfy": ("url",), "webhook": ("url",), "command": ("argv",)}
+
+
+@dataclass(frozen=True, slots=True)
+class NotifierSettings:
+    """One `[[notify]]` table, checked."""
+
+    type: str
+    number: int  # 1-based place among the file's [[notify]] tables
+    name: str = ""
+    events: tuple[str, ...] = DEFAULT_EVENTS
+    min_interval: float = 60.0  # seconds; 0: every event is its own message
+    timeout: float = 10.0  # seconds per attempt
+    retry_for: float = 60.0  # seconds from the first attempt after which a message is given up
+    url: str | None = None
+    token_file: Path | None = None
+    argv: tuple[str, ...] = ()
+    priority: int | None = None  # ntfy's 1..5; None: from the event
+    tags: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """How afd names this notifier in events, logs and `afd notify test`."""
+        if self.name:
+            return self.name
+        if self.url:
+            parts = urlsplit(self.url)
+            return f"{self.type} {parts.netloc}{parts.path}"
+        if self.argv:
+            return f"{self.type} {Path(self.argv[0]).name}"
+        return f"{self.type} {self.number}"
+
+    def wants(self, kind: str) -> bool:
+        return wants(self.events, kind)
+
+
+def wants(patterns: tuple[str, ...], kind: str) -> bool:
+    """Whether `kind` is one of `patterns`: an exact kind, a prefix ending in "." or ".*", or "*"."""
+    if kind.startswith(OWN_PREFIX):
+        return False
+    for pattern in patterns:
+        if pattern == "*" or pattern == kind:
+            return True
+        prefix = pattern[:-1] if pattern.endswith(".*") else pattern
+        if prefix.endswith(".") and kind.startswith(prefix):
+            return True
+    return False
+
+
+def event_pattern_problem(pattern: str) -> str | None:
+    """Why `pattern` cannot be an `events` entry, or None."""
+    import re
+
+    if pattern == "*":
+        return None
+    if not re.fullmatch(r"[a-z][a-z_-]*\.(\*|[a-z][a-z0-9_-]*)?", pattern):
+        return f'"{pattern}" is not an event kind ("session.needs_human"), a prefix ("session.") or "*"'
+    if pattern.startswith(OWN_PREFIX):
+        return f'"{pattern}": notify.* events are never sent to notifiers (a failing notifier would feed itself)'
+    return None
+
+
+def url_problem(url: str) -> str | None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f'must be an http:// or https:// URL with a host, got "{url}"'
+    if parts.username or parts.password:
+        return "must not carry a user or password (put a token in token_file)"
+    return None
+
+
+def token_file_problem(path: Path) -> str | None:
+    """Why `path` is no place for a secret, or None: it must be the user's own file, 0600 or tighter."""
+    import os
+    import stat
+
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return f"{path} does not exist"
+    except OSError as exc:
+        return f"{path} cannot be read: {exc.strerror or exc}"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path} is not a file"
+    if info.st_uid != os.getuid():
+        return f"{path} belongs to another user"
+    if info.st_mode & 0o077:
+        return f"{path} is readable by others (mode {stat.S_IMODE(info.st_mode):04o}); chmod 600 it"
+    return None

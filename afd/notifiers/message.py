@@ -1,0 +1,159 @@
+"""An event told for a person: the title, one sentence and where, in the user's zone.
+
+Pure: the event, what the store says about its session, the instant and the
+zone in; a `Notice` out. Messages name the session and its agent first, say
+what the person can do, and give times as clock times with a countdown
+(`15:02 (in 1h12m)`), never ISO UTC; the JSON payload keeps ISO UTC.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone, tzinfo
+
+from afd.model import Event, Notice
+
+
+@dataclass(frozen=True, slots=True)
+class About:
+    """The facts of the event's session, as the store holds them."""
+
+    agent: str | None = None
+    location: str | None = None  # tmux "session:window.pane"
+    pane: str | None = None
+    worktree: str | None = None
+    branch: str | None = None
+    reset_at: datetime | None = None
+
+
+def _iso(value: datetime) -> str:
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def countdown(at: datetime, now: datetime) -> str:
+    seconds = int((at - now).total_seconds())
+    if seconds <= 0:
+        return "now"
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours >= 24:
+        return f"in {hours // 24}d{hours % 24}h"
+    if hours:
+        return f"in {hours}h{minutes:02d}m"
+    if minutes:
+        return f"in {minutes}m"
+    return f"in {secs}s"
+
+
+def clock_time(at: datetime, now: datetime, zone: tzinfo) -> str:
+    """`15:02 (in 1h12m)`; a day name once it is a day or more away."""
+    local = at.astimezone(zone)
+    shown = local.strftime("%H:%M") if abs((at - now).total_seconds()) < 20 * 3600 else local.strftime("%a %b %d %H:%M")
+    return f"{shown} ({countdown(at, now)})" if at > now else shown
+
+
+def _parse_iso(text: object) -> datetime | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo is not None else None
+
+
+def _home(path: str) -> str:
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home):]
+    return path
+
+
+def where(about: About | None) -> str | None:
+    """`shop:1.0 (%3) · ~/src/shop-fix · afd/shop-fix`, or None when nothing is known."""
+    if about is None:
+        return None
+    parts = []
+    if about.location or about.pane:
+        parts.append(" ".join(p for p in (about.location, f"({about.pane})" if about.pane and about.location else about.pane) if p))
+    if about.worktree:
+        parts.append(_home(about.worktree))
+    if about.branch:
+        parts.append(about.branch)
+    return " · ".join(parts) or None
+
+
+# "add credits (spend cap)" → "spend cap — add credits": the wall first, then what to do.
+_WHAT_THEN_WALL = re.compile(r"^(?P<todo>.+?) \((?P<wall>spend cap|billing wall)\)$")
+
+
+def _needs_you(why: str) -> str:
+    found = _WHAT_THEN_WALL.match(why)
+    return f"{found['wall']} — {found['todo']}" if found else why
+
+
+def _words(event: Event, who: str, name: str, about: About | None, now: datetime, zone: tzinfo) -> tuple[str, str, int, tuple[str, ...]]:
+    """(title, text, priority, tags) for the kinds people are told about; a plain sentence for the rest."""
+    kind, data = event.kind, event.data or {}
+    if kind == "session.needs_human":
+        why = data.get("why") or event.message.removeprefix("needs you: ")
+        return f"{name} needs you", f"{who} needs you: {_needs_you(str(why))}", 4, ("warning",)
+    if kind == "session.all_limited":
+        reset = _parse_iso(data.get("earliest_reset"))
+        when = f"earliest reset {clock_time(reset, now, zone)}" if reset else "no reset time stated"
+        waits = f"; {who} waits" if event.session else ""
+        return "all agents limited", f"all agents limited; {when}{waits}", 4, ("no_entry",)
+    if kind == "session.limited":
+        reset = about.reset_at if about else None
+        when = f"resets {clock_time(reset, now, zone)}" if reset else "no reset time stated"
+        return f"{name} is limited", f"{who} is at its usage limit; {when}", 3, ("hourglass",)
+    if kind == "resume.failed":
+        return f"{name}: resume failed", f"{who}: a resume failed — {event.message}", 4, ("x",)
+    if kind == "session.handoff":
+        to = data.get("to") or (about.agent if about else None) or "another agent"
+        return f"{name} handed off", f"{name} handed off to {to}: {event.message.removeprefix('handed off: ')}", 3, ("arrows_counterclockwise",)
+    if kind == "notify.test":
+        return "afd test", event.message, 3, ("test_tube",)
+    title = f"{name}: {kind}" if event.session else kind
+    return title, f"{who}: {event.message}" if event.session else event.message, 3, ()
+
+
+def compose(
+    event: Event,
+    about: About | None,
+    *,
+    now: datetime,
+    zone: tzinfo,
+    host: str,
+    event_id: int | None = None,
+) -> Notice:
+    """The notice for `event`: words in the user's zone, and the JSON payload the webhook sends."""
+    name = event.session or "afd"
+    agent = about.agent if about else None
+    who = f"{name} ({agent})" if event.session and agent else name
+    title, text, priority, tags = _words(event, who, name, about, now, zone)
+    place = where(about)
+    payload = {
+        **({"id": event_id} if event_id is not None else {}),
+        "at": _iso(event.at),
+        "session": event.session,
+        "kind": event.kind,
+        "message": event.message,
+        "agent": agent,
+        "account": None,  # afd knows no accounts yet
+        "host": host,
+        "where": place,
+        "text": text,
+    }
+    return Notice(title=title, text=text, where=place, agent=agent, account=None, host=host,
+                  priority=priority, tags=tags, payload=payload)
+
+
+def repeated(notice: Notice, count: int, since: datetime, zone: tzinfo) -> Notice:
+    """`notice` standing for `count` events of its kind since `since`: one message that says how many."""
+    from dataclasses import replace
+
+    text = f"{notice.text} ({count} times since {since.astimezone(zone).strftime('%H:%M')})"
+    return replace(notice, text=text, payload={**notice.payload, "text": text, "repeats": count})
