@@ -18,6 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object (schema in the README)")
     p.add_argument("--events", type=count, default=10, metavar="N", help="how many recent events to show (default 10)")
+    p.add_argument("--watch", "-w", action="store_true",
+                   help="a live view, refreshed from the daemon each second, with countdowns; Ctrl-C leaves")
     p.set_defaults(func=run)
 
     e = sub.add_parser("events", help="recent events; --follow streams new ones", description="Print afd's recent events, one per line.")
@@ -94,12 +96,18 @@ def _agent_names() -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.watch:
+        if args.json:
+            raise UserError("--watch shows a live view for people; --json prints one object (use one or the other)")
+        from afd.cli.status_watch import watch
+
+        return watch(args.events)
     report, running = read_report(args.events)
     render(report, args.json)
     return EXIT_OK if running else EXIT_DAEMON_DOWN
 
 
-def _next_words(session: dict) -> str | None:
+def _next_words(session: dict, now=None, zone=None) -> str | None:
     """The next action in the reader's zone with a countdown (JSON keeps ISO UTC)."""
     from datetime import datetime, timezone
 
@@ -108,10 +116,104 @@ def _next_words(session: dict) -> str | None:
 
     if session.get("next") is None:
         return session.get("next_action")
-    return words(session["next"], now=datetime.now(timezone.utc), zone=local_zone())
+    return words(session["next"], now=now or datetime.now(timezone.utc), zone=zone or local_zone())
+
+
+def local_time(iso: str | None, now, zone) -> str | None:
+    """An ISO UTC instant of the report in the reader's zone, with a countdown while it is ahead."""
+    from datetime import datetime
+
+    from afd.notifiers.message import clock_time
+
+    if not iso:
+        return None
+    try:
+        at = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso
+    return clock_time(at, now, zone)
+
+
+def event_time(iso: str, now, zone) -> str:
+    """When an event happened, in the reader's zone: the time of day, with the date unless it is today."""
+    from datetime import datetime
+
+    try:
+        at = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(zone)
+    except (ValueError, AttributeError):
+        return str(iso)
+    return at.strftime("%H:%M:%S") if at.date() == now.astimezone(zone).date() else at.strftime("%b %d %H:%M:%S")
 
 
 _STATE_STYLE = {"all_limited": "bold red", "handing_off": "bold yellow", "resuming": "bold yellow", "needs_human": "bold red", "limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta", "available": "green"}
+
+# Columns a narrow terminal keeps (`status --watch` below NARROW columns wide).
+NARROW = 110
+_ESSENTIAL = ("name", "agent", "state", "reset", "next action")
+
+
+def report_view(report: dict, *, now=None, zone=None, narrow: bool = False, events: int | None = None) -> list:
+    """The sessions table, the agents table and the recent events, as rich renderables, times in `zone`."""
+    from datetime import datetime, timezone
+
+    from rich.table import Table
+    from rich.text import Text
+
+    from afd.kit.resettime import local_zone
+
+    now = now or datetime.now(timezone.utc)
+    zone = zone or local_zone()
+    parts: list = []
+    table = Table(title="sessions", title_justify="left")
+    columns = ("name", "where", "agent", "state", "witnesses", "reset", "mission", "worktree", "branch", "next action")
+    shown = [c for c in columns if not narrow or c in _ESSENTIAL]
+    for col in shown:
+        table.add_column(col)
+    for s in report["sessions"]:
+        agent = s["agent"] or "?"
+        if s["identity_source"] == "user":
+            agent += " (your word)"
+        if s.get("handoffs"):
+            agent += f" ⇄{s['handoffs']}"  # handed off this many times; `afd ledger NAME` shows where
+        where = f"{s.get('location') or '?'} {s['pane'] or ''}".strip()
+        cells = {
+            "name": Text(s["name"]), "where": Text(where), "agent": Text(agent),
+            "state": Text(s["state"], style=_STATE_STYLE.get(s["state"], "")),
+            "witnesses": Text(s.get("witnesses") or "-", style="yellow" if s.get("witnesses") == "disputed" else ""),
+            "reset": Text(local_time(s["reset_at"], now, zone) or ("not stated" if s["state"] == "limited" else "-")),
+            "mission": Text("yes" if s["mission"] else "no"), "worktree": Text(s["worktree"] or "-"),
+            "branch": Text(s["branch"] or "-"), "next action": Text(_next_words(s, now, zone) or "-"),
+        }
+        table.add_row(*(cells[c] for c in shown))
+    if report["sessions"]:
+        parts.append(table)
+    else:
+        parts.append(Text("no sessions yet (panes running a known agent are adopted automatically)"))
+
+    agents = Table(title="agents", title_justify="left")
+    agent_columns = ("agent", "state", "reset") if narrow else ("agent", "state", "reset", "seen", "by session")
+    for col in agent_columns:
+        agents.add_column(col)
+    for a in report["agents"]:
+        cells = [Text(a["name"]), Text(a["state"], style=_STATE_STYLE.get(a["state"], "")),
+                 Text(local_time(a["reset_at"], now, zone) or "-")]
+        if not narrow:
+            cells += [Text(local_time(a["observed_at"], now, zone) or "never"), Text(a["source_session"] or "-")]
+        agents.add_row(*cells)
+    parts.append(agents)
+    recent = report["events"] if events is None else report["events"][:events]
+    if recent:
+        parts.append(Text("recent events", style="bold"))
+        for e in recent:
+            at = event_time(e["at"], now, zone)
+            line = f"  {at}  {e['session'] or '-':<14} {e['kind']:<18} {e['message']}"
+            parts.append(Text(line, no_wrap=narrow, overflow="ellipsis"))
+    return parts
+
+
+def daemon_line(report: dict) -> str:
+    d = report["daemon"]
+    return f"afd {d.get('version')} running (pid {d.get('pid')}, since {d.get('started_at')}, tmux server: {d.get('server')})"
 
 
 def render(report: dict, as_json: bool, once: bool = False) -> None:
@@ -125,8 +227,6 @@ def render(report: dict, as_json: bool, once: bool = False) -> None:
             print("afd: the daemon is not running; this is the state it last stored", file=sys.stderr)
         return
     from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
     console = Console(highlight=False, soft_wrap=True)
     d = report["daemon"]
@@ -136,43 +236,11 @@ def render(report: dict, as_json: bool, once: bool = False) -> None:
         console.print("[yellow]afd has no state yet and is not running[/]; start it with `afd run`")
         return
     elif d.get("running"):
-        console.print(f"afd {d.get('version')} running (pid {d.get('pid')}, since {d.get('started_at')}, tmux server: {d.get('server')})", markup=False)
+        console.print(daemon_line(report), markup=False)
     else:
         console.print("[yellow]afd is not running[/]; showing the state it last stored")
-
-    table = Table(title="sessions", title_justify="left")
-    for col in ("name", "where", "agent", "state", "witnesses", "reset", "mission", "worktree", "branch", "next action"):
-        table.add_column(col)
-    for s in report["sessions"]:
-        agent = s["agent"] or "?"
-        if s["identity_source"] == "user":
-            agent += " (your word)"
-        if s.get("handoffs"):
-            agent += f" ⇄{s['handoffs']}"  # handed off this many times; `afd ledger NAME` shows where
-        where = f"{s.get('location') or '?'} {s['pane'] or ''}".strip()
-        table.add_row(
-            Text(s["name"]), Text(where), Text(agent), Text(s["state"], style=_STATE_STYLE.get(s["state"], "")),
-            Text(s.get("witnesses") or "-", style="yellow" if s.get("witnesses") == "disputed" else ""),
-            Text(s["reset_at"] or ("not stated" if s["state"] == "limited" else "-")),
-            Text("yes" if s["mission"] else "no"), Text(s["worktree"] or "-"), Text(s["branch"] or "-"),
-            Text(_next_words(s) or "-"),
-        )
-    if report["sessions"]:
-        console.print(table)
-    else:
-        console.print("no sessions yet (panes running a known agent are adopted automatically)")
-
-    agents = Table(title="agents", title_justify="left")
-    for col in ("agent", "state", "reset", "seen", "by session"):
-        agents.add_column(col)
-    for a in report["agents"]:
-        agents.add_row(Text(a["name"]), Text(a["state"], style=_STATE_STYLE.get(a["state"], "")), Text(a["reset_at"] or "-"),
-                       Text(a["observed_at"] or "never"), Text(a["source_session"] or "-"))
-    console.print(agents)
-    if report["events"]:
-        console.print("[bold]recent events[/]")
-        for e in report["events"]:
-            console.print(f"  {e['at']}  {e['session'] or '-':<14} {e['kind']:<18} {e['message']}", markup=False)
+    for part in report_view(report):
+        console.print(part)
 
 
 def run_events(args: argparse.Namespace) -> int:
