@@ -337,3 +337,40 @@ url = "http://127.0.0.1:{refused}/t"
     none = subprocess.run([sys.executable, "-m", "afd", "notify", "test", "--config", str(config), "--type", "desktop"],
                           capture_output=True, text=True, timeout=60)
     assert none.returncode == 1 and none.stderr == f"afd: no notifier of type desktop in {config} (configured: ntfy, webhook)\n"
+
+
+# --- the worker and the plugin API -------------------------------------------------
+
+
+def test_every_afd_event_plugin_runs_on_the_worker_and_never_gets_notify_events(tmp_path):
+    import threading
+
+    from afd.config.loader import load_plugins
+    from afd.notifiers.worker import NoticeWorker
+
+    (tmp_path / "old_style.py").write_text(
+        "from afd import hookimpl\nseen = []\n@hookimpl\ndef afd_event(event):\n    seen.append(event.kind)\n")
+    (tmp_path / "with_notice.py").write_text(
+        "import threading\nfrom afd import hookimpl\nseen = []\n"
+        "@hookimpl\ndef afd_event(event, notice):\n    seen.append((notice.text, threading.current_thread().name))\n")
+    plugins = load_plugins(tmp_path, entry_points=False)
+    worker = NoticeWorker(plugins)
+    try:
+        for kind in ("notify.failed", "session.needs_human"):
+            event, notice = notice_for(kind)
+            worker.submit(event, notice)
+    finally:
+        worker.close()
+    old = sys.modules["afd_dropin_old_style"].seen
+    new = sys.modules["afd_dropin_with_notice"].seen
+    assert old == ["session.needs_human"]
+    assert new == [("shop-fix (claude) needs you: spend cap — add credits", "afd-notifier")]
+    assert threading.current_thread().name != "afd-notifier"
+
+
+def test_the_example_config_names_every_notify_key():
+    from afd.config.settings import _NOTIFY
+
+    text = (Path(__file__).parent.parent / "config.example.toml").read_text()
+    for key in _NOTIFY:
+        assert key in text, key

@@ -121,6 +121,10 @@ class Supervisor:
     # --- events -----------------------------------------------------------
 
     def event(self, kind: str, message: str, session: str | None = None, **data) -> None:
+        # The store row and the log line are afd's own record, and the socket
+        # publish feeds `afd events --follow`: they stay here, in order, so no
+        # notifier can delay them. Telling people (every `afd_event` plugin)
+        # happens on the notifier worker.
         event = Event(at=self.clock(), kind=kind, message=message, session=session, data=data)
         event_id = self.store.add_event(event)
         level = logging.WARNING if kind.split(".")[-1] in _WARNING_KINDS else logging.INFO
