@@ -342,7 +342,8 @@ def add_notifiers(plugins: PluginSet, config) -> None:
     for settings in getattr(config, "notify", ()):
         notifier = Notifier(settings)
         plugins.manager.register(notifier, name=notifier.plugin_name)
-        where = f"[[notify]] {settings.number} in {config.path}" if config.path else f"[[notify]] {settings.number}"
+        # No brackets: `afd plugins` prints this through rich, which reads [..] as markup.
+        where = f"notify table {settings.number}" + (f" of {config.path}" if config.path else "")
         plugins.plugins.append(PluginInfo(notifier.plugin_name, BUILTIN, f"{where}: {settings.label}", (), ("afd_event",)))
 
 

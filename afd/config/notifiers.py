@@ -59,7 +59,7 @@ class NotifierSettings:
             return f"{self.type} {parts.netloc}{parts.path}"
         if self.argv:
             return f"{self.type} {Path(self.argv[0]).name}"
-        return f"{self.type} {self.number}"
+        return self.type
 
     def wants(self, kind: str) -> bool:
         return wants(self.events, kind)
