@@ -374,3 +374,29 @@ def test_the_example_config_names_every_notify_key():
     text = (Path(__file__).parent.parent / "config.example.toml").read_text()
     for key in _NOTIFY:
         assert key in text, key
+
+
+def test_a_reload_keeps_the_lane_of_an_unchanged_notifier_and_stops_a_removed_one(endpoint):
+    from afd.config.loader import add_notifiers, load_plugins
+    from afd.config.settings import Config
+    from afd.notifiers.worker import NoticeWorker
+
+    kept = NotifierSettings(type="webhook", number=1, url=endpoint.url("/kept"), events=("session.",))
+    gone = NotifierSettings(type="webhook", number=2, url=endpoint.url("/gone"), events=("session.",))
+    before = load_plugins(None, entry_points=False, builtins=False)
+    add_notifiers(before, Config(notify=(kept, gone)))
+    worker = NoticeWorker(before)
+    try:
+        worker.submit(*notice_for("session.limited"))
+        wait_for(lambda: len(endpoint.requests) == 2, message="both notified")
+        lane = before.notifiers()[0]._courier
+        after = load_plugins(None, entry_points=False, builtins=False)
+        add_notifiers(after, Config(notify=(kept,)))
+        worker.use(after)
+        assert after.notifiers()[0]._courier is lane  # its collapse windows go on: this repeat is held
+        worker.submit(*notice_for("session.limited"))
+        worker.submit(*notice_for("session.mission"))
+        wait_for(lambda: len(endpoint.requests) == 3, message="the next message")
+    finally:
+        worker.close()
+    assert [r.path for r in endpoint.requests[2:]] == ["/kept"] and endpoint.requests[2].json()["kind"] == "session.mission"

@@ -129,7 +129,7 @@ class Supervisor:
         event_id = self.store.add_event(event)
         level = logging.WARNING if kind.split(".")[-1] in _WARNING_KINDS else logging.INFO
         log.log(level, "%s%s: %s", f"[{session}] " if session else "", kind, message)
-        if self.announce is not None:
+        if self.announce is not None and self.plugins.manager.hook.afd_event.get_hookimpls():
             self.announce(event, self._notice(event, event_id))
         self.emit(event, event_id)
 

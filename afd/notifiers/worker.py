@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 
 from afd.config.notifiers import OWN_PREFIX
@@ -73,13 +74,14 @@ class NoticeWorker:
 
     def close(self, grace: float = CLOSE_GRACE) -> None:
         """Hand on what is queued for up to `grace` seconds, then leave the rest (threads are daemons)."""
+        deadline = time.monotonic() + grace
         try:
             self._queue.put(_STOP, timeout=grace)
         except queue.Full:
             pass
-        self._thread.join(grace)
+        self._thread.join(max(0.0, deadline - time.monotonic()))
         for notifier in self._plugins.notifiers():
-            notifier.close(grace)
+            notifier.close(max(0.0, deadline - time.monotonic()))
 
     # --- the worker thread ---------------------------------------------------
 
