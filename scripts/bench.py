@@ -59,7 +59,8 @@ from afd.config.settings import Config
 from afd.judge.gates import judge
 from afd.config.loader import load_plugins
 from afd.model import Clock, Event
-from afd.record.store import SessionRecord, Store, StoreError
+from afd.record.store import Store, StoreError
+from afd.record.types import SessionRecord
 from afd.daemon.supervisor import Supervisor
 from afd.kit.text import capture_rows
 from afd.observe.watch import PaneWatch

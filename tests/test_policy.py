@@ -7,7 +7,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from afd.decide import nextaction, policy
-from afd.decide.policy import Limit, Native, NeedsHuman, Nothing, Refuse, ResumeAt, ResumeHistory, ResumeNow
+from afd.decide.policy import Limit, Native, NeedsHuman, Nothing, Refuse, ResumeAt, ResumeNow
+from afd.record.types import ResumeHistory
 
 NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
 MIN = timedelta(minutes=1)

@@ -14,7 +14,8 @@ from afd.observe.identity import IdentityKind
 from afd.config.loader import load_plugins
 from afd.model import IdentitySource, SessionState
 from afd.daemon.requests import RequestHandler
-from afd.record.store import LedgerEntry, SessionRecord, Store
+from afd.record.store import Store
+from afd.record.types import LedgerEntry, SessionRecord
 from afd.daemon.supervisor import Supervisor
 from afd.world.tmux import ServerRef
 

@@ -10,7 +10,8 @@ import pytest
 
 from afd.config.settings import AgentOverride, Config
 from afd.config.loader import load_plugins
-from afd.record.store import JournalState, Store
+from afd.record.store import Store
+from afd.record.types import JournalState
 from afd.daemon.supervisor import Supervisor
 from afd.world.tmux import ServerRef
 from harness import start_fake, wait_for

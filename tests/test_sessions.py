@@ -24,7 +24,7 @@ from afd.judge.sessions import (
     ServerUnanswered,
     transition,
 )
-from afd.record.store import SessionRecord
+from afd.record.types import SessionRecord
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 NOW = T0 + timedelta(minutes=5)

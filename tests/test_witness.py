@@ -15,7 +15,7 @@ from afd.judge import sessions
 from afd.judge.gates import Verdict
 from afd.observe.identity import IdentityKind
 from afd.model import Detection, IdentitySource, SessionState, WitnessState, WitnessVerdict
-from afd.record.store import SessionRecord
+from afd.record.types import SessionRecord
 from afd.testing import records as R
 from afd.judge.witness import Witnesses, combine, handoff_witnessed
 

@@ -33,7 +33,7 @@ from afd.observe import identity
 from afd.act import recovery
 from afd.observe.identity import IdentityKind
 from afd.model import IdentitySource, SessionState
-from afd.record.store import JournalEntry, JournalState, SessionRecord
+from afd.record.types import JournalEntry, JournalState, SessionRecord
 
 log = logging.getLogger("afd.create")
 

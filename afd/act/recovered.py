@@ -6,7 +6,7 @@ from afd.act import recovery
 
 from afd.world import tmux
 from afd.act import handoff
-from afd.record.store import JournalState
+from afd.record.types import JournalState
 
 
 def recover(sup, entry) -> bool:

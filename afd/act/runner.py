@@ -23,15 +23,13 @@ from afd.judge import screen
 from afd.world import tmux
 from afd.act import Finish, Go, Key, Liveness, NoEffect, PaneView, Paste, Respawn, Result, Wait, auto_key
 from afd.observe.identity import IdentityKind
-from afd.model import Clock
+from afd.model import Clock, SessionState
 from afd.kit.resettime import local_zone
-from afd.record.store import JournalEntry, JournalState
+from afd.record.types import JournalEntry, JournalState
 from afd.kit.text import capture_rows
 
 log = logging.getLogger("afd.actions")
 
-LIMITED, EXITED, GONE = "limited", "exited", "gone"
-ALL_LIMITED = "all_limited"  # the handoff loop guard's stop: limited, and no other agent to take over
 
 
 def run_token(sup) -> str:
@@ -99,7 +97,7 @@ def view_of(sup, rec, pane, ident, now: datetime) -> PaneView:
         agent_alive=_liveness(ident),
         client_idle=idle,
         session_state=rec.state,
-        limited=rec.state in (LIMITED, ALL_LIMITED),
+        limited=rec.state in (SessionState.LIMITED, SessionState.ALL_LIMITED),
         clock=Clock(now=now, local_zone=local_zone()),
     )
 
@@ -183,7 +181,7 @@ def _finish(sup, entry: JournalEntry, rec, move: Finish, now: datetime) -> None:
 
 def limit_of(sup, name: str, rec, now: datetime) -> policy.Limit | None:
     """The limit the session stands at this poll, from the gates' verdict and the pane's last capture."""
-    if rec.state == EXITED:
+    if rec.state == SessionState.EXITED:
         history = sup.store.resume_history(name)
         if history.episode is None or history.first_seen_at is None:
             return None

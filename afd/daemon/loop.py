@@ -28,7 +28,8 @@ from afd.config.settings import Config, ConfigError, default_config_path
 from afd.config.loader import PluginSet, load_config_and_plugins
 from afd.model import Event
 from afd.daemon.status import event_json
-from afd.record.store import JournalState, StateLock, Store, StoreError, StoreRefused
+from afd.record.store import StateLock, Store, StoreError, StoreRefused
+from afd.record.types import JournalState
 from afd.record.store import default_path as default_db_path
 from afd.act.recovery import has_executor
 from afd.daemon.supervisor import PollSummary, Supervisor

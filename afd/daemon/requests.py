@@ -25,7 +25,7 @@ from afd.jobs.requests import JobRequests
 from afd.model import IdentitySource, PromptDelivery
 from afd.record.naming import is_valid_name, unique_name
 from afd.daemon.status import build_status, event_json
-from afd.record.store import SessionRecord
+from afd.record.types import SessionRecord
 from afd.daemon.supervisor import GONE, IDLE, UNKNOWN, expected_socket_path
 
 

@@ -32,7 +32,8 @@ from afd.model import AgentProcess, Clock, Event, SessionState, WitnessState, Wi
 from afd.record.naming import is_ignored, unique_name
 from afd.jobs.outbox import Outbox
 from afd.kit.resettime import local_zone
-from afd.record.store import JournalState, SessionRecord, Store
+from afd.record.store import Store
+from afd.record.types import JournalState, SessionRecord
 from afd.kit.text import capture_rows
 from afd.observe.watch import PaneWatch, occurrence_key
 

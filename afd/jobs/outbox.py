@@ -32,7 +32,7 @@ from afd.judge import sessions
 from afd.world import tmux
 from afd.act import runner
 from afd.jobs.book import JobBook
-from afd.jobs.rules import Envelope, EnvelopeState, JobStatus
+from afd.record.types import Envelope, EnvelopeState, JobStatus
 
 
 # How long a paste may take to show on screen before afd concludes it did not land.

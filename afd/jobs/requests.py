@@ -15,7 +15,8 @@ from afd.world import caller
 from afd.jobs import rules as jobs
 from afd.cli.main import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.jobs.book import JobBook
-from afd.jobs.rules import JobStatus, Rejection
+from afd.jobs.rules import Rejection
+from afd.record.types import JobStatus
 from afd.record.naming import is_valid_name
 from afd.jobs.outbox import LIVE_STATES, creating_sessions
 

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from afd.judge.gates import Verdict, is_chrome
 from afd.observe.identity import Identity, IdentityKind
 from afd.model import Detection, IdentitySource, SessionState, WitnessVerdict
-from afd.record.store import SessionRecord
+from afd.record.types import BannerSighting, SessionRecord
 from afd.judge.witness import Combined, Witnesses, combine
 
 # A created session's pane may run a launcher (`env`, a pyenv shim, a
@@ -75,14 +75,6 @@ class CaptureUnanswered:
     """The pane was listed, but its capture got no answer."""
 
     error: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class BannerSighting:
-    """When this appearance of a banner was first seen, and the reset read then."""
-
-    first_seen_at: datetime
-    reset_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)

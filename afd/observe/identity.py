@@ -25,13 +25,7 @@ from types import MappingProxyType
 
 import psutil
 
-from afd.model import AgentSpec, PromptDelivery
-
-
-class IdentityKind(enum.StrEnum):
-    KNOWN = "known"
-    UNKNOWN = "unknown"
-    NONE = "none"
+from afd.model import AgentSpec, IdentityKind, PromptDelivery
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import psutil
 
 from afd.world import tmux
-from afd.record.store import SessionRecord
+from afd.record.types import SessionRecord
 
 
 @dataclass(frozen=True, slots=True)
