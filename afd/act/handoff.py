@@ -25,6 +25,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from afd.errors import AfdError
 from afd.act import deliver, preflight
 
 from afd.world import git, teardown, tmux
@@ -52,7 +53,7 @@ READY_TIMEOUT = timedelta(seconds=60)  # the target's screen must show its chrom
 CRASH_ENV = "AFD_TEST_CRASH_AT_STEP"
 
 
-class HandoffRefused(Exception):
+class HandoffRefused(AfdError):
     """The handoff may not start; the message is one line for the user, nothing was touched."""
 
 

@@ -21,6 +21,7 @@ from types import ModuleType
 import pluggy
 
 import afd_plugins
+from afd.errors import AfdError
 from afd import ENTRY_POINT_GROUP, PROJECT, hookspecs
 from afd.model import AgentProcess, AgentSpec, Clock, Detection, Event, WitnessState, WitnessVerdict
 
@@ -160,7 +161,7 @@ class PluginSet:
         log.error("plugin %s: %s raised %s: %s (further errors of this kind are not logged)", plugin, hook, type(exc).__name__, exc)
 
 
-class InvalidDetection(ValueError):
+class InvalidDetection(AfdError, ValueError):
     """A detector's return value that is not a Detection afd can use."""
 
 

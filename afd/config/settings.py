@@ -32,6 +32,7 @@ import tomlkit
 import tomlkit.exceptions
 import tomlkit.items
 
+from afd.errors import EXIT_CONFIG, AfdError
 from afd.config import paths, userpattern
 from afd.config.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
 
@@ -127,8 +128,10 @@ class Config:
     warnings: tuple[ConfigProblem, ...] = ()  # only with lenient_patterns: bad regexes left out
 
 
-class ConfigError(Exception):
+class ConfigError(AfdError):
     """The config cannot be used; `problems` lists every reason, `partial` what could be read."""
+
+    code = EXIT_CONFIG
 
     def __init__(self, problems: list[ConfigProblem], partial: Config | None = None):
         super().__init__("\n".join(str(p) for p in problems))
@@ -141,7 +144,7 @@ class ConfigError(Exception):
 # -- reading one value ------------------------------------------------------
 
 
-class _Invalid(Exception):
+class _Invalid(AfdError):
     """A value of the wrong type or form; the message is for the user."""
 
 

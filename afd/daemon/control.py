@@ -70,8 +70,7 @@ _UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 class ControlError(UserError):
     """The daemon answered with an error, or the socket cannot be used; `code` is an exit code."""
 
-    def __init__(self, message: str, code: int = EXIT_FAIL):
-        super().__init__(message, code)
+    code = EXIT_FAIL
 
 
 class DaemonTimeout(ControlError):
@@ -81,8 +80,7 @@ class DaemonTimeout(ControlError):
 class DaemonUnavailable(UserError):
     """No daemon is listening: the socket file is missing or nobody accepts on it."""
 
-    def __init__(self, message: str):
-        super().__init__(message, EXIT_DAEMON_DOWN)
+    code = EXIT_DAEMON_DOWN
 
 
 @dataclass(frozen=True, slots=True)

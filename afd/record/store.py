@@ -31,6 +31,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from afd.errors import EXIT_CONFIG, AfdError
 from afd.config import paths
 from afd.judge.limits import LimitFact, LimitState
 from afd.model import Event, IdentityKind, IdentitySource, SessionState
@@ -51,12 +52,14 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _CORRUPT_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
-class StoreError(Exception):
+class StoreError(AfdError):
     """The state cannot be used as asked; the message is one sentence for the user."""
 
 
 class StoreRefused(StoreError):
     """The file is not one this afd may write (newer schema, someone else's database): a restart cannot fix it."""
+
+    code = EXIT_CONFIG  # like a bad config: systemd must not restart-loop on it
 
 
 def default_path() -> Path:

@@ -6,8 +6,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from afd.errors import AfdError
 
-class GitError(Exception):
+
+class GitError(AfdError):
     """A git step failed; the message names the repository and what to fix."""
 
 
