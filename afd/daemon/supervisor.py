@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
+import psutil
+
 from afd.act import create, recovery
 
 from afd.world import git, tmux
@@ -509,8 +511,8 @@ def _process_cwd(pid: int | None) -> str | None:
     if pid is None:
         return None
     try:
-        return os.readlink(f"/proc/{pid}/cwd")
-    except OSError:
+        return psutil.Process(pid).cwd()
+    except psutil.Error:
         return None
 
 
