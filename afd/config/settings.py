@@ -393,23 +393,28 @@ class _KeyLines:
 
 
 def _syntax_problem(path: Path | None, exc: tomllib.TOMLDecodeError, text: str) -> ConfigProblem:
-    message = str(exc)
-    line = getattr(exc, "lineno", None)
-    col = getattr(exc, "colno", None)
-    # Python 3.11-3.13 put the position only in the message text.
-    found = re.search(r"\s*\(at line (\d+), column (\d+)\)$", message)
-    if found:
-        line = line or int(found.group(1))
-        col = col or int(found.group(2))
-        message = message[: found.start()]
-    elif line is None:
-        found = re.search(r"\s*\(at end of document\)$", message)
-        if found:
-            # FILE:LINE lets an editor jump there: the last line, where the file ended unfinished.
-            message = message[: found.start()] + " at the end of the file"
-            line = max(len(text.splitlines()), 1)
+    # tomllib says what is wrong, but before Python 3.14 it gives the position
+    # only inside that sentence; tomlkit's ParseError carries it as numbers.
+    message, _, where = str(exc).partition(" (at ")
+    line, col = _syntax_position(text)
+    if where == "end of document)":
+        # FILE:LINE lets an editor jump there: the last line, where the file ended unfinished.
+        message += " at the end of the file"
+        line, col = max(len(text.splitlines()), 1), None
     message = message[:1].lower() + message[1:]
     return ConfigProblem(path, line, col, None, f"invalid TOML: {message}")
+
+
+def _syntax_position(text: str) -> tuple[int | None, int | None]:
+    """Where tomlkit finds the syntax error in `text`: line and column from 1, or None when it finds none."""
+    try:
+        tomlkit.parse(text)
+    except tomlkit.exceptions.ParseError as exc:
+        # tomlkit counts columns from 0, editors from 1.
+        return exc.line, exc.col + 1
+    except (tomlkit.exceptions.TOMLKitError, RecursionError):
+        pass
+    return None, None
 
 
 def _suggestion(name: str, candidates: Collection[str], nested: Mapping[str, str] = MappingProxyType({})) -> str:
@@ -635,8 +640,9 @@ def effective_items(config: Config) -> list[tuple[str, object, str]]:
 # -- editing ----------------------------------------------------------------
 
 
-def _without_position(message: str) -> str:
-    return re.sub(r" at line \d+ col \d+$", "", message)
+def _without_position(exc: tomlkit.exceptions.ParseError) -> str:
+    # ParseError appends exactly this to its message; the numbers are its attributes.
+    return str(exc).removesuffix(f" at line {exc.line} col {exc.col}")
 
 
 def _toml_value(path: Path, dotted_key: str, raw_value: str) -> tomlkit.items.Item:
@@ -713,7 +719,7 @@ def set_value(
         doc = tomlkit.parse(text)
     except tomlkit.exceptions.ParseError as exc:
         # tomlkit counts columns from 0, tomllib (and editors) from 1.
-        raise ConfigError([ConfigProblem(path, exc.line, exc.col + 1, None, f"invalid TOML: {_without_position(str(exc))}")]) from None
+        raise ConfigError([ConfigProblem(path, exc.line, exc.col + 1, None, f"invalid TOML: {_without_position(exc)}")]) from None
     _set_in(path, doc, parts, _toml_value(path, dotted_key, raw_value))
     result = doc.as_string()
     if not result.endswith("\n"):
