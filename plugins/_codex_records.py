@@ -20,8 +20,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from afd.kit import recordverdict
-from afd.model import AgentProcess, WitnessVerdict
 from afd.kit.recordtail import TailCache, from_epoch_seconds, process_environment, read_head
+from afd.model import AgentProcess, WitnessVerdict
 
 WALL = "usage_limit_exceeded"
 # Windows by length, never by position: primary is not always the five-hour one.

@@ -18,7 +18,10 @@ def limit(kind="claude.session", reset=NOW + 60 * MIN, seen=NOW - 10 * MIN, nati
     return Limit(kind=kind, episode=episode, first_seen_at=seen, reset_at=reset, native=native, native_at=reset if native is Native.ARMED else None)
 
 
-def decide(lim, history=ResumeHistory(episode="b@1"), *, auto=True, grace=120.0, retry=1800.0, cap=5):
+HISTORY = ResumeHistory(episode="b@1")
+
+
+def decide(lim, history=HISTORY, *, auto=True, grace=120.0, retry=1800.0, cap=5):
     return policy.decide_wait("work", lim, history, auto_resume=auto, resume_grace=grace, retry_interval=retry, max_attempts=cap, now=NOW)
 
 

@@ -26,14 +26,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from afd.world import git, tmux
-
-from afd.observe import identity
-
 from afd.act import recovery
-from afd.observe.identity import IdentityKind
 from afd.model import IdentitySource, SessionState
+from afd.observe import identity
+from afd.observe.identity import IdentityKind
 from afd.record.types import JournalEntry, JournalState, SessionRecord
+from afd.world import git, tmux
 
 log = logging.getLogger("afd.create")
 

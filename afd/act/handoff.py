@@ -25,27 +25,22 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from afd.errors import AfdError
 from afd.act import deliver, preflight
-
-from afd.world import git, teardown, tmux
-
-from afd.observe import identity
-
-from afd.jobs import rules as jobs
-
 from afd.decide import nextaction, policy
-
-from afd.judge import witness
-from afd.decide.brief import BriefInput, GitFacts, build_brief
-from afd.judge.gates import is_chrome
-from afd.observe.identity import IdentityKind
+from afd.decide.brief import BriefInput, build_brief
+from afd.errors import AfdError
+from afd.jobs import rules as jobs
 from afd.jobs.book import JobBook
+from afd.judge import witness
+from afd.judge.gates import is_chrome
 from afd.judge.limits import LimitState
-from afd.model import Clock, IdentitySource, PromptDelivery, SessionState
 from afd.kit.resettime import local_zone
-from afd.record.types import JournalEntry, JournalState, LedgerEntry, SessionRecord
 from afd.kit.text import capture_rows
+from afd.model import Clock, IdentitySource, PromptDelivery, SessionState
+from afd.observe import identity
+from afd.observe.identity import IdentityKind
+from afd.record.types import JournalEntry, JournalState, LedgerEntry, SessionRecord
+from afd.world import git, teardown, tmux
 
 ACTION = "handoff"
 KILL_GRACE = timedelta(seconds=5)  # after SIGKILL, how long the tree has to be reaped

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import logging
 
-from afd.decide import policy
 from afd.act import auto_key, handoff
+from afd.decide import policy
 from afd.model import SessionState
 from afd.record.types import JournalState
 

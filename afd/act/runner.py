@@ -14,19 +14,29 @@ import time
 from dataclasses import replace
 from datetime import datetime
 
-from afd.act import deliver, recovery
-
+from afd.act import (
+    Finish,
+    Go,
+    Key,
+    Liveness,
+    NoEffect,
+    PaneView,
+    Paste,
+    Respawn,
+    Result,
+    Wait,
+    auto_key,
+    deliver,
+    recovery,
+)
 from afd.decide import nextaction, policy
-
 from afd.judge import screen
-
-from afd.world import tmux
-from afd.act import Finish, Go, Key, Liveness, NoEffect, PaneView, Paste, Respawn, Result, Wait, auto_key
-from afd.observe.identity import IdentityKind
-from afd.model import Clock, SessionState
 from afd.kit.resettime import local_zone
-from afd.record.types import JournalEntry, JournalState
 from afd.kit.text import capture_rows
+from afd.model import Clock, SessionState
+from afd.observe.identity import IdentityKind
+from afd.record.types import JournalEntry, JournalState
+from afd.world import tmux
 
 log = logging.getLogger("afd.actions")
 
@@ -60,7 +70,7 @@ def advance(sup, live: dict, now: datetime) -> None:
     pending = pending_actions(sup.store)
     for name, entry in pending.items():
         _step(sup, entry, live.get(name), now)
-    for name, (rec, pane, ident) in list(live.items()):
+    for name, (rec, _pane, _ident) in list(live.items()):
         if name not in pending and name not in sup.acting:  # a handoff owns the pane meanwhile
             _plan(sup, name, rec, now)
 
@@ -187,7 +197,7 @@ def limit_of(sup, name: str, rec, now: datetime) -> policy.Limit | None:
             return None
         # The agent exited at its limit: the wall is still the one it stood at.
         return policy.Limit(kind="exited", episode=history.episode, first_seen_at=history.first_seen_at, reset_at=history.reset_at)
-    if rec.state not in (LIMITED, ALL_LIMITED) or rec.banner_first_seen_at is None:
+    if rec.state not in (SessionState.LIMITED, SessionState.ALL_LIMITED) or rec.banner_first_seen_at is None:
         return None
     watch = sup.watches.get(name)
     found = watch.detections[-1] if watch is not None and watch.detections else None

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from afd.errors import EXIT_DAEMON_DOWN, EXIT_OK, UserError
 from afd.cli.common import count
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_OK, UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -111,7 +111,11 @@ def _next_words(session: dict) -> str | None:
     return words(session["next"], now=datetime.now(timezone.utc), zone=local_zone())
 
 
-_STATE_STYLE = {"all_limited": "bold red", "handing_off": "bold yellow", "resuming": "bold yellow", "needs_human": "bold red", "limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta", "available": "green"}
+_STATE_STYLE = {
+    "all_limited": "bold red", "handing_off": "bold yellow", "resuming": "bold yellow", "needs_human": "bold red",
+    "limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta",
+    "available": "green",
+}
 
 
 def render(report: dict, as_json: bool, once: bool = False) -> None:

@@ -25,8 +25,8 @@ from typing import Any
 import pluggy
 
 import afd_plugins
-from afd.errors import AfdError
 from afd import ENTRY_POINT_GROUP, PROJECT, hookspecs
+from afd.errors import AfdError
 from afd.model import AgentProcess, AgentSpec, Clock, Detection, Event, WitnessState, WitnessVerdict
 
 log = logging.getLogger("afd.plugins")

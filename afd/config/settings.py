@@ -32,9 +32,9 @@ import tomlkit
 import tomlkit.exceptions
 import tomlkit.items
 
-from afd.errors import EXIT_CONFIG, AfdError
 from afd.config import paths, userpattern
 from afd.config.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
+from afd.errors import EXIT_CONFIG, AfdError
 
 LIMIT_ACTIONS = ("wait", "handoff")
 

@@ -19,21 +19,19 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from afd.errors import EXIT_CONFIG, EXIT_FAIL, AfdError
 from afd import __version__
-
-from afd.daemon import control, notify
-
-from afd.world import tmux
-from afd.config.settings import Config, ConfigError, default_config_path
-from afd.config.loader import PluginSet, load_config_and_plugins
-from afd.model import Event
-from afd.daemon.status import event_json
-from afd.record.store import StateLock, Store, StoreError, StoreRefused
-from afd.record.types import JournalState
-from afd.record.store import default_path as default_db_path
 from afd.act.recovery import has_executor
+from afd.config.loader import PluginSet, load_config_and_plugins
+from afd.config.settings import Config, ConfigError, default_config_path
+from afd.daemon import control, notify
+from afd.daemon.status import event_json
 from afd.daemon.supervisor import PollSummary, Supervisor
+from afd.errors import EXIT_CONFIG, EXIT_FAIL, AfdError
+from afd.model import Event
+from afd.record.store import StateLock, Store, StoreError
+from afd.record.store import default_path as default_db_path
+from afd.record.types import JournalState
+from afd.world import tmux
 
 log = logging.getLogger("afd.daemon")
 ACTING_INTERVAL = 0.25  # seconds between loop turns while an action is in progress

@@ -14,8 +14,8 @@ watching" must stay expressible (seed §2.1).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from afd.judge.limits import LimitFact, LimitState

@@ -10,15 +10,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from afd.world import caller
-
-from afd.jobs import rules as jobs
 from afd.cli.main import EXIT_FAIL, EXIT_USAGE, UserError
+from afd.jobs import rules as jobs
 from afd.jobs.book import JobBook
-from afd.jobs.rules import Rejection
-from afd.record.types import JobStatus
-from afd.record.naming import is_valid_name
 from afd.jobs.outbox import LIVE_STATES, creating_sessions
+from afd.jobs.rules import Rejection
+from afd.record.naming import is_valid_name
+from afd.record.types import JobStatus
+from afd.world import caller
 
 
 class JobRequests:

@@ -16,12 +16,11 @@ without the primary changing.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from afd.record.types import Envelope, EnvelopeState, Job, JobStatus
+from afd.record.types import Job, JobStatus
 
 MAX_NOTE = 4000
 HELP_POINTER = "You are an afd job: run `afd help agents` to learn how to report your result (afd jobs done/fail)."

@@ -21,10 +21,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from afd.judge.gates import Verdict, is_chrome
-from afd.observe.identity import Identity, IdentityKind
-from afd.model import Detection, IdentitySource, SessionState, WitnessVerdict
-from afd.record.types import BannerSighting, SessionRecord
 from afd.judge.witness import Combined, Witnesses, combine
+from afd.model import Detection, IdentitySource, SessionState, WitnessVerdict
+from afd.observe.identity import Identity, IdentityKind
+from afd.record.types import BannerSighting, SessionRecord
 
 # A created session's pane may run a launcher (`env`, a pyenv shim, a
 # post-checkout hook's child) for a while before the agent itself appears.

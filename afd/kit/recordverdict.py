@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from afd.model import AgentProcess, WitnessState, WitnessVerdict
 from afd.kit.recordtail import TailCache, parse_instant
+from afd.model import AgentProcess, WitnessState, WitnessVerdict
 
 # psutil's start time and a record's clock can differ by rounding.
 SLACK = timedelta(seconds=1)
@@ -52,7 +52,7 @@ def verdict_of(
         if t is not None and t <= until and (floor is None or t >= floor):
             timed.append((t, r))
     wall_i = None
-    for i, (t, r) in enumerate(timed):
+    for i, (_t, r) in enumerate(timed):
         if is_wall(r):
             wall_i = i
     after = timed[wall_i + 1 :] if wall_i is not None else timed

@@ -15,7 +15,6 @@ NONE means only a shell (or nothing at all) is running.
 
 from __future__ import annotations
 
-import enum
 import os
 import re
 import shlex

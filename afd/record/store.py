@@ -31,8 +31,8 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from afd.errors import EXIT_CONFIG, AfdError
 from afd.config import paths
+from afd.errors import EXIT_CONFIG, AfdError
 from afd.judge.limits import LimitFact, LimitState
 from afd.model import Event, IdentityKind, IdentitySource, SessionState
 from afd.record.types import (

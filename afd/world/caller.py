@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import psutil
 
 from afd.errors import AfdError
-from afd.world import tmux
 from afd.record.types import SessionRecord
+from afd.world import tmux
 
 
 @dataclass(frozen=True, slots=True)
