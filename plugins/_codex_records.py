@@ -61,7 +61,7 @@ def day_folders(home: Path, start: datetime | None) -> list[Path]:
     """The day folders, newest first, back to the day before the process started (or a few days)."""
     # Folders are named by the local date, hence a day of margin.
     floor = (start - timedelta(days=1)).strftime("%Y%m%d") if start is not None else None
-    out = []
+    out: list[Path] = []
     for year in _newest(home / "sessions"):
         for month in _newest(year):
             for day in _newest(month):

@@ -118,7 +118,7 @@ class PluginSet:
         for attr in dir(plugin):
             value = getattr(plugin, attr, None)
             opts = self.manager.parse_hookimpl_opts(plugin, attr) if callable(value) else None
-            if opts is None:
+            if opts is None or value is None:
                 continue
             guard = _GUARDS.get(attr)
             if guard is not None and not (opts.get("hookwrapper") or opts.get("wrapper")):
@@ -293,7 +293,7 @@ def load_plugins(
     """Load every plugin; a plugin that fails to import or register is recorded and skipped."""
     pm = _new_manager()
     result = PluginSet(manager=pm)
-    candidates: list[tuple[str, str, str, object]] = []  # name, source, origin, loader
+    candidates: list[tuple[str, str, str, Callable[..., Any]]] = []  # name, source, origin, loader
 
     if builtins:
         for path in _plugin_files(builtin_dir()):

@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import tomlkit
 import tomlkit.exceptions
@@ -273,15 +274,16 @@ def _socket_path(value: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Key:
-    read: Callable[[object], object]
-    show: Callable[[object], object]  # the value as the file writes it (JSON-able)
+    # Any: each key's reader takes what TOML gives and its shower what the reader made.
+    read: Callable[[Any], object]
+    show: Callable[[Any], object]  # the value as the file writes it (JSON-able)
 
 
 def _as_is(value: object) -> object:
     return value
 
 
-def _as_list(value: object) -> object:
+def _as_list(value: Any) -> object:
     return list(value) if value is not None else None
 
 
@@ -436,7 +438,7 @@ class _Reader:
         self.lenient_patterns = lenient_patterns
         self.problems: list[ConfigProblem] = []
         self.warnings: list[ConfigProblem] = []
-        self.values: dict[str, object] = {}
+        self.values: dict[str, Any] = {}  # checked per key by its reader
         self.from_file: set[str] = set()
 
     def problem(self, parts: tuple[str, ...], message: str, *, warning: bool = False) -> None:
@@ -493,7 +495,7 @@ class _Reader:
             table = self.table(("agents", name), entry)
             if table is None:
                 continue
-            read: dict[str, tuple[str, ...]] = {}
+            read: dict[str, Any] = {}
             for key, value in table.items():
                 parts = ("agents", name, key)
                 if key not in _AGENT:
@@ -548,6 +550,7 @@ class _Reader:
             self.check_agent(("limit_patterns", name), name)
 
     def check_agent(self, parts: tuple[str, ...], name: str) -> None:
+        assert self.known_agents is not None  # asked only when the agents are known
         if name in self.known_agents:
             return
         known = ", ".join(sorted(self.known_agents)) or "none"

@@ -48,6 +48,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE, UserError
 
@@ -531,7 +532,7 @@ def _read_answer(reader, path: Path | str, timeout: float) -> dict:
     return answer
 
 
-def request(path: Path | str, cmd: str, args: dict | None = None, timeout: float = 5.0) -> object:
+def request(path: Path | str, cmd: str, args: dict | None = None, timeout: float = 5.0) -> Any:
     """Send one request and return the daemon's result.
 
     Raises DaemonUnavailable when no daemon listens, DaemonTimeout when it does not answer

@@ -111,7 +111,7 @@ Decision = ResumeAt | ResumeNow | Nothing | NeedsHuman | Refuse | Handoff | Park
 
 def is_human_wall(kind: str | None) -> bool:
     """Spend caps and billing walls: no reset lifts them, a person has to."""
-    return bool(kind) and kind.endswith(_HUMAN_SUFFIXES)
+    return kind is not None and kind.endswith(_HUMAN_SUFFIXES)
 
 
 def human_wall_why(kind: str) -> str:
@@ -269,7 +269,7 @@ def choose_target(order: Sequence[str], outgoing: str | None, facts: Mapping[str
         fact = facts.get(agent)
         state = fact.state if fact is not None else LimitState.UNKNOWN
         if state is LimitState.LIMITED:
-            if fact.reset_at is not None:
+            if fact is not None and fact.reset_at is not None:
                 resets.append(fact.reset_at)
             continue
         return Handoff(agent, unverified=state is not LimitState.AVAILABLE, why=f"first in handoff_order not limited ({state.value})")

@@ -47,15 +47,15 @@ class JobBook:
     # --- jobs
 
     def add_job(self, name: str, title: str, owner: str, parent: str | None, agent: str, *, at: datetime | None = None) -> None:
-        at = instant_to_text(at or _now())
+        stamp = instant_to_text(at or _now())
         with self.store.transaction():
             self._exec(
                 "INSERT INTO jobs (name, title, owner, parent, agent, status, created_at, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
-                (name, title, owner, parent, agent, at, at),
+                (name, title, owner, parent, agent, stamp, stamp),
             )
             self._exec("INSERT INTO job_masters (job, master, rank) VALUES (?, ?, 0)", (name, owner))
-            self._exec("INSERT INTO ownership_history (job, at, from_owner, to_owner) VALUES (?, ?, NULL, ?)", (name, at, owner))
+            self._exec("INSERT INTO ownership_history (job, at, from_owner, to_owner) VALUES (?, ?, NULL, ?)", (name, stamp, owner))
 
     def job(self, name: str) -> Job | None:
         rows = self.store.query("SELECT * FROM jobs WHERE name = ?", (name,))
@@ -83,17 +83,17 @@ class JobBook:
     def transfer(self, moved: Sequence[str], source: str, target: str, note: str | None,
                  masters: dict[str, list[str]], *, at: datetime | None = None) -> int:
         """Owner, history, masters and the receipt for every moved job; returns the receipt id. Caller holds the transaction."""
-        at = instant_to_text(at or _now())
+        stamp = instant_to_text(at or _now())
         with self.store.transaction():
             receipt = self._exec(
                 "INSERT INTO handoff_receipts (at, from_owner, to_owner, jobs, note) VALUES (?, ?, ?, ?, ?)",
-                (at, source, target, json.dumps(list(moved)), note),
+                (stamp, source, target, json.dumps(list(moved)), note),
             ).lastrowid
             for name in moved:
                 old = self.job(name)
-                self._exec("UPDATE jobs SET owner = ?, updated_at = ? WHERE name = ?", (target, at, name))
+                self._exec("UPDATE jobs SET owner = ?, updated_at = ? WHERE name = ?", (target, stamp, name))
                 self._exec("INSERT INTO ownership_history (job, at, from_owner, to_owner, receipt) VALUES (?, ?, ?, ?, ?)",
-                           (name, at, old.owner, target, receipt))
+                           (name, stamp, old.owner if old else None, target, receipt))
                 self._exec("DELETE FROM job_masters WHERE job = ?", (name,))
                 for rank, master in enumerate(masters[name]):
                     self._exec("INSERT INTO job_masters (job, master, rank) VALUES (?, ?, ?)", (name, master, rank))
@@ -109,11 +109,11 @@ class JobBook:
     def enqueue(self, key: str, kind: str, text: str, *, job: str | None = None, to_session: str | None = None,
                 at: datetime | None = None) -> bool:
         """Queue an envelope under a stable key; False when that key was queued before (never twice)."""
-        at = instant_to_text(at or _now())
+        stamp = instant_to_text(at or _now())
         cur = self._exec(
             "INSERT INTO outbox (key, job, to_session, kind, text, nonce, state, created_at, updated_at)"
             " VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (key) DO NOTHING",
-            (key, job, to_session, kind, text, secrets.token_hex(3), at, at),
+            (key, job, to_session, kind, text, secrets.token_hex(3), stamp, stamp),
         )
         return cur.rowcount == 1
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from afd.kit.recordtail import TailCache, parse_instant
 from afd.model import AgentProcess, WitnessState, WitnessVerdict
@@ -46,7 +47,7 @@ def verdict_of(
     conversation) are not evidence either way.
     """
     floor = since - SLACK if since is not None else None
-    timed = []
+    timed: list[tuple[datetime, Any]] = []
     for r in records:
         t = parse_instant(r.get("timestamp")) if isinstance(r, dict) else None
         if t is not None and t <= until and (floor is None or t >= floor):

@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import overload
 
 from afd.config import paths
 from afd.errors import EXIT_CONFIG, AfdError
@@ -242,6 +243,10 @@ SCHEMA_VERSION = len(MIGRATIONS)
 # --- conversions ------------------------------------------------------------
 
 
+@overload
+def _iso(value: datetime) -> str: ...
+@overload
+def _iso(value: None) -> None: ...
 def _iso(value: datetime | None) -> str | None:
     if value is None:
         return None
@@ -251,6 +256,10 @@ def _iso(value: datetime | None) -> str | None:
     return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
+@overload
+def _dt(value: str) -> datetime: ...
+@overload
+def _dt(value: None) -> None: ...
 def _dt(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
 
@@ -259,6 +268,12 @@ def _dt(value: str | None) -> datetime | None:
 # database (afd/jobs/book.py), which keep their own tables with the same rule.
 instant_to_text = _iso
 instant_from_text = _dt
+
+
+def _inserted_id(cur: sqlite3.Cursor) -> int:
+    # Always set after an INSERT into a table with an integer key.
+    assert cur.lastrowid is not None
+    return cur.lastrowid
 
 
 def _now() -> datetime:
@@ -761,7 +776,7 @@ class Store:
                     json.dumps(event.data, sort_keys=True, default=str),
                 ),
             )
-            return cur.lastrowid
+            return _inserted_id(cur)
 
     def recent_events(self, limit: int = 50) -> list[StoredEvent]:
         """The last `limit` events, oldest first."""
@@ -788,7 +803,7 @@ class Store:
                 "INSERT INTO journal (at, session, action, intent, state) VALUES (?, ?, ?, ?, 'pending')",
                 (_iso(at or _now()), session, action, json.dumps(intent, sort_keys=True)),
             )
-            return cur.lastrowid
+            return _inserted_id(cur)
 
     def journal_finish(
         self, entry_id: int, state: JournalState, outcome: str, *, at: datetime | None = None
@@ -851,7 +866,7 @@ class Store:
                     entry.journal_id,
                 ),
             )
-            return cur.lastrowid
+            return _inserted_id(cur)
 
     def ledger_for_journal(self, journal_id: int) -> LedgerEntry | None:
         rows = self._rows("SELECT * FROM ledger WHERE journal_id = ?", (journal_id,))
