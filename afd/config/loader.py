@@ -176,7 +176,9 @@ class InvalidDetection(AfdError, ValueError):
 def _guard_detect(plugins: PluginSet, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
     """An exception or a bad Detection becomes no detection, logged once; the next detector is asked."""
 
-    signature = inspect.signature(function)
+    # pluggy passes the arguments by position, in the order the function names them.
+    names = list(inspect.signature(function).parameters)
+    at = names.index("lines") if "lines" in names else None
 
     @functools.wraps(function)  # pluggy reads the argument names through __wrapped__
     def guarded(*args: Any, **kwargs: Any) -> Detection | None:
@@ -185,7 +187,7 @@ def _guard_detect(plugins: PluginSet, plugin: str, function: Callable[..., Any])
         except (Exception, SystemExit) as exc:  # a plugin bug must not take the caller down
             plugins._report_once(plugin, "afd_detect", exc)
             return None
-        lines = signature.bind_partial(*args, **kwargs).arguments.get("lines")
+        lines = args[at] if at is not None and at < len(args) else kwargs.get("lines")
         problem = detection_problem(found, None if lines is None else len(lines))
         if problem is not None:
             plugins._report_once(plugin, "afd_detect", InvalidDetection(problem))
