@@ -126,7 +126,8 @@ def afd_witness(
     conversation went on after it, or with no wall at all; ``UNKNOWN``
     otherwise (no file, unreadable, stale, ambiguous). Read only a bounded
     tail of a file, never its whole history. Return None for an agent the
-    plugin does not know. First non-None result wins; the plugin that
-    provides ``agent`` is asked first. A witness that raises counts as
+    plugin does not know. First non-None result wins, in the order of
+    ``afd_detect`` (a plugin whose agent was overridden is not asked;
+    hook wrappers run around the call). A witness that raises counts as
     UNKNOWN and is logged once.
     """

@@ -26,6 +26,14 @@ class SessionState(enum.StrEnum):
     ALL_LIMITED = "all_limited"  # limited, and every agent of handoff_order is too: the loop guard's stop
 
 
+class IdentityKind(enum.StrEnum):
+    """Which agent runs in a pane, in three values (afd.observe.identity says how it is found)."""
+
+    KNOWN = "known"  # the agent is named
+    UNKNOWN = "unknown"  # something other than a shell runs, and matches no spec: never authorises anything
+    NONE = "none"  # only a shell, or nothing at all
+
+
 class IdentitySource(enum.StrEnum):
     """Who says which agent runs in a session's pane."""
 

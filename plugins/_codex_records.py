@@ -20,8 +20,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from afd.kit import recordverdict
-from afd.model import AgentProcess, WitnessVerdict
 from afd.kit.recordtail import TailCache, from_epoch_seconds, process_environment, read_head
+from afd.model import AgentProcess, WitnessVerdict
 
 WALL = "usage_limit_exceeded"
 # Windows by length, never by position: primary is not always the five-hour one.
@@ -61,7 +61,7 @@ def day_folders(home: Path, start: datetime | None) -> list[Path]:
     """The day folders, newest first, back to the day before the process started (or a few days)."""
     # Folders are named by the local date, hence a day of margin.
     floor = (start - timedelta(days=1)).strftime("%Y%m%d") if start is not None else None
-    out = []
+    out: list[Path] = []
     for year in _newest(home / "sessions"):
         for month in _newest(year):
             for day in _newest(month):

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from afd import hookimpl
-from afd.model import AgentSpec, Clock, Detection, PromptDelivery
 from afd.kit.resettime import from_epoch, parse_reset
 from afd.kit.text import normalise_row
+from afd.model import AgentSpec, Clock, Detection, PromptDelivery
 
 AGENT = "claude"
 
@@ -220,7 +220,7 @@ def _no_clause(kind: str, text: str, complete: bool) -> _Reading:
 
 def _read(text: str, clock: Clock, zone_default: str | None = None) -> _Reading | None:
     """Read a banner's text (markers already removed); None if it is not one."""
-    for kind, head in _HEADS:
+    for kind, head in _HEADS:  # noqa: B007 (the kind that matched is read after the break)
         m = head.match(text)
         if m:
             break

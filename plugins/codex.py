@@ -21,9 +21,9 @@ import re
 from datetime import datetime, timezone
 
 from afd import hookimpl
-from afd.model import NEEDS_HUMAN_KINDS, AgentSpec, Clock, Detection, PromptDelivery
 from afd.kit.resettime import parse_relative, parse_reset
 from afd.kit.text import answered_prompt_below, composer_top, is_own_banner_row, lowest_block, modal_end
+from afd.model import NEEDS_HUMAN_KINDS, AgentSpec, Clock, Detection, PromptDelivery
 
 AGENT = "codex"
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from afd import hookimpl
-from afd.model import AgentSpec, Clock, Detection, PromptDelivery
 from afd.kit.text import answered_prompt_below, composer_top, is_own_banner_row, lowest_block
+from afd.model import AgentSpec, Clock, Detection, PromptDelivery
 
 AGENT = "devin"
 

@@ -54,15 +54,16 @@ from pathlib import Path
 
 import psutil
 
-from afd.world import tmux
-from afd.config.settings import Config
-from afd.judge.gates import judge
 from afd.config.loader import load_plugins
-from afd.model import Clock, Event
-from afd.record.store import SessionRecord, Store, StoreError
+from afd.config.settings import Config
 from afd.daemon.supervisor import Supervisor
+from afd.judge.gates import judge
 from afd.kit.text import capture_rows
+from afd.model import Clock, Event
 from afd.observe.watch import PaneWatch
+from afd.record.store import Store, StoreError
+from afd.record.types import SessionRecord
+from afd.world import tmux
 
 # A Claude Code screen at its prompt, drawn by bash so 200 panes cost ~4 MB each, not a Python each.
 STAND_IN = r"""#!/bin/bash
@@ -355,7 +356,7 @@ def daemon_run(bench: Bench, work: Path, seconds: float, sample_every: float) ->
         "rss_mib_first": round(mib[0], 1),
         "rss_mib_last": round(mib[-1], 1),
         "rss_mib_max": round(max(mib), 1),
-        "rss_samples": [[round(t), round(m, 1)] for (t, _), m in zip(rss, mib)],
+        "rss_samples": [[round(t), round(m, 1)] for (t, _), m in zip(rss, mib, strict=True)],
     }
 
 
@@ -567,10 +568,10 @@ def render(result: dict) -> None:
     for col in ("scenario", "panes", "afd", "naive (a)", "minimal (b)", "bare list", "-C", "afd/(b)", "afd/(a)", "afd/bare", "afd wall"):
         table.add_column(col, justify="left" if col == "scenario" else "right")
     for label, sc in result["scenarios"].items():
-        def c(k: str) -> str:
+        def c(k: str, sc: dict = sc) -> str:
             return f"{sc[k]['cpu_ms']:.2f}" if k in sc else "–"
 
-        def r(k: str) -> str:
+        def r(k: str, label: str = label) -> str:
             v = result["ratios"].get(f"{label}.afd_over_{k}")
             return f"{v:.2f}×" if v is not None else "–"
 

@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from harness import TmuxServer, add_worktree, install_fake_bin, make_git_repo
 
 

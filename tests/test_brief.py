@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from harness import git
 
-from afd.world import git as afd_git
 from afd.decide.brief import BriefInput, GitFacts, build_brief
+from afd.world import git as afd_git
+from harness import git
 
 GOLDEN = Path(__file__).parent / "data" / "brief"
 BASE = "1f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c"

@@ -312,7 +312,8 @@ def test_problem_names_file_line_and_key(cfg, text, expected):
     [
         ("a = 1\nb = \n", 2, 5),
         ('tail_lines = 3\n[tmux]\nsocket_name = "abc\n', 3, 19),
-        ("tail_lines = 3\ntail_lines = 4\n", 2, 15),
+        # A key given twice is found as a whole line: the column is its start.
+        ("tail_lines = 3\ntail_lines = 4\n", 2, 1),
         ("x = 1 2\n", 1, 7),
     ],
     ids=["missing-value", "unterminated-string", "duplicate-key", "two-values"],

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from afd.daemon import control
-from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE
 from afd.daemon.control import ControlError, ControlServer, DaemonTimeout, DaemonUnavailable, Stream
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE
 
 
 @pytest.fixture

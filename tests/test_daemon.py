@@ -88,7 +88,7 @@ def notify_socket(xdg_dirs):
         while True:
             try:
                 messages.append(sock.recv(4096).decode())
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 return messages
 
     yield str(path), receive
@@ -168,7 +168,7 @@ def test_sighup_with_a_broken_config_keeps_the_last_good_one(run_daemon, xdg_dir
         before = _count("config.invalid")
         (config.write_bytes if isinstance(text, bytes) else config.write_text)(text)
         d.proc.send_signal(signal.SIGHUP)  # each reload fails, and polls run on the old config
-        wait_for(lambda: _count("config.invalid") > before, timeout=20, message="this reload to be refused")
+        wait_for(lambda: _count("config.invalid") > before, timeout=20, message="this reload to be refused")  # noqa: B023 (waited for here)
         assert d.proc.poll() is None
     assert status()["sessions"] == []
     # The control: a good config that watches every pane adopts the fake at once.

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from afd.model import Clock, PromptDelivery
 from afd.kit.text import capture_rows, decode_capture
+from afd.model import Clock, PromptDelivery
 from harness import load_builtin_plugin
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus" / "claude"

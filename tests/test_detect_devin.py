@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from afd import PROJECT, hookspecs
-from afd.model import AgentSpec, Clock, Detection, PromptDelivery
 from afd.kit.text import capture_rows, normalise_row
+from afd.model import AgentSpec, Clock, Detection, PromptDelivery
 from harness import load_builtin_plugin
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus" / "devin"

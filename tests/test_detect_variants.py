@@ -22,8 +22,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from afd.judge.gates import judge
-from afd.model import Clock
 from afd.kit.text import capture_rows
+from afd.model import Clock
 from harness import load_builtin_plugin
 
 PLUGINS = {name: load_builtin_plugin(name) for name in ("claude", "codex", "devin")}

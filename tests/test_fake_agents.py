@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import FakePane, commits_by, git, process_alive, start_fake, wait_for
 
 from afd.testing import banners
 from afd.testing.fake_agent import author, parse_invocation
 from afd.testing.scenario import Scenario, load_scenario
+from harness import FakePane, commits_by, git, process_alive, start_fake, wait_for
 
 AGENTS = ("claude", "codex", "devin")
 QUICK = {"work_seconds": 0.1}
@@ -300,7 +300,7 @@ def settled_captures(fake: FakePane, last_text: str, polls: int = 2) -> list[str
     captures = [fake.capture()]
     for n in range(1, polls):
         fake.server.send_keys(fake.pane, "Escape")
-        wait_for(lambda: len(fake.events("key")) >= n, message="the fake to read a key")
+        wait_for(lambda: len(fake.events("key")) >= n, message="the fake to read a key")  # noqa: B023 (waited for here)
         captures.append(fake.capture())
     return captures
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+
 import pytest
-from harness import git, process_alive, read_log, start_fake, wait_for
 from test_daemon import afd, run_daemon, status, write_config  # noqa: F401 (run_daemon is a fixture)
+
+from harness import git, process_alive, read_log, start_fake, wait_for
 
 pytestmark = pytest.mark.tmux
 

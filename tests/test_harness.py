@@ -8,6 +8,7 @@ import subprocess
 
 import psutil
 import pytest
+
 from harness import (
     TEST_EMAIL,
     TmuxServer,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from afd.world import tmux
+from afd.model import AgentSpec, PromptDelivery
 from afd.observe.identity import (
     IdentityKind,
     ProcessFact,
@@ -21,7 +21,7 @@ from afd.observe.identity import (
     mission_from_start_command,
     pane_processes,
 )
-from afd.model import AgentSpec, PromptDelivery
+from afd.world import tmux
 from harness import wait_for
 
 CLAUDE = AgentSpec(

@@ -13,10 +13,10 @@ from dataclasses import replace
 import psutil
 import pytest
 
-from afd.world import tmux
+from afd.model import AgentSpec
 from afd.observe.identity import IdentityKind, ProcessFact, identify
 from afd.observe.identity_cache import Held, IdentityCache, LinuxProc, ProcStat, rules_key
-from afd.model import AgentSpec
+from afd.world import tmux
 from harness import start_fake, wait_for
 
 CLAUDE = AgentSpec(name="claude", executables=("claude",), command=("claude",))

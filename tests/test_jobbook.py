@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 import pytest
 
 from afd.jobs.book import JobBook
-from afd.jobs.rules import EnvelopeState
 from afd.model import Event
-from afd.record.store import MIGRATIONS, SCHEMA_VERSION, SessionRecord, Store, StoreError
+from afd.record.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
+from afd.record.types import EnvelopeState, SessionRecord
 
 T = datetime(2026, 1, 1, tzinfo=timezone.utc)
 JOBS_STEP = next(i for i, m in enumerate(MIGRATIONS) if "CREATE TABLE jobs" in m)
@@ -84,8 +84,8 @@ def test_a_job_at_its_limit_sends_one_envelope_per_limit_and_a_closed_one_is_gon
     from dataclasses import replace
     from types import SimpleNamespace
 
-    from afd.jobs.rules import JobStatus
     from afd.jobs.outbox import Outbox
+    from afd.record.types import JobStatus
 
     with Store(tmp_path / "state.db") as store:
         events = []

@@ -13,7 +13,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from endpoint import free_port, start_endpoint
-from harness import wait_for
 
 from afd.config.notifiers import DEFAULT_EVENTS, NotifierSettings, wants
 from afd.config.settings import ConfigError, load_config
@@ -23,6 +22,7 @@ from afd.notifiers.answer import Outcome
 from afd.notifiers.collapse import Collapser
 from afd.notifiers.courier import Courier
 from afd.notifiers.message import About, compose
+from harness import wait_for
 
 NOW = datetime(2026, 7, 13, 13, 50, tzinfo=timezone.utc)
 ZONE = ZoneInfo("Europe/Berlin")  # 15:50 there
@@ -389,7 +389,8 @@ def test_a_reload_keeps_the_lane_of_an_unchanged_notifier_and_stops_a_removed_on
     try:
         worker.submit(*notice_for("session.limited"))
         wait_for(lambda: len(endpoint.requests) == 2, message="both notified")
-        lane = before.notifiers()[0]._courier
+        # get_plugins() is a set: find the kept notifier by its settings, not by position
+        lane = next(n for n in before.notifiers() if n.settings == kept)._courier
         after = load_plugins(None, entry_points=False, builtins=False)
         add_notifiers(after, Config(notify=(kept,)))
         worker.use(after)

@@ -6,8 +6,9 @@ import json
 
 import pytest
 from endpoint import free_port, start_endpoint
-from harness import start_fake, wait_for
 from test_daemon import afd, run_daemon, status, write_config  # noqa: F401
+
+from harness import start_fake, wait_for
 
 pytestmark = pytest.mark.tmux
 

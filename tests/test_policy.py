@@ -7,7 +7,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from afd.decide import nextaction, policy
-from afd.decide.policy import Limit, Native, NeedsHuman, Nothing, Refuse, ResumeAt, ResumeHistory, ResumeNow
+from afd.decide.policy import Limit, Native, NeedsHuman, Nothing, Refuse, ResumeAt, ResumeNow
+from afd.record.types import ResumeHistory
 
 NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
 MIN = timedelta(minutes=1)
@@ -17,7 +18,10 @@ def limit(kind="claude.session", reset=NOW + 60 * MIN, seen=NOW - 10 * MIN, nati
     return Limit(kind=kind, episode=episode, first_seen_at=seen, reset_at=reset, native=native, native_at=reset if native is Native.ARMED else None)
 
 
-def decide(lim, history=ResumeHistory(episode="b@1"), *, auto=True, grace=120.0, retry=1800.0, cap=5):
+HISTORY = ResumeHistory(episode="b@1")
+
+
+def decide(lim, history=HISTORY, *, auto=True, grace=120.0, retry=1800.0, cap=5):
     return policy.decide_wait("work", lim, history, auto_resume=auto, resume_grace=grace, retry_interval=retry, max_attempts=cap, now=NOW)
 
 

@@ -7,12 +7,13 @@ from datetime import datetime, timezone
 import pytest
 
 from afd.act import create, recovery
-from afd.config.settings import Config
-from afd.observe.identity import IdentityKind
-from afd.config.loader import load_plugins
 from afd.act.recovery import CreateFacts, Resolution
-from afd.record.store import JournalEntry, JournalState, Store
+from afd.config.loader import load_plugins
+from afd.config.settings import Config
 from afd.daemon.supervisor import Supervisor
+from afd.observe.identity import IdentityKind
+from afd.record.store import Store
+from afd.record.types import JournalEntry, JournalState
 from afd.world.tmux import ServerRef
 from harness import git, start_fake
 

@@ -9,13 +9,14 @@ from types import SimpleNamespace
 import pytest
 
 from afd.cli.main import UserError
-from afd.config.settings import Config
-from afd.observe.identity import IdentityKind
 from afd.config.loader import load_plugins
-from afd.model import IdentitySource, SessionState
+from afd.config.settings import Config
 from afd.daemon.requests import RequestHandler
-from afd.record.store import LedgerEntry, SessionRecord, Store
 from afd.daemon.supervisor import Supervisor
+from afd.model import IdentitySource, SessionState
+from afd.observe.identity import IdentityKind
+from afd.record.store import Store
+from afd.record.types import LedgerEntry, SessionRecord
 from afd.world.tmux import ServerRef
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)

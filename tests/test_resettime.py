@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from afd.model import Clock
 from afd.kit.resettime import (
     from_epoch,
     local_zone,
@@ -18,6 +17,7 @@ from afd.kit.resettime import (
     parse_time_of_day,
     resolve_zone,
 )
+from afd.model import Clock
 
 NOW = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)  # a Monday
 UTC_CLOCK = Clock(now=NOW, local_zone=timezone.utc)

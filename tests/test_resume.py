@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
 import time
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.config.settings import AgentOverride, Config
 from afd.config.loader import load_plugins
-from afd.record.store import JournalState, Store
+from afd.config.settings import AgentOverride, Config
 from afd.daemon.supervisor import Supervisor
+from afd.record.store import Store
+from afd.record.types import JournalState
 from afd.world.tmux import ServerRef
 from harness import start_fake, wait_for
 

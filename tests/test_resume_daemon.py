@@ -7,10 +7,10 @@ import os
 import signal
 
 import pytest
+from test_daemon import afd, run_daemon, status, write_config  # noqa: F401
 
 from afd.record.store import Store
 from harness import start_fake, wait_for
-from test_daemon import afd, run_daemon, status, write_config  # noqa: F401
 
 pytestmark = pytest.mark.tmux
 

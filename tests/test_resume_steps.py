@@ -6,11 +6,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.act import deliver
-
-from afd.judge import screen
-from afd.act import Finish, Go, Key, Liveness, PaneView, Paste, Respawn, Result, Wait
+from afd.act import Finish, Go, Key, Liveness, PaneView, Paste, Respawn, Result, Wait, deliver
 from afd.act.resume import decide
+from afd.judge import screen
 from afd.testing import banners, screens
 from afd.world.tmux import Presence
 
@@ -149,8 +147,8 @@ def test_composer_text_reads_the_input_row(agent, composer, expected):
 
 
 def test_native_auto_continue_is_read_armed_then_cancelled():
-    from afd.model import Clock
     from afd.decide.policy import Native
+    from afd.model import Clock
 
     clock = Clock(now=NOW, local_zone=timezone.utc)
     armed = rows("claude", "claude.native-armed")

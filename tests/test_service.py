@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from afd.cli import service
 from afd.cli.main import build_parser, main
 from afd.errors import EXIT_USAGE
-from afd.cli import service
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -208,7 +208,7 @@ def test_systemd_word_quoting(word, quoted):
 def test_unit_text_replaces_only_the_exec_start_line():
     rendered = service.unit_text(["/x/afd"])
     template = service.template()
-    changed = [(a, b) for a, b in zip(template.splitlines(), rendered.splitlines()) if a != b]
+    changed = [(a, b) for a, b in zip(template.splitlines(), rendered.splitlines(), strict=False) if a != b]
     assert changed == [("ExecStart=%h/.local/bin/afd run", "ExecStart=/x/afd run")]
 
 

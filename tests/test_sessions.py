@@ -7,11 +7,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from afd.config.loader import load_plugins
 from afd.judge import sessions
 from afd.judge.gates import Verdict
-from afd.observe.identity import Identity, IdentityKind
-from afd.config.loader import load_plugins
-from afd.model import Detection, IdentitySource, SessionState
 from afd.judge.sessions import (
     BannerSighting,
     CaptureUnanswered,
@@ -24,7 +22,9 @@ from afd.judge.sessions import (
     ServerUnanswered,
     transition,
 )
-from afd.record.store import SessionRecord
+from afd.model import Detection, IdentitySource, SessionState
+from afd.observe.identity import Identity, IdentityKind
+from afd.record.types import SessionRecord
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 NOW = T0 + timedelta(minutes=5)

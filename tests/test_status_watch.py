@@ -8,8 +8,9 @@ import shlex
 import sys
 
 import pytest
-from harness import start_fake, wait_for
 from test_daemon import run_daemon, status, write_config  # noqa: F401
+
+from harness import start_fake, wait_for
 
 pytestmark = pytest.mark.tmux
 

@@ -16,18 +16,8 @@ import pytest
 from afd.config import paths
 from afd.judge.limits import LimitFact, LimitState, unknown_fact
 from afd.model import Event
-from afd.record.store import (
-    MIGRATIONS,
-    SCHEMA_VERSION,
-    BannerSighting,
-    JournalState,
-    LedgerEntry,
-    SessionRecord,
-    StateLock,
-    Store,
-    StoreError,
-    default_path,
-)
+from afd.record.store import MIGRATIONS, SCHEMA_VERSION, StateLock, Store, StoreError, default_path
+from afd.record.types import BannerSighting, JournalState, LedgerEntry, SessionRecord
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -570,7 +560,8 @@ def test_lock_for_store_sits_beside_the_database(db_path):
 
 
 def test_reads_kept_between_polls_see_every_write_of_this_store_and_of_another(tmp_path):
-    from afd.record.store import SessionRecord, Store as _Store
+    from afd.record.store import Store as _Store
+    from afd.record.types import SessionRecord
 
     path = tmp_path / "state.db"
     now = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)

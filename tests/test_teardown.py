@@ -10,10 +10,10 @@ import textwrap
 
 import psutil
 import pytest
-from harness import process_alive, wait_for
 
 from afd.world import teardown
 from afd.world.teardown import Gone
+from harness import process_alive, wait_for
 
 # The "agent": ignores SIGTERM, starts one child of the given kind, prints the child's pid.
 AGENT = textwrap.dedent(

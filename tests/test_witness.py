@@ -13,11 +13,11 @@ import pytest
 
 from afd.judge import sessions
 from afd.judge.gates import Verdict
-from afd.observe.identity import IdentityKind
-from afd.model import Detection, IdentitySource, SessionState, WitnessState, WitnessVerdict
-from afd.record.store import SessionRecord
-from afd.testing import records as R
 from afd.judge.witness import Witnesses, combine, handoff_witnessed
+from afd.model import Detection, IdentitySource, SessionState, WitnessState, WitnessVerdict
+from afd.observe.identity import IdentityKind
+from afd.record.types import SessionRecord
+from afd.testing import records as R
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 PANE_RESET = T0 + timedelta(hours=3)

@@ -7,11 +7,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from afd.cli.status import render
-from afd.config.settings import Config
 from afd.config.loader import load_plugins
+from afd.config.settings import Config
 from afd.daemon.status import build_status
-from afd.record.store import Store
 from afd.daemon.supervisor import Supervisor
+from afd.record.store import Store
 from afd.testing import records as R
 from afd.world.tmux import ServerRef
 from harness import start_fake, wait_for

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from afd.model import AgentProcess, WitnessState
 from afd.kit.recordtail import TailCache, process_environment, read_tail
+from afd.model import AgentProcess, WitnessState
 from afd.testing import records as R
 from afd_plugins import _claude_records as claude
 from afd_plugins import _codex_records as codex

@@ -25,15 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-
-from afd.world import git, tmux
-
-from afd.observe import identity
+from typing import cast
 
 from afd.act import recovery
-from afd.observe.identity import IdentityKind
 from afd.model import IdentitySource, SessionState
-from afd.record.store import JournalEntry, JournalState, SessionRecord
+from afd.observe import identity
+from afd.observe.identity import IdentityKind
+from afd.record.types import JournalEntry, JournalState, SessionRecord
+from afd.world import git, tmux
 
 log = logging.getLogger("afd.create")
 
@@ -159,7 +158,7 @@ class CreateRunner:
         if job.error is not None:
             self._finish(job.entry_id, JournalState.ROLLED_BACK, job.error)
             return
-        tree: git.Worktree = job.result
+        tree = cast(git.Worktree, job.result)  # what the worker that added the worktree returns
         intent = {**entry.intent, "base_sha": tree.base_sha}
         self.sup.store.journal_step(job.entry_id, STEP_SESSION, base_sha=tree.base_sha)
         server = self.sup.server
@@ -182,15 +181,15 @@ class CreateRunner:
             self._spawn(job.entry_id, lambda: git.remove_new_worktree(repo, path, branch),
                         lambda j: self._finish(j.entry_id, JournalState.ROLLED_BACK, f"{why}; {j.result or j.error}"))
             return
-        pane = started.value
+        pane_id = started.value
         if intent.get("typed_prompt"):
-            tmux.send_text(server, pane, intent["typed_prompt"])
-        self._record(entry, {**intent, "pane": pane})
+            tmux.send_text(server, pane_id, intent["typed_prompt"])
+        self._record(entry, {**intent, "pane": pane_id})
         self._answers[job.entry_id] = Answer(result=_result(self.sup.store.journal_entry(job.entry_id)))
         self.sup.event(
             "session.created",
             f"created {intent['branch']} at {tree.base_sha[:12]} in {intent['worktree']}; "
-            f"started {shlex.join(intent['argv'][:1])} in pane {pane}",
+            f"started {shlex.join(intent['argv'][:1])} in pane {pane_id}",
             entry.session,
         )
 

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from afd.judge import screen
-
-from afd.world import tmux
 from afd.act import PaneView
+from afd.judge import screen
+from afd.world import tmux
 
 DEFAULT_MESSAGE = "Your usage limit has reset. Continue the task from where you stopped."
 # Keys delivery may press. Escape is not among them, on purpose.

@@ -26,34 +26,29 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from afd.act import deliver, preflight
-
-from afd.world import git, teardown, tmux
-
-from afd.observe import identity
-
-from afd.jobs import rules as jobs
-
 from afd.decide import nextaction, policy
-
-from afd.judge import witness
-from afd.decide.brief import BriefInput, GitFacts, build_brief
-from afd.judge.gates import is_chrome
-from afd.observe.identity import IdentityKind
+from afd.decide.brief import BriefInput, build_brief
+from afd.errors import AfdError
+from afd.jobs import rules as jobs
 from afd.jobs.book import JobBook
+from afd.judge import witness
+from afd.judge.gates import is_chrome
 from afd.judge.limits import LimitState
-from afd.model import Clock, PromptDelivery
 from afd.kit.resettime import local_zone
-from afd.record.store import JournalEntry, JournalState, LedgerEntry, SessionRecord
 from afd.kit.text import capture_rows
+from afd.model import Clock, IdentitySource, PromptDelivery, SessionState
+from afd.observe import identity
+from afd.observe.identity import IdentityKind
+from afd.record.types import JournalEntry, JournalState, LedgerEntry, SessionRecord
+from afd.world import git, teardown, tmux
 
 ACTION = "handoff"
 KILL_GRACE = timedelta(seconds=5)  # after SIGKILL, how long the tree has to be reaped
 READY_TIMEOUT = timedelta(seconds=60)  # the target's screen must show its chrome by then
-HANDING_OFF, ALL_LIMITED = "handing_off", "all_limited"
 CRASH_ENV = "AFD_TEST_CRASH_AT_STEP"
 
 
-class HandoffRefused(Exception):
+class HandoffRefused(AfdError):
     """The handoff may not start; the message is one line for the user, nothing was touched."""
 
 
@@ -97,7 +92,7 @@ def _turn_ended(rec: SessionRecord) -> tuple[bool, str]:
     Codex keeps running a turn in its detached daemon after the TUI is gone,
     so stopping its pane does not stop its work: only an idle pane will do.
     """
-    if rec.state in ("limited", ALL_LIMITED):
+    if rec.state in (SessionState.LIMITED, SessionState.ALL_LIMITED):
         return True, "its usage-limit wall was on screen and the pane unchanged over the stability polls"
     if rec.state == "idle":
         return True, "its pane was unchanged between polls with no banner (idle at its prompt)"
@@ -137,7 +132,7 @@ def begin(
         identity_source=rec.identity_source,
         mission=rec.mission,
         pane_present=present,
-        action_in_progress=_pending_action(sup, name) or (rec.state if rec.state == HANDING_OFF else None),
+        action_in_progress=_pending_action(sup, name) or (rec.state if rec.state == SessionState.HANDING_OFF else None),
         is_work_tree=is_tree,
         cwd_inside_worktree=bool(pane and worktree and _inside(pane.cwd, worktree)),
         handoffs_at=tuple(e.at for e in ledger),
@@ -160,7 +155,7 @@ def begin(
         facts_git = git.handoff_facts(Path(worktree), recorded_base)
     except git.GitError as exc:
         raise HandoffRefused(str(exc)) from None
-    reason = "usage limit" if automatic or rec.state in ("limited", ALL_LIMITED) else "manual"
+    reason = "usage limit" if automatic or rec.state in (SessionState.LIMITED, SessionState.ALL_LIMITED) else "manual"
     # Hand-back: this agent worked here before; it keeps its own conversation per directory.
     last_turn = next((e for e in reversed(ledger) if e.from_agent == target), None)
     since = None
@@ -218,7 +213,7 @@ def begin(
     _crash_point("stop")
     sup.acting.add(name)
     plan = nextaction.plan_of(policy.Handoff(target, intent["unverified"], why=f"handing off to {target}"), max_attempts=0)
-    sup.store.upsert_session(replace(rec, state=HANDING_OFF, next_action=nextaction.dumps(plan), updated_at=sup.clock()))
+    sup.store.upsert_session(replace(rec, state=SessionState.HANDING_OFF, next_action=nextaction.dumps(plan), updated_at=sup.clock()))
     how_chosen = " (unverified: its limit state is unknown)" if intent["unverified"] else ""
     sup.event(
         "handoff.started",
@@ -411,7 +406,7 @@ def _settle(sup, entry: JournalEntry, *, limited=None, brief_pending: str | None
     pid, started = i.get("new") or (None, None)
     if limited is not None and i["delivery"] == PromptDelivery.TYPED.value:
         brief_pending = f"{i['to']} is at its usage limit; the brief waits until it can take it"
-    state = "limited" if limited is not None else "idle"
+    state = SessionState.LIMITED if limited is not None else SessionState.IDLE
     outcome = f"{i['from']} → {i['to']} in pane {i['pane']} at {i['git']['head_sha'][:12]}"
     if limited is not None:
         outcome += f"; {i['to']} is itself at its usage limit"
@@ -429,7 +424,7 @@ def _settle(sup, entry: JournalEntry, *, limited=None, brief_pending: str | None
         if rec is not None:
             sup.store.upsert_session(
                 replace(
-                    rec, agent=i["to"], identity=IdentityKind.KNOWN.value, identity_source="process",
+                    rec, agent=i["to"], identity=IdentityKind.KNOWN, identity_source=IdentitySource.PROCESS,
                     agent_pid=pid, agent_started_at=started, state=state,
                     next_action="brief pending" if brief_pending else None,
                     last_banner=limited.banner if limited is not None else None,

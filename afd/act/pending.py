@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import logging
 
-from afd.decide import policy
 from afd.act import auto_key, handoff
-from afd.record.store import JournalState
+from afd.decide import policy
+from afd.model import SessionState
+from afd.record.types import JournalState
 
 log = logging.getLogger("afd.actions")
 
@@ -90,7 +91,7 @@ def _all_limited(sup, rec, park: policy.Park) -> None:
     when = park.until.strftime("%Y-%m-%dT%H:%M:%SZ") if park.until else "no reset time stated"
     plan = nextaction.plan_of(park, max_attempts=sup.config.resume_max_attempts, agent=rec.agent)
     sup.store.upsert_session(
-        replace(rec, state=handoff.ALL_LIMITED, next_action=nextaction.dumps(plan), updated_at=sup.clock())
+        replace(rec, state=SessionState.ALL_LIMITED, next_action=nextaction.dumps(plan), updated_at=sup.clock())
     )
     sup.event(
         "session.all_limited",

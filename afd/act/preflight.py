@@ -12,18 +12,15 @@ import os
 import shutil
 from collections.abc import Sequence
 
+import psutil
+
 
 def pane_path(pane_pid: int) -> str | None:
     """The PATH in the environment of the pane's process; None when it cannot be read."""
     try:
-        with open(f"/proc/{pane_pid}/environ", "rb") as fh:
-            data = fh.read()
-    except OSError:
+        return psutil.Process(pane_pid).environ().get("PATH")
+    except psutil.Error:
         return None
-    for item in data.split(b"\0"):
-        if item.startswith(b"PATH="):
-            return item[5:].decode("utf-8", errors="replace")
-    return None
 
 
 def resolve(argv: Sequence[str], path: str | None) -> str | None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from afd.act import recovery
-
+from afd.act import handoff, recovery
+from afd.record.types import JournalState
 from afd.world import tmux
-from afd.act import handoff
-from afd.record.store import JournalState
 
 
 def recover(sup, entry) -> bool:

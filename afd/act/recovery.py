@@ -25,7 +25,7 @@ from datetime import datetime
 
 from afd.act import Finish, Move, PaneView, Result, resume
 from afd.observe.identity import IdentityKind
-from afd.record.store import JournalEntry
+from afd.record.types import JournalEntry
 
 # --- actions advanced by the poll loop ------------------------------------------------
 

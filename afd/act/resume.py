@@ -18,10 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from afd.act import deliver
-
+from afd.act import Finish, Go, Key, Liveness, Move, PaneView, Paste, Respawn, Result, Wait, deliver
 from afd.judge import screen
-from afd.act import Finish, Go, Key, Liveness, Move, PaneView, Paste, Respawn, Result, Wait
 from afd.world.tmux import Presence
 
 STEPS = ("scheduled", "respawned", "menu_answered", "text_pasted", "submitted")
@@ -44,7 +42,6 @@ def decide(intent: dict, view: PaneView, now: datetime, settings: Mapping) -> Mo
         return Wait("tmux did not answer about the pane")
     step = intent.get("step", "scheduled")
     step_at = _at(intent, "step_at") or now
-    text = intent["text"]
     timeout = timedelta(seconds=float(settings.get("deliver_timeout", 30.0)))
     guard = float(settings.get("typing_guard", 20.0))
 

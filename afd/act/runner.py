@@ -14,24 +14,32 @@ import time
 from dataclasses import replace
 from datetime import datetime
 
-from afd.act import deliver, recovery
-
+from afd.act import (
+    Finish,
+    Go,
+    Key,
+    Liveness,
+    NoEffect,
+    PaneView,
+    Paste,
+    Respawn,
+    Result,
+    Wait,
+    auto_key,
+    deliver,
+    recovery,
+)
 from afd.decide import nextaction, policy
-
 from afd.judge import screen
-
-from afd.world import tmux
-from afd.act import Finish, Go, Key, Liveness, NoEffect, PaneView, Paste, Respawn, Result, Wait, auto_key
-from afd.observe.identity import IdentityKind
-from afd.model import Clock
 from afd.kit.resettime import local_zone
-from afd.record.store import JournalEntry, JournalState
 from afd.kit.text import capture_rows
+from afd.model import Clock, SessionState
+from afd.observe.identity import IdentityKind
+from afd.record.types import JournalEntry, JournalState
+from afd.world import tmux
 
 log = logging.getLogger("afd.actions")
 
-LIMITED, EXITED, GONE = "limited", "exited", "gone"
-ALL_LIMITED = "all_limited"  # the handoff loop guard's stop: limited, and no other agent to take over
 
 
 def run_token(sup) -> str:
@@ -62,7 +70,7 @@ def advance(sup, live: dict, now: datetime) -> None:
     pending = pending_actions(sup.store)
     for name, entry in pending.items():
         _step(sup, entry, live.get(name), now)
-    for name, (rec, pane, ident) in list(live.items()):
+    for name, (rec, _pane, _ident) in list(live.items()):
         if name not in pending and name not in sup.acting:  # a handoff owns the pane meanwhile
             _plan(sup, name, rec, now)
 
@@ -99,7 +107,7 @@ def view_of(sup, rec, pane, ident, now: datetime) -> PaneView:
         agent_alive=_liveness(ident),
         client_idle=idle,
         session_state=rec.state,
-        limited=rec.state in (LIMITED, ALL_LIMITED),
+        limited=rec.state in (SessionState.LIMITED, SessionState.ALL_LIMITED),
         clock=Clock(now=now, local_zone=local_zone()),
     )
 
@@ -183,13 +191,13 @@ def _finish(sup, entry: JournalEntry, rec, move: Finish, now: datetime) -> None:
 
 def limit_of(sup, name: str, rec, now: datetime) -> policy.Limit | None:
     """The limit the session stands at this poll, from the gates' verdict and the pane's last capture."""
-    if rec.state == EXITED:
+    if rec.state == SessionState.EXITED:
         history = sup.store.resume_history(name)
         if history.episode is None or history.first_seen_at is None:
             return None
         # The agent exited at its limit: the wall is still the one it stood at.
         return policy.Limit(kind="exited", episode=history.episode, first_seen_at=history.first_seen_at, reset_at=history.reset_at)
-    if rec.state not in (LIMITED, ALL_LIMITED) or rec.banner_first_seen_at is None:
+    if rec.state not in (SessionState.LIMITED, SessionState.ALL_LIMITED) or rec.banner_first_seen_at is None:
         return None
     watch = sup.watches.get(name)
     found = watch.detections[-1] if watch is not None and watch.detections else None

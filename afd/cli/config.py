@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from afd.errors import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UserError
 from afd.cli.common import print_json
 from afd.config.settings import (
     Config,
@@ -18,6 +17,7 @@ from afd.config.settings import (
     load_config,
     set_value,
 )
+from afd.errors import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UserError
 
 _CONFIG_HELP = "config file to use instead of the global one ($XDG_CONFIG_HOME/afd/config.toml)"
 

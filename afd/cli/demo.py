@@ -156,8 +156,8 @@ class Demo:
             except subprocess.TimeoutExpired:
                 self.daemon.kill()
         self.tmux("kill-server", check=False)
-        from afd.world.tmux import ServerRef
         from afd.daemon.supervisor import expected_socket_path
+        from afd.world.tmux import ServerRef
 
         Path(expected_socket_path(ServerRef(socket_name=self.socket))).unlink(missing_ok=True)
         self._kill_fakes()

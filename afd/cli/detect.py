@@ -8,12 +8,12 @@ import stat
 from datetime import datetime, timezone
 from pathlib import Path
 
-from afd.errors import EXIT_USAGE, UserError
 from afd.cli.common import compiled_pattern, iso_utc, load_effective, print_json
+from afd.errors import EXIT_USAGE, UserError
 from afd.judge.gates import content_of, judge
-from afd.model import AgentProcess, Clock
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows, decode_capture
+from afd.model import AgentProcess, Clock
 
 
 def register(sub: argparse._SubParsersAction) -> None:

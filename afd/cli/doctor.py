@@ -7,8 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
-from afd.errors import EXIT_FAIL, EXIT_OK, UserError
 from afd.cli.common import add_server_options
+from afd.errors import EXIT_FAIL, EXIT_OK, UserError
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -28,12 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def checks(config_path: str | None, socket_name: str | None = None, socket_path: str | None = None) -> list[dict]:
-    from afd.daemon import control
-    from afd.world import tmux
     from afd.cli.common import load_effective
     from afd.cli.service import UNIT_NAME, enablement_links, user_unit_dir
-    from afd.daemon.loop import server_ref
     from afd.config.paths import state_dir
+    from afd.daemon import control
+    from afd.daemon.loop import server_ref
+    from afd.world import tmux
 
     out: list[dict] = []
 

@@ -37,8 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_handoff(args: argparse.Namespace) -> int:
-    from afd.daemon import control
     from afd.cli.common import print_json
+    from afd.daemon import control
 
     request = {"name": args.session, "to": args.to, "brief": args.brief, "force": args.force, "wait": not args.no_wait}
     try:
@@ -66,11 +66,10 @@ def run_handoff(args: argparse.Namespace) -> int:
 def run_ledger(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from afd.world import git
-
-    from afd.record import ledger
     from afd.cli.common import print_json
+    from afd.record import ledger
     from afd.record.store import Store, StoreError, default_path
+    from afd.world import git
 
     db = default_path()
     if not db.exists():

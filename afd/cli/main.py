@@ -9,7 +9,7 @@ import sys
 from afd import __version__
 
 # Re-exported: commands and scripts written against `afd.cli` keep working.
-from afd.errors import EXIT_CONFIG, EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_OK, EXIT_USAGE, UserError  # noqa: F401
+from afd.errors import EXIT_CONFIG, EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_OK, EXIT_USAGE, AfdError, UserError  # noqa: F401
 
 # Each module has `register(subparsers)` that adds its parser and sets `func`.
 COMMAND_MODULES = (
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return int(args.func(args) or 0)
-    except UserError as exc:
+    except AfdError as exc:
         print(f"afd: {exc}", file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:

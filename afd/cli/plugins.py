@@ -36,7 +36,6 @@ def run(args: argparse.Namespace) -> int:
 
     from rich.console import Console
     from rich.table import Table
-
     from rich.text import Text
 
     console = Console(highlight=False, soft_wrap=True)

@@ -10,7 +10,6 @@ from pathlib import Path
 from afd.cli.common import add_server_options
 
 
-
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",

@@ -16,8 +16,8 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from afd.errors import EXIT_USAGE, UserError
 from afd.cli.common import print_json
+from afd.errors import EXIT_USAGE, UserError
 
 UNIT_NAME = "afd.service"
 ENABLE_LINE = "systemctl --user daemon-reload && systemctl --user enable --now afd"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from afd.errors import EXIT_DAEMON_DOWN, EXIT_OK, UserError
 from afd.cli.common import count
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_OK, UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -145,7 +145,11 @@ def event_time(iso: str, now, zone) -> str:
     return at.strftime("%H:%M:%S") if at.date() == now.astimezone(zone).date() else at.strftime("%b %d %H:%M:%S")
 
 
-_STATE_STYLE = {"all_limited": "bold red", "handing_off": "bold yellow", "resuming": "bold yellow", "needs_human": "bold red", "limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta", "available": "green"}
+_STATE_STYLE = {
+    "all_limited": "bold red", "handing_off": "bold yellow", "resuming": "bold yellow", "needs_human": "bold red",
+    "limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta",
+    "available": "green",
+}
 
 # Columns a narrow terminal keeps (`status --watch` below NARROW columns wide).
 NARROW = 110
@@ -195,11 +199,11 @@ def report_view(report: dict, *, now=None, zone=None, narrow: bool = False, even
     for col in agent_columns:
         agents.add_column(col)
     for a in report["agents"]:
-        cells = [Text(a["name"]), Text(a["state"], style=_STATE_STYLE.get(a["state"], "")),
+        agent_cells = [Text(a["name"]), Text(a["state"], style=_STATE_STYLE.get(a["state"], "")),
                  Text(local_time(a["reset_at"], now, zone) or "-")]
         if not narrow:
-            cells += [Text(local_time(a["observed_at"], now, zone) or "never"), Text(a["source_session"] or "-")]
-        agents.add_row(*cells)
+            agent_cells += [Text(local_time(a["observed_at"], now, zone) or "never"), Text(a["source_session"] or "-")]
+        agents.add_row(*agent_cells)
     parts.append(agents)
     recent = report["events"] if events is None else report["events"][:events]
     if recent:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 import re
 
+from afd.errors import AfdError
+
 UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 # No afd duration needs more than a year (a weekly limit resets within 7 days);
@@ -23,7 +25,7 @@ _PART = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)")
 _HINT = '(use a number with a unit: ms, s, m, h, d, e.g. "90s" or "1h30m")'
 
 
-class DurationError(ValueError):
+class DurationError(AfdError, ValueError):
     """A duration string that cannot be read; the message says how to write one."""
 
 

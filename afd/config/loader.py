@@ -8,20 +8,25 @@ so a user's plugin can replace a built-in detector without editing afd.
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib.metadata
 import importlib.util
+import inspect
 import logging
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pluggy
 
 import afd_plugins
 from afd import ENTRY_POINT_GROUP, PROJECT, hookspecs
+from afd.errors import AfdError
 from afd.model import AgentProcess, AgentSpec, Clock, Detection, Event, Notice, WitnessState, WitnessVerdict
 
 log = logging.getLogger("afd.plugins")
@@ -60,7 +65,8 @@ class PluginSet:
     failures: list[PluginFailure] = field(default_factory=list)
     _spec_names: dict[str, frozenset[str]] = field(default_factory=dict)  # plugin -> agents it names
     _reported: set[tuple[str, str]] = field(default_factory=set)
-    _detect_callers: dict[str, object] = field(default_factory=dict)  # agent -> pluggy caller without replaced plugins
+    # (hook, agent) -> pluggy's caller for that hook without the plugins whose spec for the agent was replaced
+    _callers: dict[tuple[str, str], Callable[..., Any]] = field(default_factory=dict)
 
     def detect(
         self, agent: str, rows: list[str], clock: Clock, pattern: re.Pattern[str] | None = None
@@ -75,18 +81,8 @@ class PluginSet:
         (logged once) and the next one is asked; a wrapper that fails, or a
         result a wrapper spoiled, makes this capture count as no detection.
         """
-        caller = self._detect_callers.get(agent)
-        if caller is None:
-            owner = self.owners.get(agent)
-            replaced = [
-                self.manager.get_plugin(name)
-                for name, agents in self._spec_names.items()
-                if agent in agents and name != owner
-            ]
-            caller = self.manager.subset_hook_caller("afd_detect", remove_plugins=[p for p in replaced if p is not None])
-            self._detect_callers[agent] = caller
         try:
-            found = caller(agent=agent, lines=list(rows), clock=clock, pattern=pattern)
+            found = self._caller("afd_detect", agent)(agent=agent, lines=list(rows), clock=clock, pattern=pattern)
         except (Exception, SystemExit) as exc:  # only a wrapper can get here: each detector is guarded
             self._report_once("(a hook wrapper)", "afd_detect", exc)
             return None
@@ -96,31 +92,39 @@ class PluginSet:
             return None
         return found
 
-    def _guard(self, plugin: str, function, argnames: tuple[str, ...]):
-        """`function` as pluggy will call it: an exception or a bad Detection becomes None, logged once."""
+    def _caller(self, hook: str, agent: str) -> Callable[..., Any]:
+        """pluggy's caller for ``hook`` about ``agent``: a plugin whose spec for the agent was overridden is left out."""
+        caller = self._callers.get((hook, agent))
+        if caller is None:
+            owner = self.owners.get(agent)
+            replaced = [
+                self.manager.get_plugin(name)
+                for name, agents in self._spec_names.items()
+                if agent in agents and name != owner
+            ]
+            caller = self.manager.subset_hook_caller(hook, remove_plugins=[p for p in replaced if p is not None])
+            self._callers[(hook, agent)] = caller
+        return caller
 
-        def guarded(*args):
-            try:
-                found = function(*args)
-            except (Exception, SystemExit) as exc:  # a plugin bug must not take the caller down
-                self._report_once(plugin, "afd_detect", exc)
-                return None
-            lines = dict(zip(argnames, args)).get("lines")
-            problem = detection_problem(found, None if lines is None else len(lines))
-            if problem is not None:
-                self._report_once(plugin, "afd_detect", InvalidDetection(problem))
-                return None
-            return found
+    def _isolated(self, plugin: object, name: str) -> object:
+        """``plugin`` as afd registers it: each of its hook implementations guarded, so one plugin's bug stays its own.
 
-        return guarded
-
-    def _impls_for(self, hook, agent: str) -> list:
-        """``hook``'s implementations for ``agent``: its owner's first, then plugins that name no spec for it."""
-        owner = self.owners.get(agent)
-        impls = [i for i in reversed(hook.get_hookimpls()) if not (i.hookwrapper or i.wrapper)]
-        ordered = [i for i in impls if i.plugin_name == owner]
-        return ordered + [i for i in impls if i.plugin_name != owner and agent not in self._spec_names.get(i.plugin_name, ())]
-
+        pluggy stops a whole hook call at the first exception; wrapping each
+        implementation before registration lets every hook be called the
+        ordinary pluggy way (wrappers, ``tryfirst``, first result) while a
+        failing plugin counts as no answer and is logged once.
+        """
+        isolated = _Isolated(name)
+        for attr in dir(plugin):
+            value = getattr(plugin, attr, None)
+            opts = self.manager.parse_hookimpl_opts(plugin, attr) if callable(value) else None
+            if opts is None or value is None:
+                continue
+            guard = _GUARDS.get(attr)
+            if guard is not None and not (opts.get("hookwrapper") or opts.get("wrapper")):
+                value = guard(self, name, value)
+            setattr(isolated, attr, value)
+        return isolated
     def has_witness(self, agent: str) -> bool:
         """Whether some plugin can read ``agent``'s own records: the one that provides it implements `afd_witness`."""
         owner = self.owners.get(agent)
@@ -134,31 +138,25 @@ class PluginSet:
         A witness that raises counts as UNKNOWN: a broken second witness must
         not turn a wall the pane shows into no wall.
         """
-        for impl in self._impls_for(self.manager.hook.afd_witness, agent):
-            try:
-                found = impl.function(agent=agent, process=process, since=since, until=until, record=record)
-            except (Exception, SystemExit) as exc:
-                self._report_once(impl.plugin_name, "afd_witness", exc)
-                return WitnessVerdict(WitnessState.UNKNOWN, f"the {impl.plugin_name} witness failed: {type(exc).__name__}")
-            if found is not None:
-                return found
-        return None
+        try:
+            return self._caller("afd_witness", agent)(agent=agent, process=process, since=since, until=until, record=record)
+        except (Exception, SystemExit) as exc:  # only a wrapper can get here: each witness is guarded
+            self._report_once("(a hook wrapper)", "afd_witness", exc)
+            return WitnessVerdict(WitnessState.UNKNOWN, f"a hook wrapper of afd_witness failed: {type(exc).__name__}")
 
     def emit(self, event: Event, notice: Notice | None = None) -> None:
         """Hand an event to every `afd_event` plugin; a failing one is logged, never raised.
 
         Called on the notifier worker (`afd/notifiers/worker.py`), never in the poll loop.
+        pluggy passes each implementation only the arguments it names, so a plugin
+        written before `notice` existed still gets `event` alone.
         """
         if notice is None:
             notice = Notice(title=event.kind, text=event.message, where=None, agent=None, account=None, host="")
-        given = {"event": event, "notice": notice}
-        for impl in self.manager.hook.afd_event.get_hookimpls():
-            if impl.hookwrapper or impl.wrapper:
-                continue
-            try:
-                impl.function(**{name: given[name] for name in impl.argnames if name in given})
-            except (Exception, SystemExit) as exc:
-                self._report_once(impl.plugin_name, "afd_event", exc)
+        try:
+            self.manager.hook.afd_event(event=event, notice=notice)
+        except (Exception, SystemExit) as exc:  # only a wrapper can get here: each plugin's is guarded
+            self._report_once("(a hook wrapper)", "afd_event", exc)
 
     def notifiers(self) -> list:
         """afd's own notifiers (`[[notify]]` tables), as registered."""
@@ -174,8 +172,77 @@ class PluginSet:
         log.error("plugin %s: %s raised %s: %s (further errors of this kind are not logged)", plugin, hook, type(exc).__name__, exc)
 
 
-class InvalidDetection(ValueError):
+class _Isolated:
+    """What pluggy registers for a plugin: its hook implementations, each guarded (hashable, by identity)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"<afd plugin {self._name}>"
+
+
+class InvalidDetection(AfdError, ValueError):
     """A detector's return value that is not a Detection afd can use."""
+
+
+def _guard_detect(plugins: PluginSet, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """An exception or a bad Detection becomes no detection, logged once; the next detector is asked."""
+
+    # pluggy passes the arguments by position, in the order the function names them.
+    names = list(inspect.signature(function).parameters)
+    at = names.index("lines") if "lines" in names else None
+
+    @functools.wraps(function)  # pluggy reads the argument names through __wrapped__
+    def guarded(*args: Any, **kwargs: Any) -> Detection | None:
+        try:
+            found = function(*args, **kwargs)
+        except (Exception, SystemExit) as exc:  # a plugin bug must not take the caller down
+            plugins._report_once(plugin, "afd_detect", exc)
+            return None
+        lines = args[at] if at is not None and at < len(args) else kwargs.get("lines")
+        problem = detection_problem(found, None if lines is None else len(lines))
+        if problem is not None:
+            plugins._report_once(plugin, "afd_detect", InvalidDetection(problem))
+            return None
+        return found
+
+    return guarded
+
+
+def _guard_witness(plugins: PluginSet, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """An exception is UNKNOWN, logged once: a broken second witness must not turn a wall the pane shows into no wall."""
+
+    @functools.wraps(function)
+    def guarded(*args: Any, **kwargs: Any) -> WitnessVerdict | None:
+        try:
+            return function(*args, **kwargs)
+        except (Exception, SystemExit) as exc:
+            plugins._report_once(plugin, "afd_witness", exc)
+            return WitnessVerdict(WitnessState.UNKNOWN, f"the {plugin} witness failed: {type(exc).__name__}")
+
+    return guarded
+
+
+def _guard_event(plugins: PluginSet, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """An exception is logged once and never reaches the daemon's loop; the other plugins still get the event."""
+
+    @functools.wraps(function)
+    def guarded(*args: Any, **kwargs: Any) -> None:
+        try:
+            function(*args, **kwargs)
+        except (Exception, SystemExit) as exc:
+            plugins._report_once(plugin, "afd_event", exc)
+
+    return guarded
+
+
+# afd_agents is not guarded: a plugin whose agents cannot be read is not loaded at all.
+_GUARDS: dict[str, Callable[[PluginSet, str, Callable[..., Any]], Callable[..., Any]]] = {
+    "afd_detect": _guard_detect,
+    "afd_witness": _guard_witness,
+    "afd_event": _guard_event,
+}
 
 
 def detection_problem(found: object, rows: int | None) -> str | None:
@@ -241,7 +308,7 @@ def load_plugins(
     """Load every plugin; a plugin that fails to import or register is recorded and skipped."""
     pm = _new_manager()
     result = PluginSet(manager=pm)
-    candidates: list[tuple[str, str, str, object]] = []  # name, source, origin, loader
+    candidates: list[tuple[str, str, str, Callable[..., Any]]] = []  # name, source, origin, loader
 
     if builtins:
         for path in _plugin_files(builtin_dir()):
@@ -265,7 +332,7 @@ def load_plugins(
             continue
         # SystemExit too: a plugin that calls sys.exit() must not stop afd.
         try:
-            plugin = load()
+            plugin = result._isolated(load(), name)
             pm.register(plugin, name=name)
         except (Exception, SystemExit) as exc:
             result.failures.append(PluginFailure(name, source, origin, f"{type(exc).__name__}: {exc}"))
@@ -288,9 +355,6 @@ def load_plugins(
             result.agents[spec.name] = spec
             result.owners[spec.name] = name
         result._spec_names[name] = frozenset(s.name for s in specs)
-        for impl in pm.hook.afd_detect.get_hookimpls():
-            if impl.plugin_name == name and not (impl.hookwrapper or impl.wrapper):
-                impl.function = result._guard(name, impl.function, tuple(impl.argnames))
         hooks = tuple(sorted(c.name for c in pm.get_hookcallers(pm.get_plugin(name)) or ()))
         result.plugins.append(
             PluginInfo(name, source, origin, tuple(s.name for s in specs), hooks, tuple(overrides))
@@ -317,11 +381,10 @@ def _unknown_hooks(pm: pluggy.PluginManager, name: str) -> str:
 
 
 def _agents_of(pm: pluggy.PluginManager, name: str) -> list[AgentSpec]:
+    others = [plugin for other, plugin in pm.list_name_plugin() if other != name]
     specs: list[AgentSpec] = []
-    for impl in pm.hook.afd_agents.get_hookimpls():
-        if impl.plugin_name != name:
-            continue
-        for spec in impl.function() or ():
+    for answer in pm.subset_hook_caller("afd_agents", remove_plugins=others)():
+        for spec in answer or ():
             if not isinstance(spec, AgentSpec):
                 raise TypeError(f"afd_agents returned {type(spec).__name__}, not AgentSpec")
             specs.append(spec)

@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import tomlkit
 import tomlkit.exceptions
@@ -34,6 +35,7 @@ import tomlkit.items
 
 from afd.config import notifiers, paths, userpattern
 from afd.config.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
+from afd.errors import EXIT_CONFIG, AfdError
 
 LIMIT_ACTIONS = ("wait", "handoff")
 
@@ -128,8 +130,10 @@ class Config:
     warnings: tuple[ConfigProblem, ...] = ()  # only with lenient_patterns: bad regexes left out
 
 
-class ConfigError(Exception):
+class ConfigError(AfdError):
     """The config cannot be used; `problems` lists every reason, `partial` what could be read."""
+
+    code = EXIT_CONFIG
 
     def __init__(self, problems: list[ConfigProblem], partial: Config | None = None):
         super().__init__("\n".join(str(p) for p in problems))
@@ -142,7 +146,7 @@ class ConfigError(Exception):
 # -- reading one value ------------------------------------------------------
 
 
-class _Invalid(Exception):
+class _Invalid(AfdError):
     """A value of the wrong type or form; the message is for the user."""
 
 
@@ -271,15 +275,16 @@ def _socket_path(value: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Key:
-    read: Callable[[object], object]
-    show: Callable[[object], object]  # the value as the file writes it (JSON-able)
+    # Any: each key's reader takes what TOML gives and its shower what the reader made.
+    read: Callable[[Any], object]
+    show: Callable[[Any], object]  # the value as the file writes it (JSON-able)
 
 
 def _as_is(value: object) -> object:
     return value
 
 
-def _as_list(value: object) -> object:
+def _as_list(value: Any) -> object:
     return list(value) if value is not None else None
 
 
@@ -410,23 +415,28 @@ class _KeyLines:
 
 
 def _syntax_problem(path: Path | None, exc: tomllib.TOMLDecodeError, text: str) -> ConfigProblem:
-    message = str(exc)
-    line = getattr(exc, "lineno", None)
-    col = getattr(exc, "colno", None)
-    # Python 3.11-3.13 put the position only in the message text.
-    found = re.search(r"\s*\(at line (\d+), column (\d+)\)$", message)
-    if found:
-        line = line or int(found.group(1))
-        col = col or int(found.group(2))
-        message = message[: found.start()]
-    elif line is None:
-        found = re.search(r"\s*\(at end of document\)$", message)
-        if found:
-            # FILE:LINE lets an editor jump there: the last line, where the file ended unfinished.
-            message = message[: found.start()] + " at the end of the file"
-            line = max(len(text.splitlines()), 1)
+    # tomllib says what is wrong, but before Python 3.14 it gives the position
+    # only inside that sentence; tomlkit's ParseError carries it as numbers.
+    message, _, where = str(exc).partition(" (at ")
+    line, col = _syntax_position(text)
+    if where == "end of document)":
+        # FILE:LINE lets an editor jump there: the last line, where the file ended unfinished.
+        message += " at the end of the file"
+        line, col = max(len(text.splitlines()), 1), None
     message = message[:1].lower() + message[1:]
     return ConfigProblem(path, line, col, None, f"invalid TOML: {message}")
+
+
+def _syntax_position(text: str) -> tuple[int | None, int | None]:
+    """Where tomlkit finds the syntax error in `text`: line and column from 1, or None when it finds none."""
+    try:
+        tomlkit.parse(text)
+    except tomlkit.exceptions.ParseError as exc:
+        # tomlkit counts columns from 0, editors from 1.
+        return exc.line, exc.col + 1
+    except (tomlkit.exceptions.TOMLKitError, RecursionError):
+        pass
+    return None, None
 
 
 def _suggestion(name: str, candidates: Collection[str], nested: Mapping[str, str] = MappingProxyType({})) -> str:
@@ -448,7 +458,7 @@ class _Reader:
         self.lenient_patterns = lenient_patterns
         self.problems: list[ConfigProblem] = []
         self.warnings: list[ConfigProblem] = []
-        self.values: dict[str, object] = {}
+        self.values: dict[str, Any] = {}  # checked per key by its reader
         self.from_file: set[str] = set()
 
     def problem(self, parts: tuple[str, ...], message: str, *, warning: bool = False, key: str | None = None) -> None:
@@ -507,7 +517,7 @@ class _Reader:
             table = self.table(("agents", name), entry)
             if table is None:
                 continue
-            read: dict[str, tuple[str, ...]] = {}
+            read: dict[str, Any] = {}
             for key, value in table.items():
                 parts = ("agents", name, key)
                 if key not in _AGENT:
@@ -568,7 +578,7 @@ class _Reader:
         if kind is None:
             self.problem(where, f"needs a type: {', '.join(notifiers.TYPES)}", key=f"notify[{number}].type")
             return None
-        values: dict[str, object] = {}
+        values: dict[str, Any] = {}  # each value already read by its key's reader
         for key, value in table.items():
             parts, shown = (*where, key), f"notify[{number}].{key}"
             if key not in _NOTIFY:
@@ -621,6 +631,7 @@ class _Reader:
             self.check_agent(("limit_patterns", name), name)
 
     def check_agent(self, parts: tuple[str, ...], name: str) -> None:
+        assert self.known_agents is not None  # asked only when the agents are known
         if name in self.known_agents:
             return
         known = ", ".join(sorted(self.known_agents)) or "none"
@@ -716,8 +727,9 @@ def effective_items(config: Config) -> list[tuple[str, object, str]]:
 # -- editing ----------------------------------------------------------------
 
 
-def _without_position(message: str) -> str:
-    return re.sub(r" at line \d+ col \d+$", "", message)
+def _without_position(exc: tomlkit.exceptions.ParseError) -> str:
+    # ParseError appends exactly this to its message; the numbers are its attributes.
+    return str(exc).removesuffix(f" at line {exc.line} col {exc.col}")
 
 
 def _toml_value(path: Path, dotted_key: str, raw_value: str) -> tomlkit.items.Item:
@@ -794,7 +806,7 @@ def set_value(
         doc = tomlkit.parse(text)
     except tomlkit.exceptions.ParseError as exc:
         # tomlkit counts columns from 0, tomllib (and editors) from 1.
-        raise ConfigError([ConfigProblem(path, exc.line, exc.col + 1, None, f"invalid TOML: {_without_position(str(exc))}")]) from None
+        raise ConfigError([ConfigProblem(path, exc.line, exc.col + 1, None, f"invalid TOML: {_without_position(exc)}")]) from None
     _set_in(path, doc, parts, _toml_value(path, dotted_key, raw_value))
     result = doc.as_string()
     if not result.endswith("\n"):

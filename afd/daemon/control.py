@@ -48,6 +48,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE, UserError
 
@@ -70,8 +71,7 @@ _UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 class ControlError(UserError):
     """The daemon answered with an error, or the socket cannot be used; `code` is an exit code."""
 
-    def __init__(self, message: str, code: int = EXIT_FAIL):
-        super().__init__(message, code)
+    code = EXIT_FAIL
 
 
 class DaemonTimeout(ControlError):
@@ -81,8 +81,7 @@ class DaemonTimeout(ControlError):
 class DaemonUnavailable(UserError):
     """No daemon is listening: the socket file is missing or nobody accepts on it."""
 
-    def __init__(self, message: str):
-        super().__init__(message, EXIT_DAEMON_DOWN)
+    code = EXIT_DAEMON_DOWN
 
 
 @dataclass(frozen=True, slots=True)
@@ -533,7 +532,7 @@ def _read_answer(reader, path: Path | str, timeout: float) -> dict:
     return answer
 
 
-def request(path: Path | str, cmd: str, args: dict | None = None, timeout: float = 5.0) -> object:
+def request(path: Path | str, cmd: str, args: dict | None = None, timeout: float = 5.0) -> Any:
     """Send one request and return the daemon's result.
 
     Raises DaemonUnavailable when no daemon listens, DaemonTimeout when it does not answer

@@ -20,19 +20,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from afd import __version__
-
-from afd.daemon import control, notify
-
-from afd.world import tmux
-from afd.config.settings import Config, ConfigError, default_config_path
-from afd.config.loader import PluginSet, load_config_and_plugins
-from afd.model import Event
-from afd.daemon.status import event_json
-from afd.record.store import JournalState, StateLock, Store, StoreError, StoreRefused
-from afd.record.store import default_path as default_db_path
 from afd.act.recovery import has_executor
+from afd.config.loader import PluginSet, load_config_and_plugins
+from afd.config.settings import Config, ConfigError, default_config_path
+from afd.daemon import control, notify
+from afd.daemon.status import event_json
 from afd.daemon.supervisor import PollSummary, Supervisor
+from afd.errors import EXIT_CONFIG, EXIT_FAIL, AfdError
+from afd.model import Event
 from afd.notifiers.worker import NoticeWorker
+from afd.record.store import StateLock, Store, StoreError
+from afd.record.store import default_path as default_db_path
+from afd.record.types import JournalState
+from afd.world import tmux
 
 log = logging.getLogger("afd.daemon")
 ACTING_INTERVAL = 0.25  # seconds between loop turns while an action is in progress
@@ -62,10 +62,8 @@ def setup_logging(verbose: bool = False) -> None:
     root.propagate = False
 
 
-class StartupError(Exception):
-    def __init__(self, message: str, code: int):
-        super().__init__(message)
-        self.code = code
+class StartupError(AfdError):
+    """The daemon cannot start; `code` is its exit status (EXIT_CONFIG tells systemd not to restart it)."""
 
 
 def load_checked(path: Path | None) -> tuple[Config, PluginSet]:
@@ -98,9 +96,9 @@ class Daemon:
         try:
             self.config, self.plugins = load_checked(self.config_path)
         except ConfigError as exc:
-            raise StartupError("\n".join(str(p) for p in exc.problems) + "\nafd: not started: the config is invalid", 78) from None
+            raise StartupError("\n".join(str(p) for p in exc.problems) + "\nafd: not started: the config is invalid", EXIT_CONFIG) from None
         except Exception as exc:  # a config that cannot be read at all is still a config error, not a crash
-            raise StartupError(f"cannot read the config ({type(exc).__name__}: {exc})\nafd: not started", 78) from None
+            raise StartupError(f"cannot read the config ({type(exc).__name__}: {exc})\nafd: not started", EXIT_CONFIG) from None
         for warning in self.config.warnings:
             log.warning("%s; the built-in pattern stays in force", warning)
         for failure in self.plugins.failures:
@@ -111,13 +109,14 @@ class Daemon:
         try:
             self.lock.acquire()
         except StoreError as exc:
-            raise StartupError(str(exc), 1) from None
+            raise StartupError(str(exc), EXIT_FAIL) from None
         try:
             self.store = Store(db)
         except StoreError as exc:
             self.lock.release()
-            # A newer schema or a foreign database stays that way: 78 stops systemd's restart loop.
-            raise StartupError(str(exc), 78 if isinstance(exc, StoreRefused) else 1) from None
+            # A newer schema or a foreign database stays that way: StoreRefused carries
+            # EXIT_CONFIG, which stops systemd's restart loop.
+            raise StartupError(str(exc), exc.code) from None
         self.server = server_ref(self.config, self.socket_name, self.socket_path)
         self.supervisor = Supervisor(self.config, self.plugins, self.store, self.server, emit=self._publish)
         self.notices = NoticeWorker(self.plugins, wake=self.wake)
@@ -160,7 +159,7 @@ class Daemon:
         try:
             server.start()
         except control.ControlError as exc:
-            raise StartupError(str(exc), 1) from None
+            raise StartupError(str(exc), EXIT_FAIL) from None
         # Only a started server is kept: close() must not serve one that never listened.
         self.control = server
 

@@ -14,19 +14,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from afd.act import create
-
-from afd.world import git, tmux
-
-from afd.observe import identity
-from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.daemon.control import Stream
-from afd.observe.identity import IdentityKind
+from afd.daemon.status import build_status, event_json
+from afd.daemon.supervisor import GONE, IDLE, UNKNOWN, expected_socket_path
+from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.jobs.requests import JobRequests
 from afd.model import IdentitySource, PromptDelivery
+from afd.observe import identity
+from afd.observe.identity import IdentityKind
 from afd.record.naming import is_valid_name, unique_name
-from afd.daemon.status import build_status, event_json
-from afd.record.store import SessionRecord
-from afd.daemon.supervisor import GONE, IDLE, UNKNOWN, expected_socket_path
+from afd.record.types import SessionRecord
+from afd.world import git, tmux
 
 
 class RequestHandler(JobRequests):
@@ -255,8 +253,8 @@ class RequestHandler(JobRequests):
 
     def do_resume(self, name: str) -> dict:
         """`afd resume SESSION`: the user says now, whatever limit_auto_resume says."""
-        from afd.decide import policy
         from afd.act import runner
+        from afd.decide import policy
 
         rec = self._session(name)
         pending = runner.pending_actions(self.store).get(name)

@@ -16,26 +16,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
-from afd.act import create, recovery
+import psutil
 
-from afd.world import git, tmux
-
-from afd.observe import identity
-
-from afd.judge import limits, sessions
-from afd.act import runner
-from afd.observe.identity_cache import IdentityCache, rules_key
-from afd.config.settings import Config, compiled_limit_patterns
-from afd.judge.gates import judge
-from afd.observe.identity import Identity, IdentityKind
+from afd.act import create, recovery, runner
 from afd.config.loader import PluginSet
-from afd.model import AgentProcess, Clock, Event, Notice, SessionState, WitnessState, WitnessVerdict
-from afd.record.naming import is_ignored, unique_name
+from afd.config.settings import Config, compiled_limit_patterns
 from afd.jobs.outbox import Outbox
+from afd.judge import limits, sessions
+from afd.judge.gates import judge
 from afd.kit.resettime import local_zone
-from afd.record.store import JournalState, SessionRecord, Store
 from afd.kit.text import capture_rows
+from afd.model import AgentProcess, Clock, Event, Notice, SessionState, WitnessState, WitnessVerdict
+from afd.observe import identity
+from afd.observe.identity import Identity, IdentityKind
+from afd.observe.identity_cache import IdentityCache, rules_key
 from afd.observe.watch import PaneWatch, occurrence_key
+from afd.record.naming import is_ignored, unique_name
+from afd.record.store import Store
+from afd.record.types import JournalState, SessionRecord
+from afd.world import git, tmux
 
 log = logging.getLogger("afd.supervisor")
 
@@ -527,8 +526,8 @@ def _process_cwd(pid: int | None) -> str | None:
     if pid is None:
         return None
     try:
-        return os.readlink(f"/proc/{pid}/cwd")
-    except OSError:
+        return psutil.Process(pid).cwd()
+    except psutil.Error:
         return None
 
 

@@ -14,11 +14,13 @@ watching" must stay expressible (seed §2.1).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from afd.judge.limits import LimitFact, LimitState
+from afd.model import IdentityKind, IdentitySource, SessionState
+from afd.record.types import ResumeHistory
 
 # A limit seen again within this long after a continuation was not lifted
 # by it: the continuation counts against the same episode and backs off.
@@ -53,23 +55,6 @@ class Limit:
     @property
     def needs_human(self) -> bool:
         return is_human_wall(self.kind)
-
-
-@dataclass(frozen=True, slots=True)
-class ResumeHistory:
-    """What afd did about a session's limits so far; persisted, so backoff survives a restart."""
-
-    episode: str | None = None  # the banner the current episode stands at
-    # That banner's first sighting and reset, kept for when the pane no longer shows it (its agent exited).
-    first_seen_at: datetime | None = None
-    reset_at: datetime | None = None
-    attempts: int = 0  # continuations sent in this episode
-    last_sent_at: datetime | None = None
-    backoff_level: int = 0  # immediate re-limits in a row
-    relimited_at: datetime | None = None  # when the last immediate re-limit was first seen
-    unconfirmed: bool = False  # the last continuation was not seen to land
-    retry_after: datetime | None = None  # an attempt failed before sending: not again before this
-    needs_human: str | None = None  # this episode stopped for a person, and why
 
 
 # --- decisions ----------------------------------------------------------------
@@ -126,7 +111,7 @@ Decision = ResumeAt | ResumeNow | Nothing | NeedsHuman | Refuse | Handoff | Park
 
 def is_human_wall(kind: str | None) -> bool:
     """Spend caps and billing walls: no reset lifts them, a person has to."""
-    return bool(kind) and kind.endswith(_HUMAN_SUFFIXES)
+    return kind is not None and kind.endswith(_HUMAN_SUFFIXES)
 
 
 def human_wall_why(kind: str) -> str:
@@ -284,7 +269,7 @@ def choose_target(order: Sequence[str], outgoing: str | None, facts: Mapping[str
         fact = facts.get(agent)
         state = fact.state if fact is not None else LimitState.UNKNOWN
         if state is LimitState.LIMITED:
-            if fact.reset_at is not None:
+            if fact is not None and fact.reset_at is not None:
                 resets.append(fact.reset_at)
             continue
         return Handoff(agent, unverified=state is not LimitState.AVAILABLE, why=f"first in handoff_order not limited ({state.value})")
@@ -299,10 +284,10 @@ def choose_target(order: Sequence[str], outgoing: str | None, facts: Mapping[str
 class HandoffFacts:
     """What the shell found out about a session and a target, just before a swap."""
 
-    session_state: str
+    session_state: SessionState
     outgoing: str | None  # the session's agent
-    identity: str  # "known" | "unknown" | "none"
-    identity_source: str  # "process" | "user"
+    identity: IdentityKind
+    identity_source: IdentitySource
     mission: str | None
     pane_present: bool | None  # None: tmux did not answer
     action_in_progress: str | None  # the pending action's name, if any
@@ -330,15 +315,15 @@ def handoff_refusal(f: HandoffFacts, target: str, *, brief: str | None, force: b
         return f"{target!r} is not an agent any plugin provides"
     if f.pane_present is None:
         return "tmux did not answer about the session's pane; try again"
-    if not f.pane_present or f.session_state == "gone":
+    if not f.pane_present or f.session_state == SessionState.GONE:
         return "the session's pane is gone"
     if f.action_in_progress:
         return f"the session has an action in progress ({f.action_in_progress}); wait for it to settle"
-    if f.identity != "known":
+    if f.identity != IdentityKind.KNOWN:
         # Unknown never passes a same-agent check: it could be the target itself.
-        vouched = " (its agent is only vouched for by the user)" if f.identity_source == "user" else ""
+        vouched = " (its agent is only vouched for by the user)" if f.identity_source == IdentitySource.USER else ""
         return f"afd cannot tell which agent runs in the pane{vouched}, so it cannot rule out handing it to itself"
-    if automatic and f.identity_source != "process":
+    if automatic and f.identity_source != IdentitySource.PROCESS:
         return "its agent was vouched for with `adopt --agent`, and such a pane is never handed off automatically"
     if f.outgoing == target:
         return f"{target} is the agent running there now"

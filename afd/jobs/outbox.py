@@ -23,17 +23,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from afd.act import create, deliver
-
+from afd.act import create, deliver, runner
 from afd.jobs import rules as jobs
-
-from afd.judge import sessions
-
-from afd.world import tmux
-from afd.act import runner
 from afd.jobs.book import JobBook
-from afd.jobs.rules import Envelope, EnvelopeState, JobStatus
-
+from afd.judge import sessions
+from afd.record.types import Envelope, EnvelopeState, JobStatus
+from afd.world import tmux
 
 # How long a paste may take to show on screen before afd concludes it did not land.
 PASTE_GRACE = 3.0

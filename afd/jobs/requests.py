@@ -9,18 +9,31 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from afd.world import caller
-
+from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.jobs import rules as jobs
-from afd.cli.main import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.jobs.book import JobBook
-from afd.jobs.rules import JobStatus, Rejection
-from afd.record.naming import is_valid_name
 from afd.jobs.outbox import LIVE_STATES, creating_sessions
+from afd.jobs.rules import Rejection
+from afd.record.naming import is_valid_name
+from afd.record.store import Store
+from afd.record.types import JobStatus
+from afd.world import caller
 
 
 class JobRequests:
+    if TYPE_CHECKING:  # what the handler this is mixed into provides (afd/daemon/requests.py)
+        daemon: Any
+
+        @property
+        def sup(self) -> Any: ...
+
+        @property
+        def store(self) -> Store: ...
+
+        def do_sessions_create(self, name: str, agent: str, repo: str, prompt: str, base: str | None = None) -> dict: ...
+
     @property
     def book(self) -> JobBook:
         return JobBook(self.store)

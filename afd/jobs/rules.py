@@ -16,58 +16,17 @@ without the primary changing.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+
+from afd.record.types import Job, JobStatus
 
 MAX_NOTE = 4000
 HELP_POINTER = "You are an afd job: run `afd help agents` to learn how to report your result (afd jobs done/fail)."
 
 
-class JobStatus(enum.Enum):
-    RUNNING = "running"
-    LIMITED = "limited"
-    DONE = "done"
-    FAILED = "failed"
-    GONE = "gone"
-
-
 FINAL = frozenset({JobStatus.DONE, JobStatus.FAILED})
-
-
-class EnvelopeState(enum.Enum):
-    PENDING = "pending"  # written, not yet typed
-    ATTEMPTING = "attempting"  # written before the keys went in; its nonce tells whether they did
-    SENT = "sent"  # pasted and submitted
-    CONSUMED = "consumed"  # seen taken by the agent: never delivered again
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    name: str
-    title: str
-    owner: str
-    parent: str | None
-    agent: str
-    status: JobStatus
-    summary: str | None
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class Envelope:
-    id: int
-    key: str  # stable identity: the same fact is never queued twice
-    job: str | None
-    to_session: str | None  # fixed recipient (handoff messages); None: routed through the job's masters
-    kind: str
-    text: str
-    nonce: str
-    state: EnvelopeState
-    recipient: str | None  # who it went to once attempting
-    attempts: int
 
 
 # --- routing -------------------------------------------------------------------

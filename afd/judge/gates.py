@@ -139,9 +139,9 @@ def judge(
     anchored = after is not None and after <= tail_lines - 1
 
     if contents is None:
-        recent_pairs = zip(captures[-stability_polls:], detections[-stability_polls:])
+        recent_pairs = zip(captures[-stability_polls:], detections[-stability_polls:], strict=True)
         contents = [content_of(above_chrome(c, d), chrome) for c, d in recent_pairs]
-    recent = list(zip(contents[-stability_polls:], detections[-stability_polls:]))
+    recent = list(zip(contents[-stability_polls:], detections[-stability_polls:], strict=True))
     stable = len(recent) >= stability_polls and all(d is not None and d.banner == found.banner for _, d in recent)
     if stable:
         stable = all(c == recent[0][0] for c, _ in recent[1:])

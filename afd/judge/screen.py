@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from afd.model import Clock
 from afd.decide.policy import Native
 from afd.kit.resettime import parse_reset
+from afd.model import Clock
 
 # A menu option: a highlight mark (or two spaces), a number, the text.
 _OPTION = re.compile(r"^\s*(?P<mark>[❯›>▶]?)\s*(?P<n>\d+)\.\s+(?P<text>\S.*?)\s*$")

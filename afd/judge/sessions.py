@@ -19,12 +19,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from afd.judge.gates import Verdict, is_chrome
-from afd.observe.identity import Identity, IdentityKind
-from afd.model import Detection, IdentitySource, SessionState, WitnessVerdict
-from afd.record.store import SessionRecord
 from afd.judge.witness import Combined, Witnesses, combine
+from afd.model import Detection, IdentitySource, SessionState, WitnessVerdict
+from afd.observe.identity import Identity, IdentityKind
+from afd.record.types import BannerSighting, SessionRecord
 
 # A created session's pane may run a launcher (`env`, a pyenv shim, a
 # post-checkout hook's child) for a while before the agent itself appears.
@@ -75,14 +76,6 @@ class CaptureUnanswered:
     """The pane was listed, but its capture got no answer."""
 
     error: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class BannerSighting:
-    """When this appearance of a banner was first seen, and the reset read then."""
-
-    first_seen_at: datetime
-    reset_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,7 +321,8 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
     clear = found is None and rec.last_banner is not None
     # Only a request seen going through says the plan has room: a re-wrap, a
     # child tool's output or a retrying spinner changes the screen just as well.
-    sightings: tuple[Sighting, ...] = (SeenWorking(rec.agent, rec.name),) if look.busy and found is None else ()
+    # The limit map is per agent: a pane whose agent is not named tells it nothing.
+    sightings: tuple[Sighting, ...] = (SeenWorking(rec.agent, rec.name),) if look.busy and found is None and rec.agent else ()
     if look.idle is None:
         # First look since afd started or the pane changed hands: nothing to compare yet.
         return Transition(rec, sightings=sightings, clear_banner=clear)
@@ -340,7 +334,7 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
 
     verdict = look.verdict
     pane_limited = verdict is not None and verdict.limited and found is not None and look.sighting is not None
-    combined = combine(pane_limited, look.sighting.reset_at if pane_limited else None, look.record, pane_idle=True)
+    combined = combine(pane_limited, look.sighting.reset_at if look.sighting and pane_limited else None, look.record, pane_idle=True)
     if combined.witnesses is Witnesses.DISPUTED:
         return _disputed(rec, look, combined, now, sightings)
     if not combined.limited:
@@ -349,12 +343,16 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
         notes = (Note("session.idle", f"no longer at a usage limit: {reason}"),) if rec.state is S.LIMITED else ()
         return Transition(_changed(rec, new, now), notes, sightings, clear_banner=clear)
 
+    # combine() says limited only with a witness, and PANE or BOTH only when pane_limited (a banner and its sighting).
+    assert combined.witnesses is not None
     if combined.witnesses is Witnesses.RECORD:
+        assert look.record is not None
         # The records alone, on an idle pane: whatever text is on screen was
         # not judged a wall, and the wall's own instant marks the appearance.
         shown, first_seen = None, look.record.at or rec.banner_first_seen_at or now
         banner = f"(no banner; {rec.agent}'s own records: {look.record.why})"
     else:
+        assert found is not None and look.sighting is not None
         shown, first_seen, banner = found.banner, look.sighting.first_seen_at, found.banner
     # A limit is a new observation once per appearance of a banner, not once per poll.
     first = rec.banner_first_seen_at != first_seen
@@ -370,22 +368,25 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
                                          f"{combined.witnesses.value}): {banner}"),)
     elif rec.witnesses is not None and rec.witnesses != new.witnesses:
         notes = (Note("session.witnessed", f"{rec.agent}'s limit is now witnessed by {new.witnesses}"),)
-    seen = SeenLimited(rec.agent, rec.name, banner, reset_at, first)
-    return Transition(_changed(rec, new, now), notes, (seen,))
+    seen = (SeenLimited(rec.agent, rec.name, banner, reset_at, first),) if rec.agent else ()
+    return Transition(_changed(rec, new, now), notes, seen)
 
 
 def _disputed(rec: SessionRecord, look: Looked, combined: Combined, now: datetime, sightings) -> Transition:
     """A banner the gates call a wall, which the agent's own records contradict: not limited."""
+    assert look.found is not None and look.sighting is not None  # a dispute is about a banner on screen
     first_seen = look.sighting.first_seen_at
     new = replace(rec, state=S.IDLE, last_banner=look.found.banner, reset_at=None, banner_first_seen_at=first_seen,
                   witnesses=Witnesses.DISPUTED.value)
     if rec.witnesses == new.witnesses and rec.banner_first_seen_at == first_seen:
         return Transition(_changed(rec, new, now), (), sightings)
     note = Note("session.disputed", f"not limited: {combined.why}")
-    return Transition(_changed(rec, new, now), (note,), (*sightings, SeenDisputed(rec.agent, rec.name)))
+    disputed = (SeenDisputed(rec.agent, rec.name),) if rec.agent else ()
+    return Transition(_changed(rec, new, now), (note,), (*sightings, *disputed))
 
 
-_RULES: dict[type, Callable[[SessionRecord, object, datetime], Transition]] = {
+# Any: each rule takes the one observation type it is filed under.
+_RULES: dict[type, Callable[[SessionRecord, Any, datetime], Transition]] = {
     PaneSeen: _on_pane_seen,
     PaneClosed: _on_pane_closed,
     ServerReplaced: _on_server_replaced,

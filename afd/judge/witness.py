@@ -40,14 +40,14 @@ def combine(
     """The session's limit from the pane's gates and the record's verdict (None: no witness for the agent)."""
     state = record.state if record is not None else WitnessState.UNKNOWN
     if pane_limited:
-        if state is WitnessState.LIMITED:
+        if record is not None and state is WitnessState.LIMITED:
             # The record's reset is the agent's own; the pane's is read from text.
             reset = record.reset_at if record.reset_at is not None else pane_reset
             return Combined(True, Witnesses.BOTH, reset, "the pane's banner and the agent's records agree")
-        if state is WitnessState.NOT_LIMITED:
+        if record is not None and state is WitnessState.NOT_LIMITED:
             return Combined(False, Witnesses.DISPUTED, None, f"the pane shows a limit banner, but {record.why}")
         return Combined(True, Witnesses.PANE, pane_reset, "the pane's banner (the agent's records say nothing either way)")
-    if state is WitnessState.LIMITED and pane_idle:
+    if record is not None and state is WitnessState.LIMITED and pane_idle:
         # A spinner still running means the agent is not stalled yet, whatever its file says.
         return Combined(True, Witnesses.RECORD, record.reset_at, f"no banner on the idle pane, but {record.why}")
     return Combined(False, None, None, "no witness says limited")

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import psutil
+
 TAIL_BYTES = 256 * 1024
 HEAD_BYTES = 64 * 1024
 
@@ -132,12 +134,10 @@ def process_environment(pid: int | None) -> dict[str, str]:
     """
     if pid is not None:
         try:
-            raw = Path(f"/proc/{pid}/environ").read_bytes()
-        except OSError:
+            env = psutil.Process(pid).environ()
+        except psutil.Error:
             pass
         else:
-            pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
-            env = {k.decode(errors="replace"): v.decode(errors="replace") for k, v in pairs}
             if env:  # empty for a zombie, or a process caught mid-exec
                 return env
     return dict(os.environ)

@@ -13,9 +13,10 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
-from afd.model import AgentProcess, WitnessState, WitnessVerdict
 from afd.kit.recordtail import TailCache, parse_instant
+from afd.model import AgentProcess, WitnessState, WitnessVerdict
 
 # psutil's start time and a record's clock can differ by rounding.
 SLACK = timedelta(seconds=1)
@@ -46,13 +47,13 @@ def verdict_of(
     conversation) are not evidence either way.
     """
     floor = since - SLACK if since is not None else None
-    timed = []
+    timed: list[tuple[datetime, Any]] = []
     for r in records:
         t = parse_instant(r.get("timestamp")) if isinstance(r, dict) else None
         if t is not None and t <= until and (floor is None or t >= floor):
             timed.append((t, r))
     wall_i = None
-    for i, (t, r) in enumerate(timed):
+    for i, (_t, r) in enumerate(timed):
         if is_wall(r):
             wall_i = i
     after = timed[wall_i + 1 :] if wall_i is not None else timed

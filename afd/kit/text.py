@@ -83,7 +83,7 @@ def lowest_block(
 ) -> tuple[int, int] | None:
     """The lowest (newest) banner block: the one that decides when several are on screen."""
     found = None
-    for found in banner_blocks(lines, is_banner_row, block_end, fence):
+    for found in banner_blocks(lines, is_banner_row, block_end, fence):  # noqa: B007 (the last one is the answer)
         pass
     return found
 

@@ -56,7 +56,7 @@ class Collapser(Generic[M]):
         for key, window in sorted(self._windows.items(), key=lambda kv: kv[1].until):
             if now < window.until:
                 continue
-            if window.count:
+            if window.count and window.held is not None:
                 out.append(Held(window.held, window.count, window.first_held_at))
                 self._windows[key] = _Window(until=now + self.interval)
             else:

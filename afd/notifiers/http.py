@@ -29,10 +29,10 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     if parts.scheme == "https":
         conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-            parts.hostname, parts.port, timeout=timeout, context=ssl.create_default_context()
+            parts.hostname or "", parts.port, timeout=timeout, context=ssl.create_default_context()
         )
     else:
-        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+        conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
     expired = threading.Event()
 
     def cut() -> None:

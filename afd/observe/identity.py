@@ -15,7 +15,6 @@ NONE means only a shell (or nothing at all) is running.
 
 from __future__ import annotations
 
-import enum
 import os
 import re
 import shlex
@@ -25,13 +24,7 @@ from types import MappingProxyType
 
 import psutil
 
-from afd.model import AgentSpec, PromptDelivery
-
-
-class IdentityKind(enum.StrEnum):
-    KNOWN = "known"
-    UNKNOWN = "unknown"
-    NONE = "none"
+from afd.model import AgentSpec, IdentityKind, PromptDelivery
 
 
 @dataclass(frozen=True, slots=True)

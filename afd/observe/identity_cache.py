@@ -290,7 +290,7 @@ class IdentityCache:
         named = {(ident.pid, ident.create_time)} if ident.pid is not None else set()
         if bound is not None and bound[0] is not None:
             named.add(bound)
-        held = []
+        held: list[Held] = []
         for fact in processes:
             if (fact.pid, fact.create_time) in named and fact.alive:
                 st = self._stat(fact.pid)

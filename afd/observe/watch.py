@@ -6,12 +6,11 @@ stored (the store keeps just a detection's banner text).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-import hashlib
 
 from afd.judge.gates import above_chrome, content_of, is_chrome
 from afd.model import Detection

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from afd.record.store import LedgerEntry
+from afd.record.types import LedgerEntry
 
 
 @dataclass(frozen=True, slots=True)

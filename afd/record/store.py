@@ -16,7 +16,6 @@ All timestamps are aware datetimes in, ISO 8601 UTC strings on disk.
 
 from __future__ import annotations
 
-import enum
 import errno
 import fcntl
 import glob
@@ -31,12 +30,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import overload
 
 from afd.config import paths
+from afd.errors import EXIT_CONFIG, AfdError
 from afd.judge.limits import LimitFact, LimitState
-from afd.observe.identity import IdentityKind
-from afd.model import Event, IdentitySource, SessionState
-from afd.decide.policy import ResumeHistory
+from afd.model import Event, IdentityKind, IdentitySource, SessionState
+from afd.record.types import (
+    BannerSighting,
+    JournalEntry,
+    JournalState,
+    LedgerEntry,
+    ResumeHistory,
+    SessionRecord,
+    StoredEvent,
+)
 
 DB_NAME = "state.db"
 LOCK_NAME = "state.lock"
@@ -45,12 +53,14 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _CORRUPT_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
-class StoreError(Exception):
+class StoreError(AfdError):
     """The state cannot be used as asked; the message is one sentence for the user."""
 
 
 class StoreRefused(StoreError):
     """The file is not one this afd may write (newer schema, someone else's database): a restart cannot fix it."""
+
+    code = EXIT_CONFIG  # like a bad config: systemd must not restart-loop on it
 
 
 def default_path() -> Path:
@@ -59,91 +69,6 @@ def default_path() -> Path:
 
 def lock_path_for(db_path: Path) -> Path:
     return db_path.with_name(LOCK_NAME)
-
-
-# --- records ----------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRecord:
-    """One session as stored: where it runs, what runs in it, what afd last saw."""
-
-    name: str
-    pane_id: str  # "%3"; only meaningful together with the server below
-    server_socket: str
-    server_pid: int | None
-    agent: str | None
-    identity: str  # "known" | "unknown" | "none"
-    identity_source: str  # "process" (seen in the process tree) | "user" (vouched for by adopt --agent)
-    state: str  # "working", "idle", "limited", "exited", "gone", "unknown", ...
-    created_at: datetime
-    updated_at: datetime
-    mission: str | None = None
-    worktree: str | None = None
-    branch: str | None = None
-    agent_pid: int | None = None
-    # psutil's create_time() of agent_pid, kept as the float it is so a
-    # rebind can compare it exactly: a reused pid has a different start.
-    agent_started_at: float | None = None
-    last_banner: str | None = None
-    banner_first_seen_at: datetime | None = None
-    reset_at: datetime | None = None
-    next_action: str | None = None
-    location: str | None = None  # tmux "session:window.pane" as last seen; moves when windows do
-    # Who says the session is limited: "pane", "record", "pane+record", or
-    # "disputed" (a banner the agent's records contradict); None otherwise.
-    witnesses: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    """An event with its store id, the cursor for `afd events --follow`."""
-
-    id: int
-    event: Event
-
-
-class JournalState(enum.Enum):
-    PENDING = "pending"
-    DONE = "done"
-    ROLLED_BACK = "rolled_back"
-
-
-@dataclass(frozen=True, slots=True)
-class JournalEntry:
-    """An action's intent, committed before the action touches a pane."""
-
-    id: int
-    at: datetime
-    session: str
-    action: str
-    intent: dict
-    state: JournalState
-    outcome: str | None = None
-    finished_at: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerEntry:
-    """One handoff of a session, anchored on the branch HEAD at swap time."""
-
-    session: str
-    at: datetime
-    from_agent: str
-    to_agent: str
-    head_sha: str
-    reason: str
-    automatic: bool
-    id: int | None = None  # assigned by the store
-    from_conversation: str | None = None  # the outgoing agent's conversation id, when known
-    base_sha: str | None = None  # where the branch's range starts (the first agent's commits are base..)
-    journal_id: int | None = None  # the swap that wrote it: a recovered swap writes its entry once
-
-
-@dataclass(frozen=True, slots=True)
-class BannerSighting:
-    first_seen_at: datetime
-    reset_at: datetime | None
 
 
 # --- schema -----------------------------------------------------------------
@@ -318,6 +243,10 @@ SCHEMA_VERSION = len(MIGRATIONS)
 # --- conversions ------------------------------------------------------------
 
 
+@overload
+def _iso(value: datetime) -> str: ...
+@overload
+def _iso(value: None) -> None: ...
 def _iso(value: datetime | None) -> str | None:
     if value is None:
         return None
@@ -327,8 +256,24 @@ def _iso(value: datetime | None) -> str | None:
     return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
+@overload
+def _dt(value: str) -> datetime: ...
+@overload
+def _dt(value: None) -> None: ...
 def _dt(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
+
+
+# The encoding of instants on disk, for the other record books on this
+# database (afd/jobs/book.py), which keep their own tables with the same rule.
+instant_to_text = _iso
+instant_from_text = _dt
+
+
+def _inserted_id(cur: sqlite3.Cursor) -> int:
+    # Always set after an INSERT into a table with an integer key.
+    assert cur.lastrowid is not None
+    return cur.lastrowid
 
 
 def _now() -> datetime:
@@ -725,6 +670,17 @@ class Store:
         with self._lock:
             return self._conn.total_changes
 
+    # -- for other record books on this database (afd/jobs/book.py)
+
+    def execute(self, sql: str, params: Sequence = ()) -> sqlite3.Cursor:
+        """Run one write statement in a transaction (joining the caller's, if one is open)."""
+        with self.transaction():
+            return self._conn.execute(sql, params)
+
+    def query(self, sql: str, params: Sequence = ()) -> list[sqlite3.Row]:
+        """The rows of one read statement."""
+        return self._rows(sql, params)
+
     # -- sessions
 
     def upsert_session(self, record: SessionRecord) -> None:
@@ -820,7 +776,7 @@ class Store:
                     json.dumps(event.data, sort_keys=True, default=str),
                 ),
             )
-            return cur.lastrowid
+            return _inserted_id(cur)
 
     def recent_events(self, limit: int = 50) -> list[StoredEvent]:
         """The last `limit` events, oldest first."""
@@ -847,7 +803,7 @@ class Store:
                 "INSERT INTO journal (at, session, action, intent, state) VALUES (?, ?, ?, ?, 'pending')",
                 (_iso(at or _now()), session, action, json.dumps(intent, sort_keys=True)),
             )
-            return cur.lastrowid
+            return _inserted_id(cur)
 
     def journal_finish(
         self, entry_id: int, state: JournalState, outcome: str, *, at: datetime | None = None
@@ -910,7 +866,7 @@ class Store:
                     entry.journal_id,
                 ),
             )
-            return cur.lastrowid
+            return _inserted_id(cur)
 
     def ledger_for_journal(self, journal_id: int) -> LedgerEntry | None:
         rows = self._rows("SELECT * FROM ledger WHERE journal_id = ?", (journal_id,))

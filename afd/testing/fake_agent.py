@@ -72,7 +72,7 @@ def parse_invocation(agent: str, args: list[str]) -> Invocation:
     """Read the agent's own command line the way the real CLI would."""
     words, resume, headless = [], False, False
     it = iter(enumerate(args))
-    for i, arg in it:
+    for _i, arg in it:
         if agent == "codex" and not words and arg == "resume":
             resume = True
         elif agent == "codex" and not words and arg == "exec":

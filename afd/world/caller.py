@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import psutil
 
+from afd.errors import AfdError
+from afd.record.types import SessionRecord
 from afd.world import tmux
-from afd.record.store import SessionRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +24,7 @@ class Caller:
     pane: tmux.PaneInfo  # as tmux listed it just now (its cwd is where the caller's pane is)
 
 
-class CallerError(Exception):
+class CallerError(AfdError):
     """The caller is not (provably) in a session; the message is one line for it."""
 
 

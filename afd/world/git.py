@@ -6,8 +6,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from afd.errors import AfdError
 
-class GitError(Exception):
+
+class GitError(AfdError):
     """A git step failed; the message names the repository and what to fix."""
 
 
@@ -122,7 +124,8 @@ def is_untouched(repo: Path, path: Path, branch: str, base_sha: str | None) -> b
 
 def remove_new_worktree(repo: Path, path: Path | None, branch: str | None) -> str:
     """Remove what a session that never started left: its worktree and/or its branch; says what was removed."""
-    removed, failed = [], []
+    removed: list[str] = []
+    failed: list[str] = []
     if path is not None:
         done = _git(repo, "worktree", "remove", "--force", str(path), timeout=60)
         (removed if done.returncode == 0 else failed).append(f"worktree {path}")
@@ -223,7 +226,7 @@ def handoff_facts(path: Path, recorded_base: str | None = None):
         branch=branch,
         head_sha=head,
         base_sha=base,
-        base_label=label,
+        base_label=label or base[:12],
         commits=count_commits(path, f"{base}..{head}"),
         dirty_files=dirty_files(path),
     )

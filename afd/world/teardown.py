@@ -60,6 +60,7 @@ def _proc(p: psutil.Process) -> Proc | None:
 
 def look(agent: Proc, known: Iterable[Proc] = ()) -> Tree:
     """The agent and its descendants in its session, plus any already `known` still alive."""
+    root: psutil.Process | None
     try:
         root = psutil.Process(agent.pid)
         if root.create_time() != agent.create_time:

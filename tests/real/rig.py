@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
-from harness import TmuxServer, process_alive, wait_for
-
 import shapes
 from netns import Namespace, open_namespace
+
+from harness import TmuxServer, process_alive, wait_for
 
 MOCK = Path(__file__).with_name("mock_api.py")
 CODEX_PORT = 8000
@@ -34,7 +34,7 @@ API_KEY = "sk-ant-api03-afd-test-key-0000000000000000000000000000000000000000-AA
 
 @dataclass
 class AgentPane:
-    rig: "Rig"
+    rig: Rig
     pane: str
     agent: str
     home: Path

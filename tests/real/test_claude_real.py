@@ -9,7 +9,6 @@ from __future__ import annotations
 import shapes
 from verdicts import detect_now, iso, minutes_ahead
 
-
 # Fewer retries than the CLI's ten: the same screens in seconds, not minutes.
 FEW_RETRIES = {"CLAUDE_CODE_MAX_RETRIES": "3"}
 

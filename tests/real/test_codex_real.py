@@ -12,10 +12,10 @@ import time
 from datetime import datetime
 
 import shapes
-from harness import wait_for
 from verdicts import detect_now, iso, minutes_ahead
 
 from afd.act.deliver import DEFAULT_MESSAGE
+from harness import wait_for
 
 COMPOSER = "Ask Codex to do anything"
 

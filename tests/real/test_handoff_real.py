@@ -7,10 +7,10 @@ import subprocess
 from pathlib import Path
 
 import psutil
-from harness import wait_for
-
 import shapes
 from verdicts import minutes_ahead
+
+from harness import wait_for
 
 MISSION = "make the login redirect keep the cart"
 

@@ -11,8 +11,9 @@ import urllib.request
 import install
 import pytest
 import shapes
-from harness import wait_for
 from mock_api import __file__ as MOCK
+
+from harness import wait_for
 
 
 @pytest.fixture

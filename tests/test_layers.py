@@ -1,0 +1,95 @@
+"""The import layers of afd/, as DESIGN.md draws them: arrows point down the data flow only.
+
+Read from the source (every import statement, at module level or inside a
+function), so an import that only runs on one path still counts.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import afd
+
+ROOT = Path(afd.__file__).parent
+
+# Folders that decide from facts handed to them: no tmux, processes or disk state.
+PURE = ("afd.judge", "afd.decide", "afd.kit")
+EFFECTFUL = ("afd.world", "afd.record.store")
+# Everything below the daemon and the command line.
+BELOW_DAEMON = (
+    "afd.world", "afd.observe", "afd.judge", "afd.decide", "afd.act", "afd.record", "afd.jobs", "afd.config", "afd.kit",
+)
+TOP = ("afd.daemon", "afd.cli")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every afd module `path` imports, by its full name (a `from X import y` counts X and X.y)."""
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {name for name in found if name == "afd" or name.startswith("afd.")}
+
+
+def _within(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+MODULES = {_module_name(p): _imports(p) for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _breaches(sources: tuple[str, ...], forbidden: tuple[str, ...]) -> list[str]:
+    return sorted(
+        f"{module} imports {target}"
+        for module, targets in MODULES.items()
+        if _within(module, sources)
+        for target in targets
+        if _within(target, forbidden)
+    )
+
+
+def test_the_layers_are_read_from_every_module():
+    assert len(MODULES) > 80
+    assert "afd.record.store" in MODULES["afd.daemon.status"]
+
+
+def test_pure_folders_import_neither_the_world_nor_the_store():
+    assert _breaches(PURE, EFFECTFUL) == []
+
+
+def test_nothing_below_the_daemon_imports_the_daemon_or_the_command_line():
+    assert _breaches(BELOW_DAEMON, TOP) == []
+
+
+def test_record_types_import_nothing_effectful():
+    allowed = {"afd", "afd.model"} | {f"afd.model.{n}" for n in dir(__import__("afd.model").model)}
+    assert MODULES["afd.record.types"] <= allowed
+
+
+@pytest.mark.parametrize("folder", ["judge", "decide", "kit", "record"])
+def test_no_pure_module_imports_the_store_through_a_back_door(folder):
+    # afd.record.store may be imported by the record folder only from its own effectful modules.
+    if folder == "record":
+        assert _breaches(("afd.record.types", "afd.record.ledger", "afd.record.naming"), ("afd.record.store",)) == []
+    else:
+        assert _breaches((f"afd.{folder}",), ("afd.record.store",)) == []
+
+
+def test_afd_keeps_at_most_a_dozen_modules_at_its_top_level():
+    assert len(list(ROOT.glob("*.py"))) <= 12
