@@ -41,6 +41,7 @@ import os
 import platform
 import resource
 import secrets
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -74,10 +75,12 @@ draw() {
   for ((i = 0; i < 18; i++)); do
     printf '⏺ Update(src/module_%d.py)\n  ⎿  Updated src/module_%d.py with %d additions and %d removals\n' $i $i $((i + 3)) $i
   done
-  printf '\n⏺ Done. All tests pass.\n\n'
+  if ((walled)); then printf '\n⏺ Done. All tests pass.\n  ⎿  You'"'"'ve hit your limit · resets 11pm (America/Anchorage)\n\n'
+  else printf '\n⏺ Done. All tests pass.\n\n'; fi
   printf '%.0s─' {1..118}; printf '\n❯ \n'; printf '%.0s─' {1..118}
   printf '\n  ⏵⏵ accept edits on (shift+tab to cycle)\n'
 }
+walled=0
 draw "$@"
 stty -echo 2>/dev/null
 working=0 n=0
@@ -91,7 +94,8 @@ while :; do
   fi
   case $line in
     work) working=1 ;;
-    idle) working=0; draw "$@" ;;
+    idle) working=0; walled=0; draw "$@" ;;
+    wall) working=0; walled=1; draw "$@" ;;
     scroll) for ((i = 0; i < 10000; i++)); do printf 'history line %d\n' $i; done; draw "$@" ;;
   esac
 done
@@ -307,9 +311,10 @@ def settle(sup: Supervisor) -> None:
 
 
 def daemon_run(bench: Bench, work: Path, seconds: float, sample_every: float) -> dict:
-    """`afd run` at the default poll interval: share of one core and resident memory over `seconds`."""
-    env = {**bench.env, "XDG_STATE_HOME": str(work / "dstate"), "XDG_CONFIG_HOME": str(work / "dcfg"),
-           "XDG_RUNTIME_DIR": str(work / "drun")}  # fmt: skip
+    """`afd run` at the default poll interval, with state of its own: share of one core and resident memory over `seconds`."""
+    tag = len(bench.panes)
+    env = {**bench.env, "XDG_STATE_HOME": str(work / f"dstate{tag}"), "XDG_CONFIG_HOME": str(work / f"dcfg{tag}"),
+           "XDG_RUNTIME_DIR": str(work / f"drun{tag}")}  # fmt: skip
     for key in ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR"):
         Path(env[key]).mkdir(mode=0o700, exist_ok=True)
     proc = subprocess.Popen([sys.executable, "-m", "afd", "run", "-L", bench.name], env=env,
@@ -349,6 +354,7 @@ def daemon_run(bench: Bench, work: Path, seconds: float, sample_every: float) ->
             proc.kill()
     mib = [r / 2**20 for _, r in rss]
     return {
+        "panes": len(bench.panes),
         "poll_interval_s": Config().poll_interval,
         "seconds": round(elapsed, 1),
         "afd_core_percent": round((c1 - c0) / elapsed * 100, 3),
@@ -384,11 +390,14 @@ def detection_throughput(screen: str, seconds: float) -> dict:
     return results
 
 
-def status_latency(work: Path, sessions: int, repeat: int) -> dict:
-    """`afd status --json` (a fresh process, the daemon down) with `sessions` sessions in the store."""
+def status_state(work: Path, sessions: int, events: int) -> dict:
+    """A state directory whose store holds `sessions` sessions and `events` events; the environment that reads it."""
     state = work / "sstate"
     env = {**os.environ, "XDG_STATE_HOME": str(state), "XDG_CONFIG_HOME": str(work / "scfg"),
            "XDG_RUNTIME_DIR": str(work / "srun")}  # fmt: skip
+    # As a user runs it: Python keeps the bytecode it compiled (a shell that turned that off would
+    # make afd's start pay for compiling every module, and `import afd` only for one).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     for key in ("XDG_CONFIG_HOME", "XDG_RUNTIME_DIR"):
         Path(env[key]).mkdir(mode=0o700, exist_ok=True)
     now = datetime.now(timezone.utc)
@@ -400,24 +409,224 @@ def status_latency(work: Path, sessions: int, repeat: int) -> dict:
                 mission=f"task {i}", worktree=f"/src/w{i}", branch=f"b{i}", agent_pid=10_000 + i,
                 agent_started_at=1.0, location=f"bench:{i}.0",
             ))  # fmt: skip
-            store.add_event(Event(at=now - timedelta(seconds=i), kind="session.adopted", message=f"adopted {i}", session=f"bench:{i}.0"))
-    walls = []
-    for _ in range(repeat):
+        for i in range(events):
+            store.add_event(Event(at=now - timedelta(seconds=i), kind="session.adopted", message=f"adopted {i}",
+                                  session=f"bench:{i % sessions}.0"))  # fmt: skip
+        store.set_meta("agents", json.dumps(sorted(load_plugins(None, entry_points=False).agents)))
+    return env
+
+
+def side_by_side(a: list[str], b: list[str], env: dict, repeat: int) -> dict:
+    """A and B run in turn (A B A B …, one warm-up each), wall time of each whole process; the ratio pair by pair."""
+    def once(argv: list[str]) -> float:
         t = time.perf_counter()
-        out = subprocess.run([sys.executable, "-m", "afd", "status", "--json"], env=env, capture_output=True)
-        walls.append(time.perf_counter() - t)
-        if len(json.loads(out.stdout)["sessions"]) != sessions:
-            raise RuntimeError("afd status did not list every session")
-    base = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import afd.cli.main"], env=env, capture_output=True)
-        base.append(time.perf_counter() - t)
+        subprocess.run(argv, env=env, capture_output=True)
+        return time.perf_counter() - t
+
+    once(a), once(b)
+    pairs = [(once(a), once(b)) for _ in range(repeat)]
     return {
-        "sessions": sessions,
-        "wall_ms_median": round(statistics.median(walls) * 1000, 1),
-        "python_import_ms_median": round(statistics.median(base) * 1000, 1),
+        "runs": repeat,
+        "afd_ms_median": round(statistics.median(x for x, _ in pairs) * 1000, 1),
+        "import_afd_ms_median": round(statistics.median(y for _, y in pairs) * 1000, 1),
+        "ratio_median": round(statistics.median(x / y for x, y in pairs), 3),
     }
+
+
+def status_latency(work: Path, sessions: int, events: int, repeat: int) -> dict:
+    """`afd status --json` as a fresh process beside `python -c "import afd"`: the daemon down, then up."""
+    env = status_state(work, sessions, events)
+    status = [sys.executable, "-m", "afd", "status", "--json"]
+    out = subprocess.run(status, env=env, capture_output=True)
+    if len(json.loads(out.stdout)["sessions"]) != sessions:
+        raise RuntimeError("afd status did not list every session")
+    result = {"sessions": sessions, "events": events,
+              "daemon_down": side_by_side(status, [sys.executable, "-c", "import afd"], env, repeat)}  # fmt: skip
+    # The daemon up, watching a tmux server that is not there: it answers from its snapshot.
+    proc = subprocess.Popen([sys.executable, "-m", "afd", "run", "-L", f"afd-bench-none-{os.getpid()}"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while subprocess.run(status, env=env, capture_output=True).returncode != 0:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError("afd run did not answer status")
+            time.sleep(0.2)
+        result["daemon_up"] = side_by_side(status, [sys.executable, "-c", "import afd"], env, repeat)
+        result["daemon_up"]["answer_ms_median"] = round(daemon_answer_ms(env, repeat), 2)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    return result
+
+
+def daemon_answer_ms(env: dict, repeat: int) -> float:
+    """One status request over the control socket, as a dashboard in another process would make it."""
+    from afd.daemon import control
+
+    path = Path(env["XDG_RUNTIME_DIR"]) / "afd" / "control.sock"
+    walls = []
+    for _ in range(repeat * 4):
+        t = time.perf_counter()
+        control.request(path, "status", {"events": 20})
+        walls.append(time.perf_counter() - t)
+    return statistics.median(walls) * 1000
+
+
+def profile_status(work: Path, sessions: int, events: int, top: int = 30) -> str:
+    """cProfile of `afd status --json` in a fresh interpreter (daemon down), imports included, by cumulative time."""
+    env = status_state(work, sessions, events)
+    code = (
+        "import cProfile, contextlib, io, pstats, sys\n"
+        "prof = cProfile.Profile()\n"
+        "prof.enable()\n"
+        "from afd.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    main(['status', '--json'])\n"
+        "prof.disable()\n"
+        f"pstats.Stats(prof, stream=sys.stdout).sort_stats('cumulative').print_stats({top})\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+
+
+def wall_found_within(sup: Supervisor, bench: Bench, max_polls: int = 20) -> dict:
+    """Draw a usage-limit wall in one pane among all of them; count afd's polls until that session is limited."""
+    pane = bench.panes[len(bench.panes) // 2]
+    bench.tell([pane], "wall")
+    time.sleep(1.2)  # past the one-second grain of window_activity, as a real wall stays up for far longer
+    polls: int | None = None
+    for count in range(1, max_polls + 1):
+        sup.poll()
+        rec = next((r for r in sup.store.list_sessions() if r.pane_id == pane), None)
+        if rec is not None and rec.state == "limited":
+            polls = count
+            break
+        time.sleep(bench.interval)
+    bench.tell([pane], "idle")
+    return {"panes": len(bench.panes), "polls": polls, "stability_polls": sup.config.stability_polls}
+
+
+# --- action latency ---------------------------------------------------------
+
+LATENCY_CONFIG = """\
+limit_action = "handoff"
+handoff_order = ["codex"]
+limit_auto_resume = true
+resume_grace = "2s"
+handoff_stop_timeout = "2s"
+"""
+LATENCY_SCENARIOS = {
+    # codex's wall comes once afd has adopted everything, with a reset 10 s after it appears.
+    "resume-bench": {"agents": {"codex": {"limit_after_seconds": 4, "banner_params": {"reset": "10 seconds"},
+                                          "limit_lasts_seconds": 8}}},
+    # claude's wall comes after its first piece of work and lasts hours: afd hands the work to codex.
+    "handoff-bench": {"agents": {"claude": {"limit_after_prompts": 1, "records": "agree"}}},
+}
+
+
+def _fake_log(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _instant(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def action_latency(busy: int, poll_interval: float, timeout: float, say: Callable[[str], None]) -> dict:
+    """`afd run` with `busy` working panes around two fake agents: one resumed after its reset, one handed off.
+
+    Due: the reset plus `resume_grace` (resume.scheduled's `at`) for the resume; the poll whose
+    `session.limited` event made the handoff's wall stable. Done: the fake's log saying the
+    continuation was pasted; afd's journal saying the old agent was confirmed gone and the new
+    one launched (the new agent's own start-up, from its log, is shown apart).
+    """
+    from afd.cli.demo import Demo
+
+    demo = Demo(Path(tempfile.mkdtemp(prefix="afd-bench-act-", dir="/tmp")))
+    stand_in = demo.root / "stand-in" / "claude"
+    try:
+        demo.prepare()
+        (demo.root / "cfg" / "afd" / "config.toml").write_text(f'poll_interval = "{poll_interval:g}s"\n' + LATENCY_CONFIG)
+        for name, scenario in LATENCY_SCENARIOS.items():
+            (demo.root / f"{name}.json").write_text(json.dumps(scenario), encoding="utf-8")
+            demo.git(demo.root / "repo", "worktree", "add", "-q", "-b", name, str(demo.root / name), "main")
+        stand_in.parent.mkdir()
+        stand_in.write_text(STAND_IN)
+        stand_in.chmod(0o755)
+        demo.tmux("-f", "/dev/null", "new-session", "-d", "-s", "busy", "-x", "120", "-y", "50", f"{stand_in} 'busy 0'")
+        for i in range(1, busy):
+            demo.tmux("new-window", "-d", "-t", "busy", f"{stand_in} 'busy {i}'")
+        time.sleep(1.0)
+        for pane in demo.tmux("list-panes", "-a", "-F", "#{pane_id}").stdout.split():
+            demo.tmux("send-keys", "-t", pane, "-l", "work")
+            demo.tmux("send-keys", "-t", pane, "Enter")
+        err = (demo.root / "afd.log").open("wb")
+        demo.daemon = subprocess.Popen([sys.executable, "-m", "afd", "run", "-L", demo.socket], env=demo.env,
+                                       stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)  # fmt: skip
+        demo._wait(lambda: len((demo.ask("status", {"events": 0}) or {}).get("sessions", ())) >= busy, 120,
+                   "afd to adopt the busy panes")  # fmt: skip
+        say(f"  {busy} busy panes adopted; starting the two agents")
+        for name, agent, prompt in (("handoff-bench", "claude", "Fix the login test"), ("resume-bench", "codex", "Write the changelog")):
+            env = ["-e", f"AFD_FAKE_SCENARIO={demo.root / name}.json", "-e", f"AFD_FAKE_LOG={demo.logs / name}.jsonl",
+                   "-e", "TERM=tmux-256color"]  # fmt: skip
+            demo.tmux("new-session", "-d", "-s", name, "-x", "110", "-y", "30", "-c", str(demo.root / name), *env,
+                      shlex.join([agent, prompt]))  # fmt: skip
+
+        def finished() -> bool:
+            events = (demo.ask("status", {"events": 200}) or {}).get("events", [])
+            kinds = {(e["session"] or "").split(":")[0] + " " + e["kind"] for e in events}
+            return "resume-bench resume.confirmed" in kinds and "handoff-bench session.handoff" in kinds
+
+        demo._wait(finished, timeout, "the resume and the handoff")
+        why = None
+    except Exception as exc:  # a bench that could not drive both actions still reports what it saw
+        why = f"{type(exc).__name__}: {exc}"
+    finally:
+        if demo.daemon is not None and demo.daemon.poll() is None:
+            demo.daemon.terminate()
+            demo.daemon.wait(timeout=15)
+        db = demo.root / "state" / "afd" / "state.db"
+        facts = _latency_facts(db, demo.logs) if db.exists() else {}
+        demo.stop()
+    measured = "resume_s" in facts or "handoff_s" in facts
+    return {"measured": measured, **({"why": why} if why else {}), "busy_panes": busy, "poll_interval_s": poll_interval, **facts}
+
+
+def _latency_facts(db: Path, logs: Path) -> dict:
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        events = [dict(r) for r in conn.execute("SELECT at, session, kind, data FROM events ORDER BY id")]
+        journal = [dict(r) for r in conn.execute("SELECT session, action, intent FROM journal ORDER BY id")]
+    finally:
+        conn.close()
+    out: dict = {}
+
+    def of(prefix: str, kind: str) -> list[dict]:
+        return [e for e in events if (e["session"] or "").startswith(prefix) and e["kind"] == kind]
+
+    # Resume: due at the planned instant (reset + grace); done when the fake saw the continuation pasted.
+    planned = [json.loads(e["data"]).get("at") for e in of("resume-bench", "resume.scheduled")]
+    planned = [at for at in planned if at]
+    pasted = [e["t"] for e in _fake_log(logs / "resume-bench.jsonl") if e["event"] == "paste"]
+    if planned and pasted:
+        due = _instant(planned[-1])
+        out["resume_s"] = round(min(t for t in pasted if t >= due - 5) - due, 3)
+    # Handoff: due at the poll that found the wall stable; done when afd launched the new agent.
+    limited = of("handoff-bench", "session.limited")
+    swap = next((json.loads(j["intent"]) for j in journal if j["action"] == "handoff" and j["session"].startswith("handoff-bench")), None)
+    if limited and swap and swap.get("launched_at"):
+        due = _instant(limited[0]["at"])
+        out["handoff_s"] = round(_instant(swap["launched_at"]) - due, 3)
+        if swap.get("stopped_at"):
+            out["handoff_old_gone_s"] = round(_instant(swap["stopped_at"]) - due, 3)
+        starts = [e["t"] for e in _fake_log(logs / "handoff-bench.jsonl") if e["event"] == "start" and e["agent"] == "codex"]
+        if starts:
+            out["handoff_new_agent_startup_s"] = round(starts[0] - _instant(swap["launched_at"]), 3)
+    return out
 
 
 # --- the run ----------------------------------------------------------------
@@ -426,6 +635,7 @@ def status_latency(work: Path, sessions: int, repeat: int) -> dict:
 def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
     work = Path(tempfile.mkdtemp(prefix="afd-bench-"))
     (work / "state").mkdir()
+    (work / "status").mkdir()
     bench = Bench(work, args.interval)
     result: dict = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -491,7 +701,14 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
                 continue
             bench.grow(n)
             settle(sup)
-            scenario(f"idle_{n}", {"afd": sup.poll, **common})
+            # The naive poller needs more than a poll interval per poll past 200 panes; (b) and bare are the yardsticks.
+            scenario(f"idle_{n}", {"afd": sup.poll, **(common if n <= 200 else {k: common[k] for k in ("minimal", "bare")})})
+        if bench.panes:
+            say(f"a wall among {len(bench.panes)} panes")
+            result["wall_found"] = wall_found_within(sup, bench)
+        if max(args.panes) > 200:
+            say(f"afd run at {len(bench.panes)} idle panes, default poll interval")
+            result["daemon_large"] = daemon_run(bench, work, args.daemon_seconds, max(1.0, args.daemon_seconds / 20))
     finally:
         if sup is not None:
             sup.store.close()
@@ -502,8 +719,12 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
     screen = "\n".join(capture_rows(subprocess.run(["bash", str(bench.bin / "claude"), "bench pane 0"], capture_output=True,
                                                    text=True, stdin=subprocess.DEVNULL).stdout.replace("\033[H\033[2J", "")))  # fmt: skip
     result["detection"] = detection_throughput(screen, 1.0 if args.quick else 3.0)
-    result["status"] = status_latency(work, 200, 3 if args.quick else 7)
-    result["action_latency"] = {"measured": False, "why": "this script does not drive the wait and handoff actions yet"}
+    result["status"] = status_latency(work / "status", 200, 1000, 5)
+    if args.actions:
+        say("action latency: a resume and a handoff among 100 busy panes (afd run, default poll interval)")
+        result["action_latency"] = action_latency(100, Config().poll_interval, 240, say)
+    else:
+        result["action_latency"] = {"measured": False, "why": "--no-actions"}
     shutil.rmtree(work, ignore_errors=True)
     result["ratios"] = ratios(result)
     return result
@@ -521,6 +742,8 @@ def ratios(result: dict) -> dict:
         for other in ("naive", "minimal", "bare", "control"):
             if afd and cpu(label, other):
                 out[f"{label}.afd_over_{other}"] = round(afd / cpu(label, other), 3)
+    if cpu("idle_100", "afd") and cpu("idle_500", "afd"):
+        out["idle_500_over_idle_100.afd"] = round(cpu("idle_500", "afd") / cpu("idle_100", "afd"), 3)
     if cpu("idle_100", "afd") and cpu("idle_200", "afd"):
         out["idle_200_over_idle_100.afd"] = round(cpu("idle_200", "afd") / cpu("idle_100", "afd"), 3)
     if cpu("idle_100", "afd") and cpu("idle_100_scrollback", "afd"):
@@ -537,6 +760,7 @@ TARGETS = (
     ("working_10pct_of_100.afd_over_naive", "≤", 0.1, "10 % working: afd vs naive (a)"),
     ("idle_200_over_idle_100.afd", "≤", 2.3, "linear: 200 panes vs 100 panes"),
     ("scrollback_over_plain.afd", "≤", 1.2, "10,000 lines of scrollback vs none"),
+    ("idle_500_over_idle_100.afd", "≤", 5.5, "500 idle panes vs 100"),
 )
 
 
@@ -550,6 +774,28 @@ def targets(result: dict) -> list[dict]:
                      "value": d["afd_core_percent"], "limit": "< 1"})  # fmt: skip
         rows.append({"target": "afd run resident memory, last sample (MiB)", "key": "daemon.rss_mib_last",
                      "value": d["rss_mib_last"], "limit": "< 60"})  # fmt: skip
+    d = result.get("daemon_large")
+    if d:
+        rows.append({"target": f"afd run, {d.get('panes', 500)} idle panes: resident memory, max over {d['seconds']:g} s (MiB)",
+                     "key": "daemon_large.rss_mib_max", "value": d["rss_mib_max"], "limit": "< 80"})  # fmt: skip
+    w = result.get("wall_found")
+    if w:
+        rows.append({"target": f"a wall among {w['panes']} panes: polls until limited", "key": "wall_found.polls",
+                     "value": w["polls"], "limit": f"≤ {w['stability_polls'] + 1}"})  # fmt: skip
+    st = result.get("status")
+    if st:
+        for side in ("daemon_down", "daemon_up"):
+            if side in st:
+                rows.append({"target": f"afd status --json, {st['sessions']} sessions, {st['events']} events, "
+                                       f"{side.replace('_', ' ')}: vs python -c 'import afd'",
+                             "key": f"status.{side}.ratio_median", "value": st[side]["ratio_median"], "limit": "≤ 1.5"})  # fmt: skip
+    a = result.get("action_latency") or {}
+    if a.get("measured"):
+        bound = round(a["poll_interval_s"] + 1, 3)
+        for key, what in (("resume_s", "resume: reset + grace → continuation pasted (s)"),
+                          ("handoff_s", "handoff: wall stable → old agent gone, new one launched (s)")):
+            rows.append({"target": f"{what}, {a['busy_panes']} busy panes", "key": f"action_latency.{key}",
+                         "value": a.get(key), "limit": f"≤ {bound}"})  # fmt: skip
     for row in rows:
         value, (op, limit) = row["value"], row["limit"].split()
         row["met"] = None if value is None else (value <= float(limit) if op == "≤" else value < float(limit))
@@ -598,13 +844,29 @@ def render(result: dict) -> None:
     for label, v in result["detection"].items():
         other.add_row(f"detection + gates, {v['rows']}-row {label.replace('_', ' ')} (captures/s)", f"{v['captures_per_s']:,}")
     s = result["status"]
-    other.add_row(f"afd status --json, {s['sessions']} sessions (ms; Python start alone {s['python_import_ms_median']})", f"{s['wall_ms_median']}")
+    for side in ("daemon_down", "daemon_up"):
+        if side in s:
+            v = s[side]
+            other.add_row(f"afd status --json, {side.replace('_', ' ')} (ms; python -c 'import afd' beside it)",
+                          f"{v['afd_ms_median']} vs {v['import_afd_ms_median']}")  # fmt: skip
+    if "answer_ms_median" in s.get("daemon_up", {}):
+        other.add_row("status over the control socket from a running process (ms)", f"{s['daemon_up']['answer_ms_median']}")
+    d = result.get("daemon_large")
+    if d:
+        other.add_row(f"afd run, {d.get('panes', '')} idle panes: share of one core (%); RSS first / last / max (MiB)",
+                      f"{d['afd_core_percent']}; {d['rss_mib_first']} / {d['rss_mib_last']} / {d['rss_mib_max']}")  # fmt: skip
     if "control_mode" in result:
         cm = result["control_mode"]
         other.add_row("-C client: attached clients before → while", f"{cm['before']['clients']} → {cm['while_attached']['clients']}")
         other.add_row("-C client: client-attached hook fired", str(cm["while_attached"]["client_attached_hook_fired"]))
         other.add_row("-C client: window size before → while", f"{cm['before']['window_size']} → {cm['while_attached']['window_size']}")
-    other.add_row("action latency", "not measured: " + result["action_latency"]["why"])
+    a = result["action_latency"]
+    if a.get("measured"):
+        for key in ("handoff_old_gone_s", "handoff_new_agent_startup_s"):
+            if key in a:
+                other.add_row(f"action latency: {key.replace('_', ' ')}", f"{a[key]}")
+    else:
+        other.add_row("action latency", "not measured: " + a["why"])
     console.print(other)
 
 
@@ -614,13 +876,24 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, help="length of each measured window (default 30; 5 with --quick)")
     parser.add_argument("--interval", type=float, default=1.0, help="poll interval of the comparisons, in seconds (default 1)")
     parser.add_argument("--daemon-seconds", type=float, help="how long `afd run` is watched for CPU share and memory (default 600; 60 with --quick)")
-    parser.add_argument("--panes", type=lambda s: [int(x) for x in s.split(",")], default=[10, 50, 100, 200],
-                        help="pane counts of the idle scenarios, comma-separated (default 10,50,100,200)")  # fmt: skip
+    parser.add_argument("--panes", type=lambda s: [int(x) for x in s.split(",")], default=[10, 50, 100, 200, 500],
+                        help="pane counts of the idle scenarios, comma-separated (default 10,50,100,200,500)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print every figure as one JSON object instead of tables")
     parser.add_argument("--show", metavar="FILE", help="print the tables of an earlier --json run, and measure nothing")
+    parser.add_argument("--profile", action="store_true",
+                        help="print a cProfile of `afd status --json` (200 sessions, 1,000 events, daemon down), and measure nothing else")  # fmt: skip
+    parser.add_argument("--no-actions", dest="actions", action="store_false",
+                        help="leave out the action latency run (afd run with a resume and a handoff among 100 busy panes)")  # fmt: skip
     args = parser.parse_args()
     if args.show:
         render(json.loads(Path(args.show).read_text()))
+        return 0
+    if args.profile:
+        work = Path(tempfile.mkdtemp(prefix="afd-bench-"))
+        try:
+            print(profile_status(work, 200, 1000))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         return 0
     args.seconds = args.seconds or (5.0 if args.quick else 30.0)
     args.daemon_seconds = args.daemon_seconds or (60.0 if args.quick else 600.0)

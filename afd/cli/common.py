@@ -57,8 +57,8 @@ def count(text: str) -> int:
 
 
 def print_json(value) -> None:
-    json.dump(value, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+    # One write: json.dump writes each token on its own, thousands of calls for a big status.
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
 def iso_utc(value) -> str | None:

@@ -6,18 +6,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from afd.cli.common import print_json
-from afd.config.settings import (
-    Config,
-    ConfigError,
-    ConfigProblem,
-    default_config_path,
-    effective_items,
-    load_config,
-    set_value,
-)
 from afd.errors import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UserError
+
+if TYPE_CHECKING:
+    from afd.config.settings import Config, ConfigProblem
+
+# afd.config.settings (tomlkit, the regex package) is imported by the functions
+# that use it, so that `afd --help`, which registers every command, does not load it.
 
 _CONFIG_HELP = "config file to use instead of the global one ($XDG_CONFIG_HOME/afd/config.toml)"
 
@@ -100,6 +98,8 @@ def _known_agents(config: Config, *, warn: bool = False) -> set[str]:
 
 def _problems(path: Path | None, *, warn: bool = False) -> list[ConfigProblem]:
     """Every problem in the config, agent names included."""
+    from afd.config.settings import ConfigError, load_config
+
     try:
         config = load_config(path)
     except ConfigError as exc:
@@ -117,6 +117,8 @@ def _problems(path: Path | None, *, warn: bool = False) -> list[ConfigProblem]:
 
 
 def _valid_config(path: Path | None) -> Config:
+    from afd.config.settings import load_config
+
     problems = _problems(path)
     if problems:
         raise UserError("the config has problems:\n" + "\n".join(str(p) for p in problems), EXIT_FAIL)
@@ -124,6 +126,8 @@ def _valid_config(path: Path | None) -> Config:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from afd.config.settings import default_config_path
+
     path = _explicit_path(args)
     problems = _problems(path, warn=True)
     if problems:
@@ -139,6 +143,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from afd.config.settings import default_config_path, effective_items
+
     config = _valid_config(_explicit_path(args))
     items = effective_items(config)
     if args.json:
@@ -163,6 +169,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_path(args: argparse.Namespace) -> int:
+    from afd.config.settings import default_config_path
+
     path = Path(args.config).expanduser() if args.config else default_config_path()
     exists = path.is_file()
     if args.json:
@@ -178,6 +186,8 @@ def run_path(args: argparse.Namespace) -> int:
 
 
 def run_set(args: argparse.Namespace) -> int:
+    from afd.config.settings import Config, ConfigError, default_config_path, effective_items, load_config, set_value
+
     path = Path(args.config).expanduser() if args.config else default_config_path()
     # Agent names are checked against the plugins the current file asks for.
     try:

@@ -10,10 +10,9 @@ from pathlib import Path
 
 from afd.cli.common import compiled_pattern, iso_utc, load_effective, print_json
 from afd.errors import EXIT_USAGE, UserError
-from afd.judge.gates import content_of, judge
-from afd.kit.resettime import local_zone
-from afd.kit.text import capture_rows, decode_capture
-from afd.model import AgentProcess, Clock
+
+# The detectors, gates and plugin values are imported where they are used, so
+# that `afd --help` (which registers every command) does not load them.
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -79,6 +78,8 @@ def read_tail(name: str) -> bytes:
 
 
 def read_captures(files: list[str]) -> list[list[str]]:
+    from afd.kit.text import capture_rows, decode_capture
+
     captures = []
     for name in files:
         try:
@@ -94,6 +95,10 @@ def read_captures(files: list[str]) -> list[list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from afd.judge.gates import judge
+    from afd.kit.resettime import local_zone
+    from afd.model import Clock
+
     zone = local_zone()
     now = parse_now(args.now, zone)
     captures = read_captures(args.files)
@@ -145,6 +150,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _second_witness(plugins, agent: str, record: Path, verdict, captures, chrome, now: datetime) -> dict:
+    from afd.judge.gates import content_of
+    from afd.model import AgentProcess
+
     """The record file's verdict and how it combines with the captures' (``--record``)."""
     from afd.judge.witness import combine
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from afd import __version__
@@ -11,7 +12,7 @@ from afd import __version__
 # Re-exported: commands and scripts written against `afd.cli` keep working.
 from afd.errors import EXIT_CONFIG, EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_OK, EXIT_USAGE, AfdError, UserError  # noqa: F401
 
-# Each module has `register(subparsers)` that adds its parser and sets `func`.
+# Each module has `register(subparsers)` that adds its parsers and sets `func`.
 COMMAND_MODULES = (
     "afd.cli.run",
     "afd.cli.status",
@@ -29,16 +30,67 @@ COMMAND_MODULES = (
     "afd.cli.notify",
 )
 
+# Which module registers each command: `afd status` imports afd.cli.status
+# alone, not the twelve others and what they import (a test keeps this true).
+COMMANDS = {
+    "run": "afd.cli.run",
+    "status": "afd.cli.status",
+    "events": "afd.cli.status",
+    "detect": "afd.cli.detect",
+    "sessions": "afd.cli.sessions",
+    "config": "afd.cli.config",
+    "plugins": "afd.cli.plugins",
+    "service": "afd.cli.service",
+    "doctor": "afd.cli.doctor",
+    "jobs": "afd.cli.jobs",
+    "help": "afd.cli.help",
+    "resume": "afd.cli.resume",
+    "handoff": "afd.cli.handoff",
+    "ledger": "afd.cli.handoff",
+    "demo": "afd.cli.demo",
+    "notify": "afd.cli.notify",
+}
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size() finds it ($COLUMNS, then stdout's terminal, else 80)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]  # None is caught below
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    # argparse makes a formatter for every add_argument, and its default
+    # sizing imports shutil and, behind it, zlib, bz2 and lzma: a few ms on
+    # every command, `afd status` included, for a width only --help uses.
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() if width is None else width)
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    # Subparsers are made with the parent's class, so they get this formatter too.
+    def __init__(self, *args, formatter_class=_HelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)  # type: ignore[misc]
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of `command` alone when it is one."""
+    parser = _ArgumentParser(
         prog="afd",
         description="Watch coding agents in tmux; when one stalls at its usage limit, "
         "wait for the reset or hand the work to another agent in place.",
     )
     parser.add_argument("--version", action="version", version=f"afd {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    only = COMMANDS.get(command or "")
+    for name in (only,) if only else COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -49,8 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_word(argv: list[str]) -> str | None:
+    """The command named on the line, if it comes first (afd has no options that take a value before it)."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(_command_word(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

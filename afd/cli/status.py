@@ -31,36 +31,60 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def read_report(events: int) -> tuple[dict, bool]:
     """The status from the running daemon, else from the store; and whether the daemon runs."""
-    from afd.daemon import control
-    from afd.daemon.status import build_status
-    from afd.record.store import StateLock, Store, StoreError, default_path, lock_path_for
+    from afd.config import paths
 
     answering = True
-    try:
-        return control.request(control.socket_path(), "status", {"events": events}), True
-    except control.DaemonUnavailable:
-        pass
-    except control.DaemonTimeout:
-        # There but busy (a poll stuck on a hung tmux): show what it last stored.
-        answering = False
-        print("afd: the daemon did not answer in time; showing the state it last stored", file=sys.stderr)
+    # No socket file, no daemon: the client (and the socket module, ~5 ms to import) is not needed to say so.
+    if paths.control_socket().exists():
+        from afd.daemon import control
+
+        try:
+            return control.request(control.socket_path(), "status", {"events": events}), True
+        except control.DaemonUnavailable:
+            pass
+        except control.DaemonTimeout:
+            # There but busy (a poll stuck on a hung tmux): show what it last stored.
+            answering = False
+            print("afd: the daemon did not answer in time; showing the state it last stored", file=sys.stderr)
+    from afd.daemon.status import report
+    from afd.record.files import default_path, lock_holder_pid, lock_is_held, lock_path_for
+
     db = default_path()
     if not db.exists():
         return empty_report(), False
+    rows, meta = _stored(db, events)
+    # The daemon's lock file, not the database: a busy daemon holds it all the same.
+    lock = lock_path_for(db)
+    held = lock_is_held(lock)
+    daemon = {"running": held, "pid": lock_holder_pid(lock) if held else None,
+              "version": meta.get("version"), "started_at": meta.get("started_at")}
+    if not answering:
+        daemon["answering"] = False
+    agents = rows.agents if rows.agents is not None else _agent_names()
+    return report(rows, agents, daemon), held
+
+
+def _stored(db, events: int):
+    """The status rows and what the daemon stored about itself (version, started_at), from the database alone."""
+    from afd.record.statusread import open_checked, read_status_rows
+
+    conn = open_checked(db)
+    if conn is not None:
+        try:
+            rows = read_status_rows(conn, events)
+            meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('version', 'started_at')").fetchall())
+        finally:
+            conn.close()
+        return rows, meta
+    # Not a file this afd reads as it is: the store says what is wrong with it, in its own words.
+    from afd.record.store import Store, StoreError
+
     try:
         store = Store.open_readonly(db)
     except StoreError as exc:
         raise UserError(str(exc), EXIT_DAEMON_DOWN) from None
     try:
-        agents = _agent_names()
-        # The daemon's lock file, not the database: a busy daemon holds it all the same.
-        lock = lock_path_for(db)
-        held = StateLock.is_held(lock)
-        daemon = {"running": held, "pid": StateLock.holder_pid(lock) if held else None,
-                  "version": store.get_meta("version"), "started_at": store.get_meta("started_at")}
-        if not answering:
-            daemon["answering"] = False
-        return build_status(store, agents, daemon, events), held
+        return store.status_rows(events), {k: store.get_meta(k) for k in ("version", "started_at")}
     finally:
         store.close()
 

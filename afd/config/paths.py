@@ -43,3 +43,8 @@ def runtime_dir() -> Path:
     if value and os.path.isabs(value):
         return Path(value) / APP
     return state_dir() / "run"
+
+
+def control_socket() -> Path:
+    """The daemon's control socket, `control.sock` in the runtime dir."""
+    return runtime_dir() / "control.sock"

@@ -38,7 +38,6 @@ from another uid is closed with nothing sent back.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import selectors
 import socket
@@ -52,7 +51,13 @@ from typing import Any
 
 from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE, UserError
 
-log = logging.getLogger(__name__)
+
+def _log():
+    # Only the server writes to the log; the CLI's client is spared importing logging (~5 ms) before it can print.
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 # sun_path holds 108 bytes on Linux, including the terminating NUL.
 MAX_SOCKET_PATH_BYTES = 107
@@ -99,7 +104,7 @@ def socket_path() -> Path:
     """Where the daemon listens: `control.sock` in afd's runtime dir, resolved now."""
     from afd.config import paths
 
-    return paths.runtime_dir() / "control.sock"
+    return paths.control_socket()
 
 
 def checked_path(path: Path | str) -> str:
@@ -177,7 +182,7 @@ def _make_private_dirs(directory: Path) -> None:
     if info.st_uid != os.getuid():
         raise ControlError(f"{target} belongs to uid {info.st_uid}, not to you; remove it and start afd again")
     if stat.S_IMODE(info.st_mode) & 0o077:
-        log.warning("control socket: %s was mode %o; tightened to 700", target, stat.S_IMODE(info.st_mode))
+        _log().warning("control socket: %s was mode %o; tightened to 700", target, stat.S_IMODE(info.st_mode))
         os.chmod(target, 0o700)
 
 
@@ -291,7 +296,7 @@ class ControlServer:
                     answered += self._read(conn)
             except Exception:
                 # Whatever one client sent, the daemon serves the others and keeps polling.
-                log.exception("control socket: dropped a connection after an unexpected error")
+                _log().exception("control socket: dropped a connection after an unexpected error")
                 self._close(conn)
         self._drop_idle()
         return answered
@@ -331,16 +336,16 @@ class ControlServer:
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:  # EMFILE and friends: keep serving those already connected
-                log.warning("control socket: cannot accept a connection: %s", exc)
+                _log().warning("control socket: cannot accept a connection: %s", exc)
                 return
             try:
                 uid = peer_uid(sock)
             except OSError as exc:
-                log.warning("control socket: cannot read the peer's credentials, dropping it: %s", exc)
+                _log().warning("control socket: cannot read the peer's credentials, dropping it: %s", exc)
                 sock.close()
                 continue
             if not peer_allowed(uid, os.getuid()):
-                log.warning("control socket: dropped a connection from uid %d", uid)
+                _log().warning("control socket: dropped a connection from uid %d", uid)
                 sock.close()
                 continue
             sock.setblocking(False)
@@ -383,7 +388,7 @@ class ControlServer:
         try:
             return self._answer_checked(conn, line)
         except Exception as exc:
-            log.exception("control socket: unexpected error while answering a request")
+            _log().exception("control socket: unexpected error while answering a request")
             return _line(_error(f"internal error in the daemon: {type(exc).__name__}", EXIT_FAIL))
 
     def _answer_checked(self, conn: _Connection, line: bytes) -> bytes:
@@ -409,7 +414,7 @@ class ControlServer:
         except UserError as exc:
             return _line(_error(str(exc), exc.code))
         except Exception as exc:
-            log.exception("control socket: handler failed on %r", cmd)
+            _log().exception("control socket: handler failed on %r", cmd)
             return _line(_error(f"internal error in the daemon while handling {cmd!r}: {exc}", EXIT_FAIL))
         finally:
             self.peer_pid = None
@@ -420,7 +425,7 @@ class ControlServer:
         try:
             data = _line(response)
         except (TypeError, ValueError) as exc:
-            log.error("control socket: the answer to %r is not JSON: %s", cmd, exc)
+            _log().error("control socket: the answer to %r is not JSON: %s", cmd, exc)
             return _line(_error(f"internal error in the daemon: the answer to {cmd!r} is not JSON", EXIT_FAIL))
         if isinstance(result, Stream):
             conn.topic = result.topic
@@ -429,7 +434,7 @@ class ControlServer:
     def _send(self, conn: _Connection, data: bytes) -> None:
         conn.outbuf += data
         if len(conn.outbuf) > MAX_BACKLOG_BYTES:
-            log.warning("control socket: dropped a client that stopped reading")
+            _log().warning("control socket: dropped a client that stopped reading")
             self._close(conn)
             return
         self._flush(conn)

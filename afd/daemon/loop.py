@@ -7,6 +7,7 @@ polls once, then serves control requests until the next poll is due.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import selectors
@@ -132,8 +133,13 @@ class Daemon:
         self.store.set_meta("daemon_pid", str(os.getpid()))
         self.store.set_meta("started_at", self.started_at.strftime("%Y-%m-%dT%H:%M:%SZ"))
         self.store.set_meta("version", __version__)
+        self._store_agent_names()
         self._recover_journal()
         self.supervisor.event("daemon.started", f"afd {__version__} started (pid {os.getpid()})")
+
+    def _store_agent_names(self) -> None:
+        # `afd status` with the daemon down lists these agents without loading every plugin itself.
+        self.store.set_meta("agents", json.dumps(sorted(self.plugins.agents)))
 
     def _recover_journal(self) -> None:
         """Intent committed before a crash, with no outcome: carried on, inspected or rolled back; said."""
@@ -262,6 +268,7 @@ class Daemon:
             self.notices.use(plugins)
             self.server = server_ref(config, self.socket_name, self.socket_path)
             self.supervisor.server = self.server
+            self._store_agent_names()
             self.supervisor.event("config.reloaded", f"config reloaded from {config.path or 'the built-in defaults'}")
         notify.ready()
 

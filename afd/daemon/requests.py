@@ -15,7 +15,7 @@ from pathlib import Path
 
 from afd.act import create
 from afd.daemon.control import Stream
-from afd.daemon.status import build_status, event_json
+from afd.daemon.status import StatusSnapshot, event_json
 from afd.daemon.supervisor import GONE, IDLE, UNKNOWN, expected_socket_path
 from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.jobs.requests import JobRequests
@@ -30,6 +30,7 @@ from afd.world import git, tmux
 class RequestHandler(JobRequests):
     def __init__(self, daemon):
         self.daemon = daemon
+        self._status: StatusSnapshot | None = None
 
     @property
     def sup(self):
@@ -64,10 +65,17 @@ class RequestHandler(JobRequests):
         return __version__
 
     def do_status(self, events: int = 20) -> dict:
-        return build_status(self.store, self.daemon.plugins.agents, self.daemon_info(), events)
+        return self.status.report(self.daemon_info(), events)
 
     def do_sessions_list(self) -> list[dict]:
-        return build_status(self.store, self.daemon.plugins.agents, self.daemon_info(), 0)["sessions"]
+        return self.status.report(self.daemon_info(), 0)["sessions"]
+
+    @property
+    def status(self) -> StatusSnapshot:
+        # Made on first use, for the store the daemon has then.
+        if self._status is None or self._status.store is not self.store:
+            self._status = StatusSnapshot(self.store, lambda: self.daemon.plugins.agents)
+        return self._status
 
     def do_events(self, follow: bool = False, limit: int = 50) -> object:
         recent = [event_json(s.event, s.id) for s in self.store.recent_events(limit)]

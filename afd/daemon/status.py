@@ -1,22 +1,40 @@
 """The status report: one dict, from the store alone, whether or not the daemon runs.
 
 Its JSON form is a contract (versioned by `schema`); the CLI renders the
-same dict for people.
+same dict for people. It is built from the rows `afd.record.statusread`
+reads in a fixed number of queries; the daemon keeps the result
+(`StatusSnapshot`) until the store changes, so a burst of `afd status`
+calls or a dashboard refreshing costs one build, not one each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from afd.decide import nextaction
-from afd.judge.limits import LimitState, unknown_fact
-from afd.record.store import Store
+from afd.record.statusread import StatusRows
+
+if TYPE_CHECKING:
+    from afd.record.store import Store
 
 SCHEMA = 1
 
 
 def _iso(value) -> str | None:
     return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
+
+
+def _stored_iso(text: str | None) -> str | None:
+    """A stored instant as status prints it (`2026-07-13T09:00:00Z`)."""
+    if text is None:
+        return None
+    # The store writes one fixed-width form, 2026-07-13T09:00:00.000000+00:00;
+    # anything else is parsed. (Status shows hundreds of these.)
+    if len(text) == 32 and text.endswith("+00:00") and text[10] == "T" and text[0] != "0":
+        return text[:19] + "Z"
+    return datetime.fromisoformat(text).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def event_json(event, event_id: int | None = None) -> dict:
@@ -37,52 +55,58 @@ def _shown_state(state: str, resuming: bool, plan: dict | None) -> str:
 
 
 def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int = 20) -> dict:
-    facts = store.load_limits()
-    names = sorted(set(agents) | set(facts))
-    acting = {e.session for e in store.pending_journal() if e.action == "resume"}
+    return report(store.status_rows(events), agents, daemon)
+
+
+def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
+    """The status report from what the store holds and the agents the plugins provide."""
     sessions = []
-    for rec in store.list_sessions():
-        plan = nextaction.loads(rec.next_action)
-        ledger = store.ledger(rec.name)
+    for rec in rows.sessions:
+        plan = nextaction.loads(rec["next_action"])
+        ledger = rows.ledger.get(rec["name"], ())
         sessions.append(
             {
-                "name": rec.name,
-                "pane": rec.pane_id,
-                "server": rec.server_socket,
-                "agent": rec.agent,
-                "identity": rec.identity,
-                "identity_source": rec.identity_source,
-                "state": _shown_state(rec.state, rec.name in acting, plan),
-                "reset_at": _iso(rec.reset_at),
-                "banner": rec.last_banner,
-                "mission": rec.mission or None,
-                "worktree": rec.worktree,
-                "branch": rec.branch,
+                "name": rec["name"],
+                "pane": rec["pane_id"],
+                "server": rec["server_socket"],
+                "agent": rec["agent"],
+                "identity": rec["identity"],
+                "identity_source": rec["identity_source"],
+                "state": _shown_state(rec["state"], rec["name"] in rows.resuming, plan),
+                "reset_at": _stored_iso(rec["reset_at"]),
+                "banner": rec["last_banner"],
+                "mission": rec["mission"] or None,
+                "worktree": rec["worktree"],
+                "branch": rec["branch"],
                 "next_action": nextaction.words(plan),
                 "next": plan,
-                "location": rec.location,
+                "location": rec["location"],
                 # "pane", "record", "pane+record", "disputed", or null.
-                "witnesses": rec.witnesses,
-                "updated_at": _iso(rec.updated_at),
+                "witnesses": rec["witnesses"],
+                "updated_at": _stored_iso(rec["updated_at"]),
                 "handoffs": len(ledger),
                 "ledger": [
-                    {"from": e.from_agent, "to": e.to_agent, "at": _iso(e.at), "head_sha": e.head_sha,
-                     "reason": e.reason, "automatic": e.automatic}
+                    {"from": e["from_agent"], "to": e["to_agent"], "at": _stored_iso(e["at"]), "head_sha": e["head_sha"],
+                     "reason": e["reason"], "automatic": bool(e["automatic"])}
                     for e in ledger
                 ],
             }
         )
+    facts = {r["agent"]: r for r in rows.limits}
     agent_rows = []
-    for name in names:
-        fact = facts.get(name) or unknown_fact(name)
+    for name in sorted(set(agents) | set(facts)):
+        fact = facts.get(name)
+        if fact is None:  # never observed
+            agent_rows.append({"name": name, "state": "unknown", "reset_at": None, "observed_at": None, "source_session": None})
+            continue
         agent_rows.append(
             {
                 "name": name,
                 # Three values; unknown is never shown as available.
-                "state": fact.state.value,
-                "reset_at": _iso(fact.reset_at) if fact.state is LimitState.LIMITED else None,
-                "observed_at": _iso(fact.observed_at),
-                "source_session": fact.source_session,
+                "state": fact["state"],
+                "reset_at": _stored_iso(fact["reset_at"]) if fact["state"] == "limited" else None,
+                "observed_at": _stored_iso(fact["observed_at"]),
+                "source_session": fact["source_session"],
             }
         )
     return {
@@ -90,5 +114,34 @@ def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int 
         "daemon": daemon,
         "sessions": sessions,
         "agents": agent_rows,
-        "events": [event_json(s.event) for s in store.recent_events(events)],
+        "events": [
+            {"at": _stored_iso(e["at"]), "session": e["session"], "kind": e["kind"], "message": e["message"]}
+            for e in rows.events
+        ],
     }
+
+
+class StatusSnapshot:
+    """The daemon's status report, built again only after the store changed.
+
+    The store's change marker moves with every commit, the daemon's own and
+    any other process's; while it stands still the report kept is the
+    answer. Callers get a shallow copy with their own `daemon` entry and
+    must not change the lists inside it.
+    """
+
+    def __init__(self, store: Store, agents: Callable[[], Iterable[str]]):
+        self.store = store
+        self._agents = agents
+        self._kept: dict[int, tuple[object, dict]] = {}  # events asked -> (marker and agents, report)
+
+    def report(self, daemon: dict, events: int = 20) -> dict:
+        key = (self.store.change_marker(), tuple(sorted(self._agents())))
+        kept = self._kept.get(events)
+        if kept is None or kept[0] != key:
+            # Only the counts asked for lately: a client asking for every count
+            # from 0 to 10,000 must not grow the daemon.
+            if len(self._kept) >= 4:
+                self._kept.clear()
+            kept = self._kept[events] = (key, report(self.store.status_rows(events), key[1], {}))
+        return {**kept[1], "daemon": daemon}

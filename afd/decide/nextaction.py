@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone, tzinfo
+from typing import TYPE_CHECKING
 
-from afd.decide import policy
+if TYPE_CHECKING:
+    from afd.decide import policy
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -20,6 +22,9 @@ def _iso(value: datetime | None) -> str | None:
 
 def plan_of(decision: policy.Decision, *, max_attempts: int, agent: str | None = None) -> dict | None:
     """The machine form of a decision; None when there is nothing to say."""
+    # Imported here: `afd status` reads plans through this module and never makes one.
+    from afd.decide import policy
+
     plan: dict
     if isinstance(decision, policy.ResumeAt | policy.ResumeNow):
         at = decision.at if isinstance(decision, policy.ResumeAt) else None

@@ -32,10 +32,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import overload
 
-from afd.config import paths
 from afd.errors import EXIT_CONFIG, AfdError
 from afd.judge.limits import LimitFact, LimitState
 from afd.model import Event, IdentityKind, IdentitySource, SessionState
+from afd.record.files import DB_NAME, LOCK_NAME, default_path, lock_holder_pid, lock_is_held, lock_path_for  # noqa: F401
+from afd.record.schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401
 from afd.record.types import (
     BannerSighting,
     JournalEntry,
@@ -46,8 +47,6 @@ from afd.record.types import (
     StoredEvent,
 )
 
-DB_NAME = "state.db"
-LOCK_NAME = "state.lock"
 EVENT_RETENTION = timedelta(days=30)
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _CORRUPT_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
@@ -63,181 +62,6 @@ class StoreRefused(StoreError):
     code = EXIT_CONFIG  # like a bad config: systemd must not restart-loop on it
 
 
-def default_path() -> Path:
-    return paths.state_dir() / DB_NAME
-
-
-def lock_path_for(db_path: Path) -> Path:
-    return db_path.with_name(LOCK_NAME)
-
-
-# --- schema -----------------------------------------------------------------
-
-# MIGRATIONS[i] takes a database from user_version i to i + 1. Append only:
-# a released step is never edited, because databases in the field ran it.
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE sessions (
-        name TEXT PRIMARY KEY,
-        pane_id TEXT NOT NULL,
-        server_socket TEXT NOT NULL,
-        server_pid INTEGER,
-        agent TEXT,
-        identity TEXT NOT NULL CHECK (identity IN ('known', 'unknown', 'none')),
-        identity_source TEXT NOT NULL CHECK (identity_source IN ('process', 'user')),
-        state TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        mission TEXT,
-        worktree TEXT,
-        branch TEXT,
-        agent_pid INTEGER,
-        agent_started_at REAL,
-        last_banner TEXT,
-        banner_first_seen_at TEXT,
-        reset_at TEXT,
-        next_action TEXT
-    );
-    CREATE TABLE limits (
-        agent TEXT PRIMARY KEY,
-        state TEXT NOT NULL CHECK (state IN ('limited', 'available', 'unknown')),
-        reset_at TEXT,
-        observed_at TEXT,
-        source_session TEXT,
-        banner TEXT
-    );
-    -- AUTOINCREMENT: ids are never reused after pruning, so a follower's
-    -- cursor never skips or repeats an event.
-    CREATE TABLE events (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        at TEXT NOT NULL,
-        session TEXT,
-        kind TEXT NOT NULL,
-        message TEXT NOT NULL,
-        data TEXT NOT NULL DEFAULT '{}'
-    );
-    CREATE INDEX events_at ON events (at);
-    CREATE TABLE journal (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        at TEXT NOT NULL,
-        session TEXT NOT NULL,
-        action TEXT NOT NULL,
-        intent TEXT NOT NULL,
-        state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'rolled_back')),
-        outcome TEXT,
-        finished_at TEXT
-    );
-    CREATE INDEX journal_pending ON journal (state) WHERE state = 'pending';
-    CREATE TABLE banners (
-        session TEXT PRIMARY KEY,
-        banner_text TEXT NOT NULL,
-        first_seen_at TEXT NOT NULL,
-        reset_at TEXT
-    );
-    CREATE TABLE ledger (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        session TEXT NOT NULL,
-        at TEXT NOT NULL,
-        from_agent TEXT NOT NULL,
-        to_agent TEXT NOT NULL,
-        head_sha TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        automatic INTEGER NOT NULL
-    );
-    CREATE INDEX ledger_session ON ledger (session, id);
-    CREATE TABLE meta (
-        key TEXT PRIMARY KEY,
-        value TEXT NOT NULL
-    );
-    """,
-    # 1 → 2: where the pane sits in tmux, for `afd status`.
-    """
-    ALTER TABLE sessions ADD COLUMN location TEXT;
-    """,
-    # → +1: what afd did about each session's limits (attempts, backoff), so a restart keeps them.
-    """
-    CREATE TABLE resume_history (
-        session TEXT PRIMARY KEY,
-        episode TEXT,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        last_sent_at TEXT,
-        backoff_level INTEGER NOT NULL DEFAULT 0,
-        relimited_at TEXT,
-        unconfirmed INTEGER NOT NULL DEFAULT 0,
-        retry_after TEXT,
-        needs_human TEXT,
-        first_seen_at TEXT,
-        reset_at TEXT
-    );
-    """,
-    # → next: which witnesses (pane, the agent's own records) say a session is limited.
-    """
-    ALTER TABLE sessions ADD COLUMN witnesses TEXT;
-    """,
-    # → +1, handoff: the ledger keeps the outgoing conversation, the base of the
-    # branch's range, and the journal entry of its swap (one entry per swap).
-    """
-    ALTER TABLE ledger ADD COLUMN from_conversation TEXT;
-    ALTER TABLE ledger ADD COLUMN base_sha TEXT;
-    ALTER TABLE ledger ADD COLUMN journal_id INTEGER;
-    CREATE UNIQUE INDEX ledger_journal ON ledger (journal_id) WHERE journal_id IS NOT NULL;
-    """,
-    # → +1: jobs (sessions that other sessions supervise), who owns them and
-    # who owned them, handoff receipts, and the envelope outbox (afd/jobbook.py).
-    """
-    CREATE TABLE jobs (
-        name TEXT PRIMARY KEY,
-        title TEXT NOT NULL,
-        owner TEXT NOT NULL,
-        parent TEXT,
-        agent TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('running', 'limited', 'done', 'failed', 'gone')),
-        summary TEXT,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE INDEX jobs_owner ON jobs (owner);
-    CREATE TABLE job_masters (
-        job TEXT NOT NULL,
-        master TEXT NOT NULL,
-        rank INTEGER NOT NULL,
-        PRIMARY KEY (job, master)
-    );
-    CREATE TABLE handoff_receipts (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        at TEXT NOT NULL,
-        from_owner TEXT NOT NULL,
-        to_owner TEXT NOT NULL,
-        jobs TEXT NOT NULL,
-        note TEXT
-    );
-    CREATE TABLE ownership_history (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        job TEXT NOT NULL,
-        at TEXT NOT NULL,
-        from_owner TEXT,
-        to_owner TEXT NOT NULL,
-        receipt INTEGER
-    );
-    CREATE INDEX ownership_history_job ON ownership_history (job, id);
-    CREATE TABLE outbox (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        key TEXT NOT NULL UNIQUE,
-        job TEXT,
-        to_session TEXT,
-        kind TEXT NOT NULL,
-        text TEXT NOT NULL,
-        nonce TEXT NOT NULL,
-        state TEXT NOT NULL CHECK (state IN ('pending', 'attempting', 'sent', 'consumed')),
-        recipient TEXT,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE INDEX outbox_open ON outbox (state) WHERE state != 'consumed';
-    """,
-)
-SCHEMA_VERSION = len(MIGRATIONS)
 
 
 # --- conversions ------------------------------------------------------------
@@ -922,6 +746,20 @@ class Store:
                 ),
             )
 
+    # -- what status shows
+
+    def status_rows(self, events: int = 20):
+        """The rows of the status report (`afd.record.statusread`), in one read."""
+        from afd.record.statusread import read_status_rows
+
+        with self._lock:
+            return read_status_rows(self._conn, events)
+
+    def change_marker(self) -> tuple[int, int]:
+        """A value that moves whenever anyone commits to the database: while it is equal, so is the content."""
+        with self._lock:
+            return (self._conn.execute("PRAGMA data_version").fetchone()[0], self._conn.total_changes)
+
     # -- meta (daemon pid, started_at, version)
 
     def set_meta(self, key: str, value: str) -> None:
@@ -999,28 +837,6 @@ class StateLock:
     def __exit__(self, *exc) -> None:
         self.release()
 
-    @staticmethod
-    def is_held(path: Path | str) -> bool:
-        """Whether some process holds the lock (a daemon is running), without taking it."""
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except FileNotFoundError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                return True
-            raise
-        finally:
-            os.close(fd)  # also drops the shared lock if it was granted
-        return False
-
-    @staticmethod
-    def holder_pid(path: Path | str) -> int | None:
-        """The pid the last holder wrote; meaningful only while `is_held` is true."""
-        try:
-            text = Path(path).read_text().strip()
-        except OSError:
-            return None
-        return int(text) if text.isdigit() else None
+    # The probes live beside the file names, so `afd status` can ask without importing the store.
+    is_held = staticmethod(lock_is_held)
+    holder_pid = staticmethod(lock_holder_pid)

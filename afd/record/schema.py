@@ -1,0 +1,174 @@
+"""The state database's schema: the migrations that build it, and the version they reach.
+
+Its own module, with nothing but the standard library behind it, so a reader
+(`afd status` with the daemon down) can check a file's version without
+importing the writer.
+"""
+
+from __future__ import annotations
+
+# MIGRATIONS[i] takes a database from user_version i to i + 1. Append only:
+# a released step is never edited, because databases in the field ran it.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE sessions (
+        name TEXT PRIMARY KEY,
+        pane_id TEXT NOT NULL,
+        server_socket TEXT NOT NULL,
+        server_pid INTEGER,
+        agent TEXT,
+        identity TEXT NOT NULL CHECK (identity IN ('known', 'unknown', 'none')),
+        identity_source TEXT NOT NULL CHECK (identity_source IN ('process', 'user')),
+        state TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        mission TEXT,
+        worktree TEXT,
+        branch TEXT,
+        agent_pid INTEGER,
+        agent_started_at REAL,
+        last_banner TEXT,
+        banner_first_seen_at TEXT,
+        reset_at TEXT,
+        next_action TEXT
+    );
+    CREATE TABLE limits (
+        agent TEXT PRIMARY KEY,
+        state TEXT NOT NULL CHECK (state IN ('limited', 'available', 'unknown')),
+        reset_at TEXT,
+        observed_at TEXT,
+        source_session TEXT,
+        banner TEXT
+    );
+    -- AUTOINCREMENT: ids are never reused after pruning, so a follower's
+    -- cursor never skips or repeats an event.
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        session TEXT,
+        kind TEXT NOT NULL,
+        message TEXT NOT NULL,
+        data TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX events_at ON events (at);
+    CREATE TABLE journal (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        session TEXT NOT NULL,
+        action TEXT NOT NULL,
+        intent TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'rolled_back')),
+        outcome TEXT,
+        finished_at TEXT
+    );
+    CREATE INDEX journal_pending ON journal (state) WHERE state = 'pending';
+    CREATE TABLE banners (
+        session TEXT PRIMARY KEY,
+        banner_text TEXT NOT NULL,
+        first_seen_at TEXT NOT NULL,
+        reset_at TEXT
+    );
+    CREATE TABLE ledger (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session TEXT NOT NULL,
+        at TEXT NOT NULL,
+        from_agent TEXT NOT NULL,
+        to_agent TEXT NOT NULL,
+        head_sha TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        automatic INTEGER NOT NULL
+    );
+    CREATE INDEX ledger_session ON ledger (session, id);
+    CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    """,
+    # 1 → 2: where the pane sits in tmux, for `afd status`.
+    """
+    ALTER TABLE sessions ADD COLUMN location TEXT;
+    """,
+    # → +1: what afd did about each session's limits (attempts, backoff), so a restart keeps them.
+    """
+    CREATE TABLE resume_history (
+        session TEXT PRIMARY KEY,
+        episode TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_sent_at TEXT,
+        backoff_level INTEGER NOT NULL DEFAULT 0,
+        relimited_at TEXT,
+        unconfirmed INTEGER NOT NULL DEFAULT 0,
+        retry_after TEXT,
+        needs_human TEXT,
+        first_seen_at TEXT,
+        reset_at TEXT
+    );
+    """,
+    # → next: which witnesses (pane, the agent's own records) say a session is limited.
+    """
+    ALTER TABLE sessions ADD COLUMN witnesses TEXT;
+    """,
+    # → +1, handoff: the ledger keeps the outgoing conversation, the base of the
+    # branch's range, and the journal entry of its swap (one entry per swap).
+    """
+    ALTER TABLE ledger ADD COLUMN from_conversation TEXT;
+    ALTER TABLE ledger ADD COLUMN base_sha TEXT;
+    ALTER TABLE ledger ADD COLUMN journal_id INTEGER;
+    CREATE UNIQUE INDEX ledger_journal ON ledger (journal_id) WHERE journal_id IS NOT NULL;
+    """,
+    # → +1: jobs (sessions that other sessions supervise), who owns them and
+    # who owned them, handoff receipts, and the envelope outbox (afd/jobbook.py).
+    """
+    CREATE TABLE jobs (
+        name TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        parent TEXT,
+        agent TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'limited', 'done', 'failed', 'gone')),
+        summary TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX jobs_owner ON jobs (owner);
+    CREATE TABLE job_masters (
+        job TEXT NOT NULL,
+        master TEXT NOT NULL,
+        rank INTEGER NOT NULL,
+        PRIMARY KEY (job, master)
+    );
+    CREATE TABLE handoff_receipts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        from_owner TEXT NOT NULL,
+        to_owner TEXT NOT NULL,
+        jobs TEXT NOT NULL,
+        note TEXT
+    );
+    CREATE TABLE ownership_history (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        job TEXT NOT NULL,
+        at TEXT NOT NULL,
+        from_owner TEXT,
+        to_owner TEXT NOT NULL,
+        receipt INTEGER
+    );
+    CREATE INDEX ownership_history_job ON ownership_history (job, id);
+    CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        key TEXT NOT NULL UNIQUE,
+        job TEXT,
+        to_session TEXT,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'attempting', 'sent', 'consumed')),
+        recipient TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX outbox_open ON outbox (state) WHERE state != 'consumed';
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
