@@ -67,6 +67,10 @@ class AgentSpec:
     # those that carry its credentials (names only; read by accounts, later).
     account_env: tuple[str, ...] = ()
     credential_env: tuple[str, ...] = ()
+    # Detection kinds of walls the agent retries past by itself at the reset
+    # (OpenCode's `Rate Limited [retrying in 2h5m …]`): waited out like
+    # Claude's armed auto-continue, never typed into.
+    self_continuing_kinds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

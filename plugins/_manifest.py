@@ -46,6 +46,8 @@ class BannerRule:
     # The wall lets the user go on with another model (a choice the agent draws); issue 16's
     # rule derives needs_human from this and the reset clause, never from the manifest.
     offers_other_model: bool = False
+    # The agent retries past this wall by itself at its reset: afd waits and never types into it.
+    continues_by_itself: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +305,7 @@ def read_manifest(path: Path) -> Manifest:
         busy=busy,
         account_env=account_env,
         credential_env=credential_env,
+        self_continuing_kinds=tuple(f"{name}.{b.kind}" for b in banners if b.continues_by_itself),
     )
     return Manifest(
         path=path,
@@ -326,25 +329,27 @@ def _banners(r: _Reader, raw: object) -> tuple[BannerRule, ...]:
         r.problem(("banner",), "expected [[banner]] tables")
         return ()
     rules = []
-    known = {"regex", "kind", "continuation", "reset", "offers_other_model", "needs_human"}
+    known = {"regex", "kind", "continuation", "reset", "offers_other_model", "continues_by_itself", "needs_human"}
     for i, entry in enumerate(raw, start=1):
         for k in set(entry) - known:
             r.problem(("banner", i, k), f"unknown key (known: {', '.join(sorted(known - {'needs_human'}))})")
         if "needs_human" in entry:
             # Derived, never declared: a wall that names a reset or offers another model needs no one.
-            r.problem(("banner", i, "needs_human"), "is derived from the reset clause and offers_other_model; remove it")
+            r.problem(("banner", i, "needs_human"), "is derived from the reset clause and offers_other_model, never declared: remove it")
         regex = r.regex(("banner", i, "regex"), entry.get("regex"), groups=True)
         kind = r.string(("banner", i, "kind"), entry.get("kind"), pattern=_KIND, what="a kind such as \"usage-limit\"")
         for key, value in (("regex", regex), ("kind", kind)):
             if key not in entry:
                 r.problem(("banner", i), f"needs a {key}")
-        offers = entry.get("offers_other_model", False)
-        if not isinstance(offers, bool):
-            r.problem(("banner", i, "offers_other_model"), f"expected true or false, got {offers!r}")
+        flags = {}
+        for flag in ("offers_other_model", "continues_by_itself"):
+            flags[flag] = entry.get(flag, False)
+            if not isinstance(flags[flag], bool):
+                r.problem(("banner", i, flag), f"expected true or false, got {flags[flag]!r}")
         rule_reset = r.regex(("banner", i, "reset"), entry.get("reset"), groups=True)
         continuation = r.regex(("banner", i, "continuation"), entry.get("continuation"))
         if regex is not None and kind is not None:
-            rules.append(BannerRule(regex, kind, continuation, rule_reset, offers is True))
+            rules.append(BannerRule(regex, kind, continuation, rule_reset, flags["offers_other_model"] is True, flags["continues_by_itself"] is True))
     return tuple(rules)
 
 

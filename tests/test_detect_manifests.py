@@ -1,0 +1,97 @@
+"""The shipped manifests' walls and look-alikes, as users reported them (the real-agent tier checks the real CLIs)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from afd.config.loader import load_plugins
+from afd.judge.gates import is_anchored
+from afd.model import Clock
+
+NOW = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
+CLOCK = Clock(NOW, timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def plugins():
+    return load_plugins(None, entry_points=False)
+
+
+GEMINI_TAIL = [
+    "",
+    "╭──────────────────────────────────────────────────────────────────╮",
+    "│ >   Type your message or @path/to/file                           │",
+    "╰──────────────────────────────────────────────────────────────────╯",
+    "~/src/app (main*)        no sandbox (see /docs)        gemini-2.5-pro (97% context left)",
+]
+OPENCODE_TAIL = [
+    "",
+    "  ┃",
+    "  ┃  Build  claude-sonnet-4 Anthropic",
+    "  ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀",
+    "                                      tab switch agent  ctrl+p commands",
+]
+COPILOT_TAIL = [
+    "",
+    "╭──────────────────────────────────────────────────────────────────╮",
+    "│ >                                                                │",
+    "╰──────────────────────────────────────────────────────────────────╯",
+    " Ctrl+c Exit · Ctrl+r Expand recent                 Remaining requests: 0%",
+]
+
+CASES = [
+    # Gemini CLI
+    ("gemini", ["> fix the test", "", "✦ On it.", "", "✕ Usage limit reached for gemini-2.5-pro. Access resets at 10:57 PM GMT-3.", *GEMINI_TAIL],
+     "gemini.usage-limit", datetime(2026, 7, 14, 1, 57, tzinfo=timezone.utc)),
+    ("gemini", ["> fix the test", "", "✕ Usage limit reached for gemini-2.5-pro. Access resets at 2:05 AM", "  UTC. /stats for details.", *GEMINI_TAIL],
+     "gemini.usage-limit", datetime(2026, 7, 14, 2, 5, tzinfo=timezone.utc)),
+    ("gemini", ["> fix the test", "", "⚡ You have reached your daily gemini-2.5-pro quota limit.", "⚡ You can choose to authenticate with a paid API key or continue with the fallback model.", *GEMINI_TAIL],
+     "gemini.daily-quota", None),
+    ("gemini", ["> fix the test", "", "ℹ Your quota will reset after 5s.", *GEMINI_TAIL], None, None),
+    ("gemini", ["> fix the test", "", "✕ No capacity available for model gemini-2.5-pro on the server", *GEMINI_TAIL], None, None),
+    ("gemini", ["> show the docs", "", "✦ The docs say:", "  Usage limit reached for gemini-2.5-pro. Access resets at 10:57 PM GMT-3.", "", "✦ That is all.", *GEMINI_TAIL], None, None),
+    # OpenCode
+    ("opencode", ["  fix the test", "", "  Rate Limited [retrying in 2h5m attempt #4]", *OPENCODE_TAIL],
+     "opencode.rate-limited", NOW + timedelta(hours=2, minutes=5)),
+    ("opencode", ["  fix the test", "", "  Rate Limited [retrying in 1d3h attempt #2]", *OPENCODE_TAIL],
+     "opencode.rate-limited", NOW + timedelta(days=1, hours=3)),
+    ("opencode", ["  fix the test", "", "  Rate Limited [retrying in 4s attempt #1]", *OPENCODE_TAIL], None, None),
+    # GitHub Copilot CLI
+    ("copilot", ["> fix the test", "", "✗ Sorry, you've hit a rate limit that restricts the number of Copilot model requests you can make",
+                 "  within a specific time period. Please try again in 2 hours.", *COPILOT_TAIL],
+     "copilot.rate-limit", NOW + timedelta(hours=2)),
+    ("copilot", ["> fix the test", "", "✗ You've reached your monthly limit of premium requests. Switch to an included model with /model.", *COPILOT_TAIL],
+     "copilot.premium-requests", None),
+    ("copilot", ["> cat notes.md", "", "● Read notes.md", "  ✗ Sorry, you've hit a rate limit. Please try again in 2 hours.", "", "● Done.", *COPILOT_TAIL], None, None),
+]
+
+
+@pytest.mark.parametrize(("agent", "rows", "kind", "reset"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_shipped_manifest_walls(plugins, agent, rows, kind, reset):
+    found = plugins.detect(agent, rows, CLOCK)
+    if kind is None:
+        # Quoted in a reply or tool output, a wall may be found, but it never ends the pane.
+        assert found is None or not is_anchored(rows, found, plugins.agents[agent].chrome, 3)
+        return
+    assert found is not None and found.kind == kind and found.reset_at == reset
+    assert found.chrome_row is not None and found.last_row < found.chrome_row
+    assert is_anchored(rows, found, plugins.agents[agent].chrome, 3)
+
+
+def test_opencodes_retry_is_waited_out_never_typed_into(plugins):
+    assert plugins.agents["opencode"].self_continuing_kinds == ("opencode.rate-limited",)
+    assert plugins.agents["gemini"].self_continuing_kinds == ()
+
+
+@pytest.mark.parametrize(
+    ("agent", "row", "busy"),
+    [
+        ("gemini", "⠏ Counting electrons... (esc to cancel, 5s)", True),
+        ("gemini", "⠏ Trying to reach gemini-2.5-pro (Attempt 3/10) (esc to cancel, 45s)", False),
+        ("copilot", "◎ Thinking (Esc to cancel)", True),
+    ],
+)
+def test_busy_markers(plugins, agent, row, busy):
+    assert any(p.search(row) for p in plugins.agents[agent].busy) is busy
