@@ -51,6 +51,15 @@ class BannerRule:
 
 
 @dataclass(frozen=True, slots=True)
+class Condition:
+    """One test of a record: the value at a JSON path is present and truthy, equals a string, or matches a regex."""
+
+    path: tuple[str, ...]
+    equals: str | None = None
+    matches: UserPattern | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RecordRules:
     """Where the agent keeps JSON-lines session records, and what in them is a wall."""
 
@@ -58,8 +67,8 @@ class RecordRules:
     dir_env: str | None  # a variable that names the folder instead
     files: str  # glob under the folder
     timestamp: tuple[str, ...]  # JSON path of a record's ISO 8601 time
-    wall: tuple[tuple[str, ...], str | None]  # (path, value it equals; None: present and truthy)
-    progress: tuple[tuple[str, ...], str | None]
+    wall: tuple[Condition, ...]  # every one holds for a record that is a wall
+    progress: tuple[Condition, ...]
     reset: tuple[str, ...] | None  # JSON path of the wall's reset, epoch seconds
     cwd: tuple[str, ...] | None  # JSON path of the working directory a record names
 
@@ -213,17 +222,26 @@ class _Reader:
         text = self.string(parts, raw, pattern=re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*"), what="a dotted JSON path such as \"error.type\"")
         return tuple(text.split(".")) if text else None
 
-    def condition(self, parts: tuple, raw: object) -> tuple[tuple[str, ...], str | None] | None:
-        """``"error.type"`` (present and truthy) or ``{ path = "error.type", equals = "usage_limit" }``."""
-        if isinstance(raw, str):
-            path = self.json_path(parts, raw)
-            return (path, None) if path else None
-        if isinstance(raw, dict) and set(raw) <= {"path", "equals"} and "path" in raw:
-            path = self.json_path(parts, raw["path"])
-            equals = self.string(parts, raw.get("equals"), what="a string")
-            return (path, equals) if path else None
-        self.problem(parts, 'expected a JSON path or { path = "…", equals = "…" }')
-        return None
+    def conditions(self, parts: tuple, raw: object) -> tuple[Condition, ...]:
+        """``"reply"`` (present and truthy), ``{ path = "type", equals = "error" }``,
+        ``{ path = "content", matches = "quota" }``, or a list of these that must all hold."""
+        found = []
+        for item in raw if isinstance(raw, list) and raw else [raw]:
+            if isinstance(item, str):
+                path = self.json_path(parts, item)
+                if path:
+                    found.append(Condition(path))
+                continue
+            if isinstance(item, dict) and set(item) <= {"path", "equals", "matches"} and "path" in item and len(item) <= 2:
+                path = self.json_path(parts, item["path"])
+                equals = self.string(parts, item.get("equals"), what="a string")
+                matches = self.regex(parts, item.get("matches"))
+                if path:
+                    found.append(Condition(path, equals, matches))
+                continue
+            self.problem(parts, 'expected a JSON path, { path = "…", equals = "…" } or { path = "…", matches = "…" }, or a list of them')
+            return ()
+        return tuple(found)
 
 
 _TOP = {"name", "description", "process", "launch", "accounts", "screen", "banner", "not_limit", "records"}
@@ -367,8 +385,8 @@ def _records(r: _Reader, data: Mapping) -> RecordRules | None:
     files = r.string(("records", "files"), t.get("files"), what='a glob such as "sessions/*.jsonl"')
     if files is not None and (files.startswith("/") or ".." in Path(files).parts):
         r.problem(("records", "files"), "must be a glob under dir, without ..")
-    wall = r.condition(("records", "wall"), t.get("wall")) if "wall" in t else None
-    progress = r.condition(("records", "progress"), t.get("progress")) if "progress" in t else None
+    wall = r.conditions(("records", "wall"), t.get("wall")) if "wall" in t else ()
+    progress = r.conditions(("records", "progress"), t.get("progress")) if "progress" in t else ()
     if any(p.key and p.key.startswith("records") for p in r.problems):
         return None
     return RecordRules(

@@ -1,7 +1,8 @@
 """A manifest's `[records]`: the agent's own JSON-lines session files as a second witness.
 
 The declarative form covers agents that append one JSON object per line to
-a file under a home-relative folder: which files (a glob), where each
+a file under a home-relative folder: which files (a glob; ``{cwd_name}`` stands for
+the name of the agent's working directory), where each
 record's time is, which records are a wall (a JSON path, optionally equal
 to a value), which show the conversation going on, and where the wall's
 reset is (epoch seconds). The timeline is read by the rule every witness
@@ -11,6 +12,7 @@ one JSON document rewritten whole need a Python witness.
 
 from __future__ import annotations
 
+import glob
 import os
 from datetime import datetime
 from pathlib import Path
@@ -18,7 +20,7 @@ from pathlib import Path
 from afd.kit import recordverdict
 from afd.kit.recordtail import TailCache, from_epoch_seconds, process_environment
 from afd.model import AgentProcess, WitnessVerdict
-from afd_plugins._manifest import RecordRules
+from afd_plugins._manifest import Condition, RecordRules
 
 MAX_CANDIDATES = 8
 
@@ -31,10 +33,18 @@ def _at(record: object, path: tuple[str, ...]) -> object:
     return record
 
 
-def _holds(record: dict, condition: tuple[tuple[str, ...], str | None]) -> bool:
-    path, equals = condition
-    value = _at(record, path)
-    return bool(value) if equals is None else value == equals or str(value) == equals
+def _holds(record: dict, conditions: tuple[Condition, ...]) -> bool:
+    for c in conditions:
+        value = _at(record, c.path)
+        if c.matches is not None:
+            if not isinstance(value, str) or c.matches.search(value) is None:
+                return False
+        elif c.equals is not None:
+            if value != c.equals and str(value) != c.equals:
+                return False
+        elif not value:
+            return False
+    return True
 
 
 class RecordWitness:
@@ -67,7 +77,13 @@ class RecordWitness:
     def find(self, process: AgentProcess) -> Path | None:
         """The newest record file written since the process started, naming its directory when the manifest says where."""
         folder = self.folder(process_environment(process.pid))
-        for path in recordverdict.recent_files([folder], self.rules.files, process.start_time, MAX_CANDIDATES):
+        files = self.rules.files
+        if "{cwd_name}" in files:
+            # Agents that keep a folder per project, named after the project's directory.
+            if not process.cwd:
+                return None
+            files = files.replace("{cwd_name}", glob.escape(Path(process.cwd).name))
+        for path in recordverdict.recent_files([folder], files, process.start_time, MAX_CANDIDATES):
             if self.rules.cwd is None or process.cwd is None:
                 return path
             try:

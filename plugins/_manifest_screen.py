@@ -20,7 +20,7 @@ from afd_plugins._manifest import BannerRule, Manifest
 _NEVER = re.compile(r"(?!)")
 _ANY = re.compile(r"^\s*\S")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
-_MAX_BLOCK_ROWS = 8
+_MAX_BLOCK_ROWS = 16  # a dialog drawn around its wall (Gemini CLI) is one block
 # `2h5m`, `1d2h`: compact durations, read as `2h 5m`.
 _GLUED_UNITS = re.compile(r"(?<=[A-Za-z])(?=\d)")
 

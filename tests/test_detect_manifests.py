@@ -19,12 +19,13 @@ def plugins():
     return load_plugins(None, entry_points=False)
 
 
-GEMINI_TAIL = [
-    "",
-    "╭──────────────────────────────────────────────────────────────────╮",
-    "│ >   Type your message or @path/to/file                           │",
-    "╰──────────────────────────────────────────────────────────────────╯",
-    "~/src/app (main*)        no sandbox (see /docs)        gemini-2.5-pro (97% context left)",
+GEMINI_TAIL = [  # as Gemini CLI 0.61.0 draws it
+    "                                                                                                        ? for shortcuts",
+    "─" * 120,
+    " Shift+Tab to accept edits",
+    " >   Type your message or @path/to/file",
+    " workspace (/directory)                                    sandbox                                               /model",
+    " ~/src/app                                                 no sandbox                                    gemini-2.5-pro",
 ]
 OPENCODE_TAIL = [
     "",
@@ -43,15 +44,15 @@ COPILOT_TAIL = [
 
 CASES = [
     # Gemini CLI
-    ("gemini", ["> fix the test", "", "✦ On it.", "", "✕ Usage limit reached for gemini-2.5-pro. Access resets at 10:57 PM GMT-3.", *GEMINI_TAIL],
+    ("gemini", [" > fix the test", "", "✦ On it.", "", "✕ Usage limit reached for gemini-2.5-pro. Access resets at 10:57 PM GMT-3.", *GEMINI_TAIL],
      "gemini.usage-limit", datetime(2026, 7, 14, 1, 57, tzinfo=timezone.utc)),
-    ("gemini", ["> fix the test", "", "✕ Usage limit reached for gemini-2.5-pro. Access resets at 2:05 AM", "  UTC. /stats for details.", *GEMINI_TAIL],
+    ("gemini", [" > fix the test", "", "✕ Usage limit reached for gemini-2.5-pro. Access resets at 2:05 AM", "  UTC. /stats for details.", *GEMINI_TAIL],
      "gemini.usage-limit", datetime(2026, 7, 14, 2, 5, tzinfo=timezone.utc)),
-    ("gemini", ["> fix the test", "", "⚡ You have reached your daily gemini-2.5-pro quota limit.", "⚡ You can choose to authenticate with a paid API key or continue with the fallback model.", *GEMINI_TAIL],
+    ("gemini", [" > fix the test", "", "⚡ You have reached your daily gemini-2.5-pro quota limit.", "⚡ You can choose to authenticate with a paid API key or continue with the fallback model.", *GEMINI_TAIL],
      "gemini.daily-quota", None),
-    ("gemini", ["> fix the test", "", "ℹ Your quota will reset after 5s.", *GEMINI_TAIL], None, None),
-    ("gemini", ["> fix the test", "", "✕ No capacity available for model gemini-2.5-pro on the server", *GEMINI_TAIL], None, None),
-    ("gemini", ["> show the docs", "", "✦ The docs say:", "  Usage limit reached for gemini-2.5-pro. Access resets at 10:57 PM GMT-3.", "", "✦ That is all.", *GEMINI_TAIL], None, None),
+    ("gemini", [" > fix the test", "", "ℹ Your quota will reset after 5s.", *GEMINI_TAIL], None, None),
+    ("gemini", [" > fix the test", "", "✕ No capacity available for model gemini-2.5-pro on the server", *GEMINI_TAIL], None, None),
+    ("gemini", [" > show the docs", "", "✦ The docs say:", "  Usage limit reached for gemini-2.5-pro. Access resets at 10:57 PM GMT-3.", "", "✦ That is all.", *GEMINI_TAIL], None, None),
     # OpenCode
     ("opencode", ["  fix the test", "", "  Rate Limited [retrying in 2h5m attempt #4]", *OPENCODE_TAIL],
      "opencode.rate-limited", NOW + timedelta(hours=2, minutes=5)),

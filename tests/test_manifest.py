@@ -252,3 +252,23 @@ def test_a_manifests_records_witness_the_wall_and_what_came_after(tmp_path, monk
     with log.open("a") as fh:
         fh.write(json.dumps({"ts": "2026-07-13T08:58:00Z", "cwd": "/src/app", "reply": "went on"}) + "\n")
     assert plugins.witness("mycli", process, None, NOW).state is WitnessState.NOT_LIMITED
+
+
+GEMINI_RECORDS = Path(__file__).parent / "data" / "real" / "gemini" / "records" / "session-2026-12-03T07-19-bc8ca697.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("until", "state"),
+    [
+        # Gemini CLI 0.61.0 writes the error only once its quota dialog is answered.
+        ("2026-12-03T07:20:10Z", WitnessState.UNKNOWN),
+        ("2026-12-03T07:20:30Z", WitnessState.LIMITED),  # `exceeded your current quota. Please retry in 7200s`
+        ("2026-12-03T07:21:40Z", WitnessState.NOT_LIMITED),  # a reply after it
+        ("2026-12-03T07:22:00Z", WitnessState.LIMITED),  # `exhausted your daily quota`
+    ],
+)
+def test_gemini_manifest_reads_a_real_gemini_session_record(until, state):
+    plugins = load_plugins(None, entry_points=False)
+    at = datetime.fromisoformat(until.replace("Z", "+00:00"))
+    verdict = plugins.witness("gemini", AgentProcess(None, None, None), None, at, GEMINI_RECORDS)
+    assert verdict.state is state, verdict.why

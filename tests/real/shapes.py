@@ -137,3 +137,40 @@ def write_answer(directory: Path, api: str, answer: dict) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(answer), encoding="utf-8")
     os.replace(tmp, path)
+
+
+# --- Gemini (POST /v1beta/models/M:streamGenerateContent?alt=sse) ---------------
+
+
+def gemini_answer(text: str = "Done.", *, chunks: int = 6, delay: float = 0.4) -> dict:
+    """A streamed reply: data-only server-sent events, each a GenerateContentResponse chunk."""
+    words = text.split(" ")
+    step = max(1, len(words) // chunks)
+    pieces = [" ".join(words[i:i + step]) + " " for i in range(0, len(words), step)]
+    events = [{"candidates": [{"content": {"role": "model", "parts": [{"text": p}]}, "index": 0}]} for p in pieces]
+    events[-1]["candidates"][0]["finishReason"] = "STOP"
+    events[-1]["usageMetadata"] = {"promptTokenCount": 10, "candidatesTokenCount": 20, "totalTokenCount": 30}
+    return {"kind": "answer", "status": 200, "headers": {}, "events": events, "delay": delay}
+
+
+def gemini_limit(retry_seconds: int) -> dict:
+    """A 429 whose message asks to retry in more than five minutes: Gemini CLI's terminal quota error (its wall)."""
+    body = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                      "message": f"You exceeded your current quota. Please retry in {retry_seconds}s."}}
+    return {"kind": "limit", "status": 429, "headers": {}, "body": body}
+
+
+def gemini_throttle(retry_seconds: int = 2) -> dict:
+    """A 429 that asks to retry in seconds: retried by the CLI itself, not a wall."""
+    body = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                      "message": f"Resource exhausted. Please retry in {retry_seconds}s."}}
+    return {"kind": "throttle", "status": 429, "headers": {}, "body": body}
+
+
+def gemini_daily_quota() -> dict:
+    """A 429 whose QuotaFailure names a per-day quota: the wall with no reset time."""
+    body = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "Quota exceeded for quota metric.",
+                      "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                                   "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_requests",
+                                                   "quotaId": "GenerateRequestsPerDayPerProjectPerModel"}]}]}}
+    return {"kind": "daily-quota", "status": 429, "headers": {}, "body": body}
