@@ -27,12 +27,10 @@ GEMINI_TAIL = [  # as Gemini CLI 0.61.0 draws it
     " workspace (/directory)                                    sandbox                                               /model",
     " ~/src/app                                                 no sandbox                                    gemini-2.5-pro",
 ]
-OPENCODE_TAIL = [
-    "",
+OPENCODE_TAIL = [  # as OpenCode 1.18.33 draws it; the status row comes last
     "  ┃",
-    "  ┃  Build  claude-sonnet-4 Anthropic",
-    "  ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀",
-    "                                      tab switch agent  ctrl+p commands",
+    "  ┃  Build · Mock Model Mock",
+    "  ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀",
 ]
 COPILOT_TAIL = [
     "",
@@ -54,11 +52,16 @@ CASES = [
     ("gemini", [" > fix the test", "", "✕ No capacity available for model gemini-2.5-pro on the server", *GEMINI_TAIL], None, None),
     ("gemini", [" > show the docs", "", "✦ The docs say:", "  Usage limit reached for gemini-2.5-pro. Access resets at 10:57 PM GMT-3.", "", "✦ That is all.", *GEMINI_TAIL], None, None),
     # OpenCode
-    ("opencode", ["  fix the test", "", "  Rate Limited [retrying in 2h5m attempt #4]", *OPENCODE_TAIL],
+    ("opencode", ["  ┃  fix the test", "", "     ▣  Build · Mock Model", *OPENCODE_TAIL,
+                  "   ■■■⬝⬝⬝⬝⬝ Rate Limited [retrying in 2h5m attempt #4]                    esc interrupt"],
      "opencode.rate-limited", NOW + timedelta(hours=2, minutes=5)),
-    ("opencode", ["  fix the test", "", "  Rate Limited [retrying in 1d3h attempt #2]", *OPENCODE_TAIL],
+    ("opencode", ["  ┃  fix the test", "", *OPENCODE_TAIL,
+                  "   ⬝⬝⬝⬝⬝⬝⬝⬝ Rate limit reached for requests [retrying in 1d 3h attempt #2]   esc interrupt"],
      "opencode.rate-limited", NOW + timedelta(days=1, hours=3)),
-    ("opencode", ["  fix the test", "", "  Rate Limited [retrying in 4s attempt #1]", *OPENCODE_TAIL], None, None),
+    ("opencode", ["  ┃  fix the test", "", *OPENCODE_TAIL,
+                  "   ⬝⬝⬝⬝⬝■■■ Rate limit reached for requests [retrying in 4s attempt #1]      esc interrupt"], None, None),
+    ("opencode", ["  ┃  fix the test", "", *OPENCODE_TAIL,
+                  "   ⬝⬝⬝⬝⬝■■■ Rate limit reached for requests [retrying attempt #1]             esc interrupt"], None, None),
     # GitHub Copilot CLI
     ("copilot", ["> fix the test", "", "✗ Sorry, you've hit a rate limit that restricts the number of Copilot model requests you can make",
                  "  within a specific time period. Please try again in 2 hours.", *COPILOT_TAIL],
@@ -77,7 +80,8 @@ def test_shipped_manifest_walls(plugins, agent, rows, kind, reset):
         assert found is None or not is_anchored(rows, found, plugins.agents[agent].chrome, 3)
         return
     assert found is not None and found.kind == kind and found.reset_at == reset
-    assert found.chrome_row is not None and found.last_row < found.chrome_row
+    # OpenCode draws its wall in the status row below its input box: it names no composer.
+    assert (found.chrome_row is None) is (agent == "opencode") and (found.chrome_row is None or found.last_row < found.chrome_row)
     assert is_anchored(rows, found, plugins.agents[agent].chrome, 3)
 
 
@@ -96,3 +100,23 @@ def test_opencodes_retry_is_waited_out_never_typed_into(plugins):
 )
 def test_busy_markers(plugins, agent, row, busy):
     assert any(p.search(row) for p in plugins.agents[agent].busy) is busy
+
+
+def test_opencodes_real_retry_row_is_found_with_its_reset(plugins):
+    """OpenCode 1.18.33 at a 429 with retry-after 7500 s: the manifest finds the wall and its reset.
+
+    afd does not call this pane limited yet: the spinner in the same status
+    row animates the whole time, so the pane is never unchanged between polls
+    (see the README).
+    """
+    from pathlib import Path
+
+    from afd.kit.text import capture_rows
+
+    case = Path(__file__).parent / "data" / "real" / "opencode" / "rate-limited-retrying"
+    now = datetime.fromisoformat((case / "now").read_text().strip().replace("Z", "+00:00"))
+    rows = capture_rows((case / "2.txt").read_text(encoding="utf-8"))
+    found = plugins.detect("opencode", rows, Clock(now, timezone.utc))
+    assert found.kind == "opencode.rate-limited" and found.reset_at == now + timedelta(hours=2, minutes=4)
+    assert is_anchored(rows, found, plugins.agents["opencode"].chrome, 3)
+    assert not any(p.search(rows[-1]) for p in plugins.agents["opencode"].busy)

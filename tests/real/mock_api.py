@@ -7,7 +7,8 @@ Run inside a loopback-only network namespace, one process per test:
 The answer to every model call is whatever ``DIR/<api>.json`` holds at that
 moment (``api`` is ``claude`` for ``/v1/messages``, ``codex`` for
 ``/v1/responses``, ``gemini`` for ``/v1beta/models/M:generateContent`` and
-``…:streamGenerateContent``), so a test scripts the mock by rewriting that file (see
+``…:streamGenerateContent``, ``chat`` for the OpenAI-compatible
+``/v1/chat/completions``), so a test scripts the mock by rewriting that file (see
 ``shapes.py`` for what the real APIs send). An answer is a status, headers,
 and either a JSON body or a list of server-sent events sent ``delay``
 seconds apart (slow enough for the CLI to draw its spinner). Every request
@@ -27,7 +28,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-MODEL_PATHS = {"/v1/messages": "claude", "/v1/responses": "codex"}
+MODEL_PATHS = {"/v1/messages": "claude", "/v1/responses": "codex", "/v1/chat/completions": "chat"}
 # Gemini names the model and the method in the path: /v1beta/models/gemini-2.5-pro:streamGenerateContent.
 GEMINI_METHODS = (":streamGenerateContent", ":generateContent")
 
@@ -130,7 +131,10 @@ class Handler(BaseHTTPRequestHandler):
         delay = float(answer.get("delay", 0))
         try:
             for event in answer["events"]:
-                # Gemini's stream has data lines only; its chunks carry no type.
+                if isinstance(event, str):  # a chat stream ends with the bare `data: [DONE]`
+                    self.wfile.write(f"data: {event}\n\n".encode())
+                    continue
+                # Gemini's and the chat API's streams have data lines only; their chunks carry no type.
                 head = f"event: {event['type']}\n" if "type" in event else ""
                 self.wfile.write(f"{head}data: {json.dumps(event)}\n\n".encode())
                 self.wfile.flush()

@@ -174,3 +174,25 @@ def gemini_daily_quota() -> dict:
                                    "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_requests",
                                                    "quotaId": "GenerateRequestsPerDayPerProjectPerModel"}]}]}}
     return {"kind": "daily-quota", "status": 429, "headers": {}, "body": body}
+
+
+# --- OpenAI-compatible chat (POST /v1/chat/completions, server-sent events) -----
+
+
+def chat_answer(text: str = "Done.", *, chunks: int = 6, delay: float = 0.4) -> dict:
+    """A streamed chat completion: data-only events, then `[DONE]`."""
+    words = text.split(" ")
+    step = max(1, len(words) // chunks)
+    pieces = [" ".join(words[i:i + step]) + " " for i in range(0, len(words), step)]
+    base = {"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 1, "model": "mock-model"}
+    events: list = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    events += [{**base, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+    events += [{**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}}, "[DONE]"]
+    return {"kind": "answer", "status": 200, "headers": {}, "events": events, "delay": delay}
+
+
+def chat_rate_limit(retry_after_seconds: int) -> dict:
+    """A 429 with `retry-after`: a client that retries by itself waits that long."""
+    body = {"error": {"message": "Rate limit reached for requests", "type": "rate_limit_error", "code": "rate_limit_exceeded"}}
+    return {"kind": "limit", "status": 429, "headers": {"retry-after": str(retry_after_seconds)}, "body": body}
