@@ -71,6 +71,14 @@ class AgentSpec:
     # (its spinner, "esc to interrupt"). A retry or reconnect row must not
     # match: a spinner on a failing request is no evidence the plan has room.
     busy: tuple[re.Pattern[str], ...] = ()
+    # Environment variables that select which account the agent runs as, and
+    # those that carry its credentials (names only; read by accounts, later).
+    account_env: tuple[str, ...] = ()
+    credential_env: tuple[str, ...] = ()
+    # Detection kinds of walls the agent retries past by itself at the reset
+    # (OpenCode's `Rate Limited [retrying in 2h5m …]`): waited out like
+    # Claude's armed auto-continue, never typed into.
+    self_continuing_kinds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

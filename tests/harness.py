@@ -238,6 +238,8 @@ def start_fake(
         install_fake_bin(scratch)
     if command_name and command_name not in AGENTS:
         write_launcher(bin_dir, command_name, agent)  # a wrapper that hides the agent's name
+    if agent not in AGENTS and not (bin_dir / agent).exists():
+        write_launcher(bin_dir, agent, agent)  # an agent only a manifest knows: its scenario gives the style
     n = next(server._ids)
     log = Path(log) if log else scratch / "logs" / f"{agent}-{n}.jsonl"
     log.parent.mkdir(parents=True, exist_ok=True)

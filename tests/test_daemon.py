@@ -184,7 +184,7 @@ def test_status_when_the_daemon_is_down(xdg_dirs, run_daemon, tmux_server):
     assert done.returncode == 3 and "no state yet" in done.stderr
     empty = json.loads(done.stdout)  # a script still gets the schema, never empty input
     assert empty["schema"] == 1 and empty["sessions"] == [] and empty["daemon"]["running"] is False
-    assert {a["name"]: a["state"] for a in empty["agents"]} == {"claude": "unknown", "codex": "unknown", "devin": "unknown"}
+    assert {a["name"]: a["state"] for a in empty["agents"]} == {name: "unknown" for name in ("claude", "codex", "copilot", "devin", "gemini", "opencode")}
     fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="fix the login redirect")
     fake.wait_ready()
     d = run_daemon()

@@ -64,7 +64,7 @@ def test_human_output_says_limited_and_why(xdg_dirs):
     "args,message",
     [
         pytest.param(["--agent", "claude", "/nonexistent/capture.txt"], "no such capture file", id="missing-file"),
-        pytest.param(["--agent", "gemni", "{capture}"], "not an agent any plugin provides (known: claude, codex, devin)", id="unknown-agent"),
+        pytest.param(["--agent", "gemni", "{capture}"], "not an agent any plugin provides (known: claude, codex, copilot, devin, gemini, opencode)", id="unknown-agent"),
         pytest.param(["--agent", "claude", "--now", "yesterday", "{capture}"], "--now", id="bad-now"),
         pytest.param(["--agent", "claude", "--now", "", "{capture}"], "--now", id="empty-now"),
         pytest.param(["--agent", "claude", "--now", "9999-12-31T23:59:59-12:00", "{capture}"], "--now", id="now-beyond-utc"),

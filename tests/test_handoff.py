@@ -177,7 +177,7 @@ def test_hand_back_resumes_the_first_agent_and_the_per_session_bound_refuses_mor
 def test_refusals_touch_nothing_and_say_why(limited_claude, tmux_server, tmp_path):
     wt, base, name, claude = limited_claude(FAST + '[agents.devin]\ncommand = ["no-such-devin-cli"]\n')
     cases = {
-        ("--to", "gemini"): "not an agent any plugin provides",
+        ("--to", "gemni"): "not an agent any plugin provides",
         ("--to", "claude"): "claude is the agent running there now",
         ("--to", "devin"): "devin's command was not found on the pane's PATH",
     }

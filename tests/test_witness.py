@@ -142,12 +142,14 @@ def test_detect_record_for_an_agent_without_a_witness_is_a_usage_error(xdg_dirs,
 # --- the hook ---------------------------------------------------------------------------
 
 
-def test_builtin_witnesses_are_claude_and_codex_and_their_helpers_are_not_plugins():
+def test_builtin_witnesses_are_claude_codex_and_gemini_and_their_helpers_are_not_plugins():
     from afd.config.loader import load_plugins
 
     plugins = load_plugins(None, entry_points=False)
-    assert sorted(p.name for p in plugins.plugins) == ["claude", "codex", "devin"] and not plugins.failures
-    assert [a for a in sorted(plugins.agents) if plugins.has_witness(a)] == ["claude", "codex"]
+    # Python built-ins, then the shipped manifests (plugins/agents/*.toml); no `_helper` module is a plugin.
+    assert [p.name for p in plugins.plugins] == ["claude", "codex", "devin", "copilot", "gemini", "opencode"]
+    assert not plugins.failures
+    assert [a for a in sorted(plugins.agents) if plugins.has_witness(a)] == ["claude", "codex", "gemini"]
     hooks = {p.name: p.hooks for p in plugins.plugins}
     assert "afd_witness" in hooks["claude"] and "afd_witness" not in hooks["devin"]
 

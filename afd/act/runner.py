@@ -204,6 +204,9 @@ def limit_of(sup, name: str, rec, now: datetime) -> policy.Limit | None:
     if found is None:
         return None
     native, native_at = screen.native_continue(watch.captures[-1], Clock(now=now, local_zone=local_zone()))
+    spec = sup.plugins.agents.get(rec.agent)
+    if spec is not None and found.kind in spec.self_continuing_kinds:
+        native, native_at = policy.Native.ARMED, rec.reset_at  # the agent retries at its reset by itself
     return policy.Limit(
         kind=found.kind,
         episode=f"{rec.last_banner}@{rec.banner_first_seen_at.isoformat()}",

@@ -1,8 +1,10 @@
 """Loading detector plugins: the built-ins, entry points and drop-in files, through one manager.
 
-Registration order is built-ins, then entry points, then drop-ins; a later
-plugin that names an agent an earlier one also names takes that agent over,
-so a user's plugin can replace a built-in detector without editing afd.
+Registration order is built-ins (Python, then the shipped manifests in
+`plugins/agents/`), then entry points, then drop-ins (`*.py`, then `*.toml`
+manifests); a later plugin that names an agent an earlier one also names
+takes that agent over, so a user's plugin or manifest can replace a
+built-in detector without editing afd.
 """
 
 from __future__ import annotations
@@ -34,12 +36,14 @@ log = logging.getLogger("afd.plugins")
 BUILTIN = "builtin"
 ENTRY_POINT = "entry-point"
 DROP_IN = "drop-in"
+MANIFEST = "manifest"  # a `*.toml` agent in plugins_dir
+BUILTIN_MANIFEST = "builtin-manifest"  # a `*.toml` agent shipped in plugins/agents/
 
 
 @dataclass(frozen=True, slots=True)
 class PluginInfo:
     name: str
-    source: str  # builtin | entry-point | drop-in
+    source: str  # builtin | builtin-manifest | entry-point | drop-in | manifest
     origin: str  # file path or distribution
     agents: tuple[str, ...]
     hooks: tuple[str, ...]
@@ -302,6 +306,21 @@ def _plugin_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
 
 
+def _manifest_files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("*.toml") if not p.name.startswith(("_", ".")))
+
+
+def _manifest_loader(path: Path):
+    def load():
+        from afd_plugins._manifest_plugin import plugin_for
+
+        return plugin_for(path)
+
+    return load
+
+
 def load_plugins(
     plugins_dir: Path | None = None, *, entry_points: bool = True, builtins: bool = True
 ) -> PluginSet:
@@ -313,6 +332,8 @@ def load_plugins(
     if builtins:
         for path in _plugin_files(builtin_dir()):
             candidates.append((path.stem, BUILTIN, str(path), lambda p=path: _import_file(p, "afd_builtin_")))
+        for path in _manifest_files(builtin_dir() / "agents"):
+            candidates.append((path.stem, BUILTIN_MANIFEST, str(path), _manifest_loader(path)))
     if entry_points:
         for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             dist = getattr(ep, "dist", None)
@@ -321,9 +342,11 @@ def load_plugins(
     if plugins_dir is not None:
         for path in _plugin_files(plugins_dir):
             candidates.append((path.stem, DROP_IN, str(path), lambda p=path: _import_file(p, "afd_dropin_")))
+        for path in _manifest_files(plugins_dir):
+            candidates.append((path.stem, MANIFEST, str(path), _manifest_loader(path)))
 
     for name, source, origin, load in candidates:
-        if pm.has_plugin(name) and source != BUILTIN:
+        if pm.has_plugin(name) and source not in (BUILTIN, BUILTIN_MANIFEST):
             # `plugins_dir/claude.py` is the obvious name for a replacement of
             # the built-in claude; it is told apart by where it came from.
             name = f"{source}:{name}"
@@ -335,7 +358,9 @@ def load_plugins(
             plugin = result._isolated(load(), name)
             pm.register(plugin, name=name)
         except (Exception, SystemExit) as exc:
-            result.failures.append(PluginFailure(name, source, origin, f"{type(exc).__name__}: {exc}"))
+            # A manifest's problems already read FILE:LINE: key: message.
+            error = str(exc) if source in (MANIFEST, BUILTIN_MANIFEST) else f"{type(exc).__name__}: {exc}"
+            result.failures.append(PluginFailure(name, source, origin, error))
             continue
         unknown = _unknown_hooks(pm, name)
         if unknown:

@@ -27,13 +27,16 @@ MATCH_BUDGET = 0.05
 class UserPattern:
     """What detectors use of a compiled `re.Pattern` (`search`, `match`, `fullmatch`), budgeted."""
 
-    __slots__ = ("_compiled", "pattern", "flags", "tripped")
+    __slots__ = ("_compiled", "pattern", "flags", "tripped", "source")
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, source: str | None = None):
         self._compiled = regex.compile(text, regex.VERSION0)
         self.pattern = text
         self.flags = self._compiled.flags
         self.tripped = False
+        # Where the pattern was written (`mycli.toml:12`) when it is not a
+        # `[limit_patterns]` entry; it names the culprit in the log.
+        self.source = source
 
     def _budgeted(self, method: str, string: str, *args):
         if self.tripped:
@@ -42,6 +45,15 @@ class UserPattern:
             return getattr(self._compiled, method)(string, *args, timeout=MATCH_BUDGET)
         except TimeoutError:
             self.tripped = True
+            if self.source is not None:
+                log.warning(
+                    "%s: pattern %r took over %g ms on one row (catastrophic backtracking?); it matches "
+                    "nothing until the file is fixed and afd reloads",
+                    self.source,
+                    self.pattern,
+                    MATCH_BUDGET * 1000,
+                )
+                return None
             log.warning(
                 "limit pattern %r took over %g ms on one row (catastrophic backtracking?); it is off until "
                 "you change it, and the plugin's built-in pattern is in force",
@@ -58,6 +70,10 @@ class UserPattern:
 
     def fullmatch(self, string: str, *args):
         return self._budgeted("fullmatch", string, *args)
+
+    @property
+    def groupindex(self):
+        return self._compiled.groupindex
 
     def __repr__(self) -> str:
         return f"UserPattern({self.pattern!r})"

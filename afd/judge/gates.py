@@ -22,7 +22,9 @@ from afd.model import Detection
 @functools.lru_cache(maxsize=64)
 def _combined(chrome: tuple[re.Pattern[str], ...]) -> re.Pattern[str] | None:
     """One alternation for a spec's chrome: a row is tested once, not once per pattern."""
-    if not chrome or any(not isinstance(p.pattern, str) or p.flags & re.ASCII for p in chrome):
+    # Only plain `re` patterns: a manifest's budgeted pattern joined into a
+    # plain alternation would lose its per-row time budget.
+    if not chrome or any(not isinstance(p, re.Pattern) or not isinstance(p.pattern, str) or p.flags & re.ASCII for p in chrome):
         return None
     scoped = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}
     parts = []

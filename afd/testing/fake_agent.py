@@ -2,6 +2,10 @@
 
     python -m afd.testing.fake_agent --as claude [--scenario FILE] [--log FILE] [CLI ARGS...]
 
+``--as`` may name an agent afd has no plugin for (``--as mycli``) when the
+scenario's ``style`` says which of the three to draw like; its wall is the
+scenario's ``banner_rows``, as given.
+
 Everything after the fake's own options is read the way the real CLI reads
 it: a first prompt as an argument, resume flags (`claude --continue`,
 `codex resume --last`, `devin --continue`), headless `claude -p`. The fake
@@ -69,7 +73,7 @@ class Invocation:
 
 
 def parse_invocation(agent: str, args: list[str]) -> Invocation:
-    """Read the agent's own command line the way the real CLI would."""
+    """Read the agent's own command line the way the real CLI would (``agent``: the style it plays)."""
     words, resume, headless = [], False, False
     it = iter(enumerate(args))
     for _i, arg in it:
@@ -201,14 +205,19 @@ class FakeAgent:
     native_resumed: bool = False
     records: RecordWriter | None = None  # the agent's own session records, when the scenario asks
 
+    @property
+    def style(self) -> str:
+        """Which built-in fake's screen this one draws: its own, or the scenario's for another agent."""
+        return self.scenario.style or self.agent
+
     # --- limit ----------------------------------------------------------
     @property
     def banner_id(self) -> str:
         if self.scenario.banner:
             return self.scenario.banner
-        if self.invocation.headless and self.agent == "claude":
+        if self.invocation.headless and self.style == "claude":
             return "claude.headless"
-        return banners.DEFAULT_FAMILY[self.agent]
+        return banners.DEFAULT_FAMILY[self.style]
 
     @property
     def limited(self) -> bool:
@@ -223,8 +232,11 @@ class FakeAgent:
             return not s.resume_succeeds  # a resumed run is at the wall only when told it still is
         return s.limit_now or s.limit_after_prompts == 0
 
+    def wall_rows(self) -> list[str]:
+        return list(self.scenario.banner_rows) or banners.render(self.banner_id, self.scenario.banner_params)
+
     def show_limit(self, reason: str) -> None:
-        rows = banners.render(self.banner_id, self.scenario.banner_params)
+        rows = self.wall_rows()
         if self.limited_since is None or not self.limited:
             self.limited_since = time.monotonic()
         self.limits_shown += 1
@@ -232,11 +244,12 @@ class FakeAgent:
             self.transcript.append("")
         fam = banners.family(self.banner_id)
         params = {**fam.defaults, **self.scenario.banner_params}
-        self.menu_start = len(self.transcript) if "options" in params else None
+        drawn_as_family = not self.scenario.banner_rows
+        self.menu_start = len(self.transcript) if "options" in params and drawn_as_family else None
         self.menu_params, self.menu_selected = params, int(params.get("selected", 1))
         self.transcript += rows
-        self.menu_open = fam.replaces_composer
-        self.log.write("limit", banner=self.banner_id, rows=rows, reason=reason)
+        self.menu_open = fam.replaces_composer and drawn_as_family
+        self.log.write("limit", banner=self.banner_id if drawn_as_family else "scenario", rows=rows, reason=reason)
         if self.records is not None:
             self.records.limit()
 
@@ -270,7 +283,7 @@ class FakeAgent:
     # --- turns ----------------------------------------------------------
     def summary(self, elapsed: float) -> str | None:
         # Only the current Claude UI prints a turn summary; the boxed one did not.
-        return screens.turn_summary(self.agent, elapsed) if self.scenario.ui == "modern" else None
+        return screens.turn_summary(self.style, elapsed) if self.scenario.ui == "modern" else None
 
     def submit(self, text: str, via: str) -> None:
         self.native_resumed = True  # a prompt of the user's takes the place of Claude's own auto-continue
@@ -281,20 +294,20 @@ class FakeAgent:
         self.status = None
         if self.transcript and self.transcript[-1] != "":
             self.transcript.append("")
-        self.transcript += [screens.user_row(self.agent, prompt), ""]
+        self.transcript += [screens.user_row(self.style, prompt), ""]
         if self.records is not None:
             self.records.prompt(prompt)
         if self.limited:
             self.show_limit("prompt while limited")
             self.status = self.summary(0)
             return
-        self.transcript += screens.reply_rows(self.agent, "I'll take care of that.")
+        self.transcript += screens.reply_rows(self.style, "I'll take care of that.")
         if self.scenario.show_file:
             try:
                 lines = Path(self.cwd, self.scenario.show_file).read_text(encoding="utf-8").splitlines()
             except OSError as exc:
                 lines = [f"cat: {self.scenario.show_file}: {exc.strerror}"]
-            self.transcript += ["", *screens.file_rows(self.agent, self.scenario.show_file, lines)]
+            self.transcript += ["", *screens.file_rows(self.style, self.scenario.show_file, lines)]
         if self.scenario.work_output:
             self.transcript += ["", *self.scenario.work_output]
         now = time.monotonic()
@@ -331,7 +344,7 @@ class FakeAgent:
         self.log.write("work", prompt=turn.prompt, n=self.prompts_done, file=rel, commit=sha)
         if self.records is not None:
             self.records.reply(f"Done: {rel}")
-        self.transcript += ["", *screens.edit_rows(self.agent, rel, sha)]
+        self.transcript += ["", *screens.edit_rows(self.style, rel, sha)]
         self.status = self.summary(time.monotonic() - turn.started)
         n = self.scenario.limit_after_prompts
         if n is not None and self.limits_shown == 0 and self.prompts_done >= n:
@@ -358,7 +371,7 @@ class FakeAgent:
         if not self.turn and self.queue and not self.menu_open:
             self.begin(self.queue.popleft())
         if self.turn:
-            self.status = screens.spinner(self.agent, now - self.turn.started)
+            self.status = screens.spinner(self.style, now - self.turn.started)
 
     # --- input ----------------------------------------------------------
     def feed(self, text: str) -> None:
@@ -443,7 +456,7 @@ class FakeAgent:
         except OSError:
             width, height = 80, 24
         screen = screens.Screen(
-            agent=self.agent,
+            agent=self.style,
             width=width,
             height=height,
             cwd=self.cwd,
@@ -506,7 +519,7 @@ def run_headless(fake: FakeAgent) -> int:
     prompt = fake.invocation.prompt or ""
     fake.log.write("input", text=prompt, via="argument", queued=False)
     if fake.at_wall_on_start():
-        rows = banners.render(fake.banner_id, fake.scenario.banner_params)
+        rows = fake.wall_rows()
         fake.log.write("limit", banner=fake.banner_id, rows=rows, reason="headless")
         print("\n".join(rows), flush=True)
         return 1
@@ -558,12 +571,15 @@ def _own_options(argv: list[str]) -> tuple[dict, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     opts, rest = _own_options(list(sys.argv[1:] if argv is None else argv))
     agent = opts["as"]
-    if agent not in AGENTS:
-        print(f"fake_agent: --as must be one of {', '.join(AGENTS)}", file=sys.stderr)
+    if not agent:
+        print(f"fake_agent: --as needs an agent ({', '.join(AGENTS)}, or any name with a scenario style)", file=sys.stderr)
+        return 2
+    scenario = load_scenario(agent, opts["scenario"] or os.environ.get("AFD_FAKE_SCENARIO"))
+    if (scenario.style or agent) not in AGENTS:
+        print(f"fake_agent: --as {agent} needs a scenario style, one of {', '.join(AGENTS)}", file=sys.stderr)
         return 2
     log = Log(opts["log"] or os.environ.get("AFD_FAKE_LOG"), agent)
-    scenario = load_scenario(agent, opts["scenario"] or os.environ.get("AFD_FAKE_SCENARIO"))
-    invocation = parse_invocation(agent, rest)
+    invocation = parse_invocation(scenario.style or agent, rest)
     fake = FakeAgent(agent=agent, scenario=scenario, invocation=invocation, log=log)
     fake.records = record_writer(agent, scenario, fake.cwd, os.environ)
     log.write(

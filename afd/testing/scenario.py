@@ -66,6 +66,10 @@ class Scenario:
     records: str | None = None
     record_reset_seconds: float = 3600.0  # the wall record's reset, from when it is written
     record_window: str = "five_hour"  # "five_hour" | "weekly"
+    # Playing an agent afd has no plugin for (`--as mycli`): which built-in
+    # fake's screen to draw (claude, codex, devin), and the wall's rows as drawn.
+    style: str | None = None
+    banner_rows: tuple[str, ...] = ()
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Scenario)}
@@ -86,7 +90,7 @@ def _env_value(raw: str) -> object:
 
 
 def _coerce(name: str, value: object) -> object:
-    if name == "work_output":
+    if name in ("work_output", "banner_rows"):
         return tuple(value) if not isinstance(value, str) else (value,)
     if name == "banner_params":
         return dict(value or {})
@@ -116,6 +120,7 @@ def write_scenario(path: Path, scenario: Scenario | Mapping[str, object]) -> Pat
     if isinstance(scenario, Scenario):
         data = {f: getattr(scenario, f) for f in _FIELDS}
         data["work_output"] = list(data["work_output"])
+        data["banner_rows"] = list(data["banner_rows"])
         data["banner_params"] = dict(data["banner_params"])
     else:
         data = dict(scenario)

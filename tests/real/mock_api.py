@@ -6,7 +6,9 @@ Run inside a loopback-only network namespace, one process per test:
 
 The answer to every model call is whatever ``DIR/<api>.json`` holds at that
 moment (``api`` is ``claude`` for ``/v1/messages``, ``codex`` for
-``/v1/responses``), so a test scripts the mock by rewriting that file (see
+``/v1/responses``, ``gemini`` for ``/v1beta/models/M:generateContent`` and
+``…:streamGenerateContent``, ``chat`` for the OpenAI-compatible
+``/v1/chat/completions``), so a test scripts the mock by rewriting that file (see
 ``shapes.py`` for what the real APIs send). An answer is a status, headers,
 and either a JSON body or a list of server-sent events sent ``delay``
 seconds apart (slow enough for the CLI to draw its spinner). Every request
@@ -26,7 +28,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-MODEL_PATHS = {"/v1/messages": "claude", "/v1/responses": "codex"}
+MODEL_PATHS = {"/v1/messages": "claude", "/v1/responses": "codex", "/v1/chat/completions": "chat"}
+# Gemini names the model and the method in the path: /v1beta/models/gemini-2.5-pro:streamGenerateContent.
+GEMINI_METHODS = (":streamGenerateContent", ":generateContent")
 
 # Claude Code believes it is signed in to a Max plan only when the profile
 # says so; only then does it draw the subscriber wall and its menu.
@@ -69,7 +73,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _serve(self, body: bytes) -> None:
         path = self.path.split("?", 1)[0]
-        api = MODEL_PATHS.get(path)
+        api = MODEL_PATHS.get(path) or ("gemini" if path.endswith(GEMINI_METHODS) else None)
         answer = self._answer(api) if api else {"status": 200, "body": FIXED.get(path, {})}
         self._log(path, api, body, answer)
         if "events" in answer:
@@ -89,6 +93,8 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             request = body.decode("utf-8", "replace")
         model = request.get("model") if isinstance(request, dict) else None
+        if api == "gemini":
+            model = self.path.split("?", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
         entry = {
             "at": time.time(),
             "method": self.command,
@@ -125,7 +131,12 @@ class Handler(BaseHTTPRequestHandler):
         delay = float(answer.get("delay", 0))
         try:
             for event in answer["events"]:
-                self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+                if isinstance(event, str):  # a chat stream ends with the bare `data: [DONE]`
+                    self.wfile.write(f"data: {event}\n\n".encode())
+                    continue
+                # Gemini's and the chat API's streams have data lines only; their chunks carry no type.
+                head = f"event: {event['type']}\n" if "type" in event else ""
+                self.wfile.write(f"{head}data: {json.dumps(event)}\n\n".encode())
                 self.wfile.flush()
                 if delay:
                     time.sleep(delay)
@@ -138,10 +149,10 @@ def _prompts(request: object) -> list[str]:
     if not isinstance(request, dict):
         return []
     texts = []
-    for item in request.get("input") or request.get("messages") or []:
+    for item in request.get("input") or request.get("messages") or request.get("contents") or []:
         if not isinstance(item, dict) or item.get("role") != "user":
             continue
-        content = item.get("content")
+        content = item.get("content") if "content" in item else item.get("parts")
         parts = [content] if isinstance(content, str) else [c.get("text") for c in content or [] if isinstance(c, dict)]
         texts += [t for t in parts if isinstance(t, str)]
     return texts

@@ -99,6 +99,7 @@ class Rig:
     codex_bin: Path | None
     ca: tuple[Path, Path, Path]
     socket_prefix: str = "afd-test-"
+    gemini_bin: Path | None = None
     ns: Namespace | None = None
     mock: subprocess.Popen | None = None
     tmux: TmuxServer | None = None
@@ -113,6 +114,7 @@ class Rig:
         self.ns = open_namespace(self.scratch)
         shapes.write_answer(self.mock_dir, "claude", shapes.claude_answer())
         shapes.write_answer(self.mock_dir, "codex", shapes.codex_answer())
+        shapes.write_answer(self.mock_dir, "gemini", shapes.gemini_answer())
         _, cert, key = self.ca
         self.mock = subprocess.Popen(
             self.ns.command([sys.executable, str(MOCK), str(self.mock_dir), "--http-port", str(CODEX_PORT),
@@ -220,6 +222,14 @@ class Rig:
         pane = self.tmux.new_pane(command, cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "codex", home, cwd)
 
+    def start_gemini(self, cwd: Path, *, width: int = 120, height: int = 40) -> AgentPane:
+        """Gemini CLI with an API key on the mock (GOOGLE_GEMINI_BASE_URL), its first-start questions settled."""
+        home = self._home("gemini")
+        _write_gemini_settings(home)
+        pane = self.tmux.new_pane(str(self.gemini_bin), cwd=cwd, env={**self._base_env(home), **GEMINI_ENV},
+                                  width=width, height=height)
+        return AgentPane(self, pane, "gemini", home, cwd)
+
     def swap_env(self, cwd: Path) -> dict:
         """What a pane needs for afd to start either CLI in it on the mock: a CODEX_HOME, and both commands on PATH."""
         home = self._home("swap")
@@ -276,6 +286,27 @@ class Rig:
             if self.ns is not None:
                 self.ns.close()
         wait_for(lambda: not any(process_alive(pid) for pid in strays), timeout=15, message="the CLIs' processes to end")
+
+
+GEMINI_ENV = {
+    "GEMINI_API_KEY": "mock-key",
+    "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{CODEX_PORT}",
+    "COLORTERM": "truecolor",  # else a warning about colours is printed into the history
+}
+
+
+def _write_gemini_settings(home: Path) -> None:
+    """API-key auth chosen, no folder-trust question, one fixed model (not the router, which asks a model first)."""
+    folder = home / ".gemini"
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+        "general": {"disableAutoUpdate": True},
+        "privacy": {"usageStatisticsEnabled": False},
+        "model": {"name": "gemini-2.5-pro"},
+        "ui": {"hideTips": True},
+    }
+    (folder / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
 
 
 def _write_codex_config(codex_home: Path, cwd: Path) -> None:

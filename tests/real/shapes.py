@@ -137,3 +137,62 @@ def write_answer(directory: Path, api: str, answer: dict) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(answer), encoding="utf-8")
     os.replace(tmp, path)
+
+
+# --- Gemini (POST /v1beta/models/M:streamGenerateContent?alt=sse) ---------------
+
+
+def gemini_answer(text: str = "Done.", *, chunks: int = 6, delay: float = 0.4) -> dict:
+    """A streamed reply: data-only server-sent events, each a GenerateContentResponse chunk."""
+    words = text.split(" ")
+    step = max(1, len(words) // chunks)
+    pieces = [" ".join(words[i:i + step]) + " " for i in range(0, len(words), step)]
+    events = [{"candidates": [{"content": {"role": "model", "parts": [{"text": p}]}, "index": 0}]} for p in pieces]
+    events[-1]["candidates"][0]["finishReason"] = "STOP"
+    events[-1]["usageMetadata"] = {"promptTokenCount": 10, "candidatesTokenCount": 20, "totalTokenCount": 30}
+    return {"kind": "answer", "status": 200, "headers": {}, "events": events, "delay": delay}
+
+
+def gemini_limit(retry_seconds: int) -> dict:
+    """A 429 whose message asks to retry in more than five minutes: Gemini CLI's terminal quota error (its wall)."""
+    body = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                      "message": f"You exceeded your current quota. Please retry in {retry_seconds}s."}}
+    return {"kind": "limit", "status": 429, "headers": {}, "body": body}
+
+
+def gemini_throttle(retry_seconds: int = 2) -> dict:
+    """A 429 that asks to retry in seconds: retried by the CLI itself, not a wall."""
+    body = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                      "message": f"Resource exhausted. Please retry in {retry_seconds}s."}}
+    return {"kind": "throttle", "status": 429, "headers": {}, "body": body}
+
+
+def gemini_daily_quota() -> dict:
+    """A 429 whose QuotaFailure names a per-day quota: the wall with no reset time."""
+    body = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "Quota exceeded for quota metric.",
+                      "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                                   "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_requests",
+                                                   "quotaId": "GenerateRequestsPerDayPerProjectPerModel"}]}]}}
+    return {"kind": "daily-quota", "status": 429, "headers": {}, "body": body}
+
+
+# --- OpenAI-compatible chat (POST /v1/chat/completions, server-sent events) -----
+
+
+def chat_answer(text: str = "Done.", *, chunks: int = 6, delay: float = 0.4) -> dict:
+    """A streamed chat completion: data-only events, then `[DONE]`."""
+    words = text.split(" ")
+    step = max(1, len(words) // chunks)
+    pieces = [" ".join(words[i:i + step]) + " " for i in range(0, len(words), step)]
+    base = {"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 1, "model": "mock-model"}
+    events: list = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    events += [{**base, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+    events += [{**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}}, "[DONE]"]
+    return {"kind": "answer", "status": 200, "headers": {}, "events": events, "delay": delay}
+
+
+def chat_rate_limit(retry_after_seconds: int) -> dict:
+    """A 429 with `retry-after`: a client that retries by itself waits that long."""
+    body = {"error": {"message": "Rate limit reached for requests", "type": "rate_limit_error", "code": "rate_limit_exceeded"}}
+    return {"kind": "limit", "status": 429, "headers": {"retry-after": str(retry_after_seconds)}, "body": body}
