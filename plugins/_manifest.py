@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import tomlkit
@@ -356,7 +356,7 @@ def _banners(r: _Reader, raw: object) -> tuple[BannerRule, ...]:
             r.problem(("banner", i, "needs_human"), "is derived from the reset clause and offers_other_model, never declared: remove it")
         regex = r.regex(("banner", i, "regex"), entry.get("regex"), groups=True)
         kind = r.string(("banner", i, "kind"), entry.get("kind"), pattern=_KIND, what="a kind such as \"usage-limit\"")
-        for key, value in (("regex", regex), ("kind", kind)):
+        for key in ("regex", "kind"):
             if key not in entry:
                 r.problem(("banner", i), f"needs a {key}")
         flags = {}

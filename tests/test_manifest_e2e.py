@@ -9,9 +9,10 @@ import sys
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from harness import read_log, start_fake, wait_for
 from test_daemon import afd, run_daemon, status, write_config  # noqa: F401 (run_daemon is a fixture)
 from test_handoff import events, session_for, wait_session, wait_state
+
+from harness import read_log, start_fake, wait_for
 
 pytestmark = pytest.mark.tmux
 
