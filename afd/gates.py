@@ -170,7 +170,9 @@ def judge(
         )
         if found.needs_human:
             reason += (
-                f"; it is a {found.kind.rsplit('.', 1)[-1].replace('-', ' ')} wall, which no reset lifts: "
-                "a person has to act (billing, credits or the workspace's limits)"
+                f"; it is a {found.kind.rsplit('.', 1)[-1].replace('-', ' ')} wall that names no reset: "
+                "a person has to act (billing, credits, an admin or the workspace's limits)"
             )
+        elif found.offers_other_model and found.reset_at is None:
+            reason += "; it offers another model and names no reset, so there is nothing to wait for"
     return Verdict(agent, True, anchored, stable, found, reason)

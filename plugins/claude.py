@@ -13,7 +13,7 @@ typed into the prompt (``│ >``, ``❯``). Rows inside a code fence never count
 # No `from __future__ import annotations`: a drop-in loaded by path may not be
 # in sys.modules, and dataclasses would then fail to resolve string annotations.
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from afd import hookimpl
@@ -23,8 +23,9 @@ from afd.text import normalise_row
 
 AGENT = "claude"
 
-# How many screen rows one wrapped banner may span.
-_MAX_WRAP_ROWS = 4
+# How many screen rows one wrapped banner may span (a spend cap with its
+# remedy, URL and reset clause takes six at 40 columns).
+_MAX_WRAP_ROWS = 8
 
 # The turn summary, any verb ("Worked", "Cooked", "Sautéed"); the live
 # spinner ("… (1s · esc to interrupt)") is work, not chrome.
@@ -133,14 +134,17 @@ _HEADS = (
         ),
     ),
 )
-# Kinds that state no reset: the text after the head may go on with a clause
-# ("· add funds to continue", ". Contact your admin."), never with prose.
-_NO_RESET_KINDS = ("claude.spend-cap", "claude.billing")
+# Kinds read by their sentence (`_read_wall`): the text after the head goes
+# on with clauses ("· add funds to continue", ". Contact your admin.", "·
+# your 5-hour limit resets 2pm"), never with prose.
+_SENTENCE_KINDS = ("claude.spend-cap", "claude.billing", "claude.extra-usage")
 # The first words of a head, so a banner wrapped inside its head is still tried.
 _HEAD_START = re.compile(
-    r"^(?:You(?:'ve| have)? hit|You(?:'ve| have)? reached your|You(?:'re| are)? out|Claude(?: AI)? usage|"
-    r"Usage limit|Usage allocation|Your|Spend|Add funds|API Error: (?:You|Your|Credit)|"
-    r"Credit balance|\d+-hour|Session|Opus|Sonnet|Weekly|Daily|Monthly)\b",
+    r"^(?:\*\*)?(?:API Error:?\s*(?:\d{3}\s+)?)?(?:You(?:'ve| have)? hit|You(?:'ve| have)? reached your|You(?:'re| are)? out|"
+    r"Claude(?: AI)? usage|Claude stopped|Usage limit|Usage allocation|Usage is|Usage credits|Extra usage|Your|Spend|"
+    r"Add funds|API Error: (?:You|Your|Credit)|Credit balance|\d+-hour|Session|Opus|Sonnet|Weekly|Daily|Monthly|"
+    r"Limit reached|Third-party|This service|Lower-priority|Failed to authenticate|"
+    r"(?:Claude\s+)?(?:Fable|Haiku|Mythos)|(?-i:[A-Z][a-z]+)\s+\d+(?:\.\d+)?\s+(?:now\s+)?(?:requires|needs))\b",
     re.I,
 )
 _LEGACY_LINK = " Your limit will reset at "
@@ -170,6 +174,12 @@ class _Reading:
     zone: str | None  # the name in parentheses, as printed
     zone_open: bool  # "(America/Bog" — a parenthesis the wrap has not closed yet
     complete: bool  # the sentence visibly ended, so no further row belongs to it
+    # The facts `afd.model.person_must_act` decides by (see `Detection`).
+    reset_unstated: bool = False  # a plan window: it lifts by itself, said when or not
+    offers_other_model: bool = False
+    # A wall read by its sentence (`_read_wall`): its clauses may go on in
+    # the next row until the sentence visibly ends.
+    open_ended: bool = False
 
 
 def _read_clause(
@@ -218,8 +228,8 @@ def _no_clause(kind: str, text: str, complete: bool) -> _Reading:
     return _Reading(kind, text, None, None, False, complete)
 
 
-def _read(text: str, clock: Clock, zone_default: str | None = None) -> _Reading | None:
-    """Read a banner's text (markers already removed); None if it is not one."""
+def _read_window(text: str, clock: Clock, zone_default: str | None = None) -> _Reading | None:
+    """Read a plan window's banner (markers already removed); None if it is not one."""
     for kind, head in _HEADS:
         m = head.match(text)
         if m:
@@ -227,10 +237,8 @@ def _read(text: str, clock: Clock, zone_default: str | None = None) -> _Reading 
     else:
         return None
     rest = text[m.end() :]
-    if kind in _NO_RESET_KINDS:
-        if rest.strip() and not _CLAUSE_BOUNDARY.match(rest):
-            return None  # "… is set to $0 in the fixture": a sentence that quotes a wall
-        return _no_clause(kind, text, complete=bool(rest.strip()))
+    if kind in _SENTENCE_KINDS:
+        return None  # read by its sentence, `_read_wall`
     if kind != "claude.auto-continue":
         zone_default = None  # only the auto-continue line borrows its banner's zone
     if kind == "claude.headless":
@@ -260,15 +268,207 @@ def _read(text: str, clock: Clock, zone_default: str | None = None) -> _Reading 
     return None  # the sentence goes on: quoted prose, not a banner
 
 
+
+def _read(text: str, clock: Clock, zone_default: str | None = None) -> _Reading | None:
+    """Read a banner's text (markers already removed); None if it is not one."""
+    text = _MARKDOWN.sub("", text)
+    reading = _read_window(text, clock, zone_default)
+    if reading is None:
+        return _read_wall(text, clock)
+    # A plan window lifts by itself; but "your Opus limit" is a model's
+    # window, and "· contact your admin to increase it" a cap an admin lifts.
+    kind, window = reading.kind, True
+    if kind == "claude.hit-limit":
+        head = _HEAD_NOUN.match(text)
+        kind = _classify(head["np"] if head else "", text) or kind
+        window = kind in _WINDOW_KINDS
+    return replace(
+        reading, kind=kind, reset_unstated=window, offers_other_model=bool(_OTHER_MODEL.search(text))
+    )
+
+
+# --- walls read by their sentence -----------------------------------------------
+#
+# Claude Code words its caps as one sentence shape, reworded release after
+# release: a wall verb and a limit noun ("You've hit your org's monthly
+# spend limit", "Your org is out of usage", "Usage is paused for your
+# organization", "spend limit reached", "Opus 5 requires usage credits"),
+# then clauses set off by "·" (or whole sentences): a reset ("· resets
+# Dec 9", "· your 5-hour limit resets 2pm (UTC)", "It resets …"), a remedy
+# ("raise it at <url>", "Run /usage-credits …", "contact your admin") or
+# another model ("switch models with /model"). The heads are those shapes,
+# not the strings; `_classify` names the family from the noun's own words.
+
+_NP = r"(?P<np>(?:[\w$.'-]+\s+){0,5}?)"  # the noun's qualifiers: "org's monthly", "team's pooled group", "Claude Opus 4.5"
+_OWNER = r"(?:org(?:ani[sz]ation)?|team|group|workspace|enterprise|company|channel|account)"
+_NOUN = r"(?:limits?|budget|cap|allowance|quota)"
+_OUT_OF = r"(?:usage credits|extra usage|credits|usage|funds)"
+_MODEL = (
+    r"(?:(?:Claude\s+)?(?:Fable|Haiku|Mythos|Opus|Sonnet)(?:\s+\d+(?:\.\d+)?)?"
+    r"|(?-i:[A-Z][a-z]+)\s+\d+(?:\.\d+)?)"
+)
+_WALL_HEADS = tuple(
+    re.compile(head, re.I)
+    for head in (
+        # You've hit / reached your <np> limit | budget | cap
+        rf"You(?:'ve| have)\s+(?:hit|reached|exceeded|used up|run out of)\s+(?:your|the)\s+{_NP}{_NOUN}\b",
+        # Lower-priority mode ended · you have reached your weekly usage limit
+        rf"Lower-priority mode ended\s*·\s*you(?:'ve| have)\s+reached\s+your\s+{_NP}{_NOUN}\b",
+        # You're out of usage credits | extra usage | credits
+        rf"You(?:'re| are)\s+(?:all\s+)?out of\s+(?P<np>{_OUT_OF})\b",
+        # Your org is out of usage; Your organization is out of usage credits
+        rf"(?:Your|The)\s+(?P<np>{_OWNER}(?:'s)?(?:\s+[\w-]+){{0,2}}?)\s+(?:is|are|has|have)\s+(?:run\s+)?out of\s+{_OUT_OF}\b",
+        # Your organization's usage credit cap is reached; … monthly spend limit has been reached
+        rf"(?:Your|The)\s+{_NP}{_NOUN}\s+(?:is|has been|was|have been)\s+(?:reached|exceeded|hit|used up|exhausted)\b",
+        # Your organization has reached its monthly spend limit
+        rf"(?:Your|The)\s+{_OWNER}\s+(?:has|have)\s+(?:hit|reached|exceeded|used up)\s+(?:its|their|the)\s+{_NP}{_NOUN}\b",
+        # spend limit reached; Limit reached – contact an admin
+        rf"{_NP}(?:limit|budget|cap|quota)\s+(?:reached|exceeded)\b",
+        # Usage is paused for your organization
+        rf"(?P<np>Usage|Access)\s+(?:is|has been)\s+(?:paused|disabled|suspended|stopped|blocked|turned off)\s+for\s+(?:your|this)\s+{_OWNER}\b",
+        # This service is disabled for your org
+        rf"(?P<np>This service)\s+is\s+(?:disabled|paused|turned off)\s+for\s+(?:your|this)\s+{_OWNER}\b",
+        # Your seat type doesn't include usage credits | usage | extra usage
+        rf"Your\s+(?P<np>seat(?: type)?)\s+(?:doesn't|does not)\s+include\s+{_OUT_OF}\b",
+        # Opus 5 requires usage credits; Fable needs usage credits, which your admin manages
+        rf"(?:Claude stopped here because\s+)?(?P<np>{_MODEL})\s+(?:now\s+)?(?:requires|needs)\s+(?:usage credits|extra usage)\b"
+        r"(?:,\s*which\b[^.·]{0,60})?",
+        # Extra usage is required for long context
+        r"(?P<np>Extra usage|Usage credits)\s+(?:is|are)\s+(?:required|needed)\b(?:\s+for\s+[\w -]{1,30}?(?=\s*[.·]|$))?",
+        # Third-party apps now draw from your extra usage
+        r"(?P<np>Third-party apps) now draw from your extra usage\b",
+        # Failed to authenticate … doesn't have enough credit
+        r"(?P<np>Failed to authenticate\b)[^·]{0,200}?\b(?:doesn't|does not) have enough credit\b",
+    )
+)
+# An API error's lead-in: the wall it carries is read as the sentence it is.
+_API_LEAD = re.compile(r"(?:API\s+Error:?\s*)(?:\d{3}\s+)?(?!\{)", re.I)
+_MARKDOWN = re.compile(r"\*\*")
+# What the head's words say the wall is. A noun that names no usage wall
+# ("rate limit", "context limit") is no wall at all.
+_NOT_USAGE = re.compile(
+    r"\b(?:rate|context|tokens?|output|input|retry|retries|request|requests|length|size|file|turn|tool|time|timeout|"
+    r"character|message|recursion|memory|disk|storage)\b",
+    re.I,
+)
+_FAMILY_WORDS = (
+    ("claude.extra-usage", re.compile(r"\bextra usage\b|\bThird-party\b", re.I)),
+    ("claude.spend-cap", re.compile(r"\bspend(?:ing)?\b", re.I)),
+    ("claude.org-cap", re.compile(rf"\b{_OWNER}\b|\bindividual\b|\bpooled\b|\borg's\b", re.I)),
+    ("claude.admin-cap", re.compile(r"\bseat\b|\bservice\b", re.I)),
+    ("claude.model-cap", re.compile(rf"^(?:Claude stopped here because\s+)?{_MODEL}\b(?!-)", re.I)),
+    ("claude.billing", re.compile(r"\bauthenticate\b", re.I)),
+    ("claude.credits", re.compile(r"\bcredits?\b|\bfunds\b", re.I)),
+)
+# A limit noun qualified only by its window is the plan's own window.
+_WINDOW_WORDS = re.compile(r"^(?:(?:\d+-hour|\d+h|session|weekly|daily|monthly|usage|plan|current|fast)\s+)*$", re.I)
+_WINDOW_KINDS = ("claude.hit-limit", "claude.model-cap")
+_HEAD_NOUN = re.compile(rf"You(?:'ve| have)\s+hit\s+your\s+{_NP}limit\b", re.I)
+_ADMIN_REMEDY = re.compile(r"\b(?:contact|ask|request\b.{0,20}?from)\s+(?:your|an|the)\s+(?:\w+\s+)?(?:admin|administrator|owner)", re.I)
+_OTHER_MODEL = re.compile(
+    r"\bswitch(?:ing)?\s+(?:to\s+)?(?:another\s+|a\s+different\s+|other\s+)?models?\b|/model\b"
+    r"|\b(?:use|pick|choose)\s+(?:another|a different)\s+model\b",
+    re.I,
+)
+# Notices the agent goes on working after ("Opus limit reached, now using
+# Sonnet", "now using usage credits"), and the throttle that says it is not one.
+_NOTICE = re.compile(r"\bnow using\b|\bnot your usage limit\b|\bswitched to\b", re.I)
+# Right after the head: the end, a clause mark, or a sentence's end.
+_WALL_BOUNDARY = re.compile(r"^(?:\s*$|\s*[·•|–—:;]|\s*[.!?](?:\s|$)|\s+for (?:this|the) (?:week|month|day|period|billing period)\b)", re.I)
+_CLAUSES = re.compile(r"\s*[·•|–—]\s*|(?<=[.!?])\s+")
+# A sentence after the wall's own is its remedy or its reset, never prose.
+_REMEDY = re.compile(
+    r"^(?:/|Run\b|Use\b|Type\b|Try\b|Switch|See\b|It\b|Resets?\b|Your\b|Contact|Ask\b|Add\b|Buy\b|Raise|Request|"
+    r"Increase|Upgrade|Visit|Go to|For help|Please|Learn|Wait|Manage|To\b|Or\b|You can|Choose|Check|Get\b|Purchase|"
+    r"Keep|Turn|Enable|Claude Code|https?:|claude\.ai)",
+    re.I,
+)
+_RESET_IN_CLAUSE = re.compile(r"(?:^|\s)resets?(?:\s+(?:at|on))?\s+(?P<when>\S.*)$", re.I | re.S)
+_ENDED = re.compile(r"[.!?)]\s*$")
+
+
+def _classify(np: str, text: str) -> str | None:
+    """The family a wall's noun phrase names, or None when it names no usage wall."""
+    if _NOT_USAGE.search(np):
+        return None
+    kind = next((k for k, words in _FAMILY_WORDS if words.search(np)), None)
+    if kind is None:
+        kind = "claude.hit-limit" if _WINDOW_WORDS.match(np) else "claude.model-cap"
+    if kind == "claude.hit-limit" and _ADMIN_REMEDY.search(text):
+        kind = "claude.admin-cap"  # "You've hit your usage limit · contact your admin to increase it"
+    return kind
+
+
+def _wall_head(body: str):
+    """(kind, match) of the wall head ``body`` starts with, or None."""
+    for kind, head in _HEADS:
+        if kind in _SENTENCE_KINDS and (m := head.match(body)):
+            return kind, m
+    for head in _WALL_HEADS:
+        m = head.match(body)
+        if m is None:
+            continue
+        np = m.groupdict().get("np") or ""
+        kind = _classify(np, body)
+        return (kind, m) if kind else None
+    return None
+
+
+def _read_wall(text: str, clock: Clock) -> _Reading | None:
+    """A wall read by its sentence: its head, then clauses that say when and what to do."""
+    lead = _API_LEAD.match(text)
+    body = text[lead.end() :] if lead else text
+    if _NOTICE.search(body):
+        return None
+    found = _wall_head(body)
+    if found is None:
+        return None
+    kind, m = found
+    rest = body[m.end() :]
+    if not _WALL_BOUNDARY.match(rest):
+        return None  # "… is set to $0 in the fixture": a sentence that quotes a wall
+    reset_at, zone, zone_open = None, None, False
+    pieces = _CLAUSES.split(rest)
+    marks = [sep.group() for sep in _CLAUSES.finditer(rest)]
+    for k, clause in enumerate(pieces[1:]):
+        clause = clause.strip()
+        if not clause:
+            continue
+        sentence = not marks[k].strip()  # set off by a sentence's end, not by "·"
+        when = _RESET_IN_CLAUSE.search(clause)
+        if sentence and not _REMEDY.match(clause) and when is None:
+            return None  # prose after a quoted wall ("I'll wait until then.")
+        if when is not None and reset_at is None and not zone_open:
+            read = _read_clause(kind, text, when["when"], clock, None)
+            if read is None:
+                return None  # "resets 11pm (UTC), so I'll wait": prose around a quoted wall
+            reset_at, zone, zone_open = read.reset_at, read.zone, read.zone_open
+    window = kind in _WINDOW_KINDS and bool(re.search(rf"\b{_NOUN}\b", m.group(), re.I)) and not _ADMIN_REMEDY.search(body)
+    return _Reading(
+        kind,
+        text,
+        reset_at,
+        zone,
+        zone_open,
+        complete=not zone_open and bool(_ENDED.search(text)),
+        reset_unstated=window,
+        offers_other_model=bool(_OTHER_MODEL.search(body)),
+        open_ended=True,
+    )
+
+
 def _read_pattern(text: str, clock: Clock, zone_default: str | None = None) -> _Reading:
     """A row a user's pattern picked: find whatever reset clause it carries."""
+    # The user's pattern stands for their plan's wall: waited out like a
+    # plan window (the retry interval when it names no reset).
     epoch = _ANY_EPOCH.search(text)
     if epoch:
-        return _Reading("claude.pattern", text, from_epoch(epoch["epoch"]), None, False, True)
+        return _Reading("claude.pattern", text, from_epoch(epoch["epoch"]), None, False, True, reset_unstated=True)
     clause = _ANY_CLAUSE.search(text)
     if clause:
-        return _read_clause("claude.pattern", text, clause["clause"], clock, zone_default, strict=False)
-    return _no_clause("claude.pattern", text, complete=False)
+        read = _read_clause("claude.pattern", text, clause["clause"], clock, zone_default, strict=False)
+        return replace(read, reset_unstated=True)
+    return replace(_no_clause("claude.pattern", text, complete=False), reset_unstated=True)
 
 
 def _improves(old: _Reading | None, new: _Reading | None) -> bool:
@@ -277,6 +477,8 @@ def _improves(old: _Reading | None, new: _Reading | None) -> bool:
         return False
     if old is None:
         return True  # the head itself was wrapped
+    if old.open_ended and not old.complete and new.kind == old.kind and len(new.text) > len(old.text):
+        return old.reset_at is None or new.reset_at is not None  # the wall's clauses go on
     if new.reset_at is not None:
         return old.reset_at is None or new.reset_at != old.reset_at or (new.zone is not None and old.zone is None)
     if new.zone_open:
@@ -301,7 +503,13 @@ _MENU_QUESTION = re.compile(r"^\s*[^\s⎿⏺●>❯].*\?\s*$")
 _RULE = re.compile(r"^\s*[╭╰]?[─━═▔▁]{3,}")
 _LIMIT_RESET = re.compile(r"Usage limit reset\b", re.I)
 _TYPED = re.compile(r"^\s*(?:│\s*)?[>❯]\s")
-_HEADS_ANY = re.compile("|".join(f"(?:{head.pattern})" for _, head in _HEADS), re.I)
+_UNNAMED = re.compile(r"[(][?]P<\w+>")  # one alternation of every head cannot repeat a group name
+_HEADS_ANY = re.compile(
+    r"(?:\*\*)?(?:API\s+Error:?\s*(?:\d{3}\s+)?)?(?:"
+    + "|".join("(?:" + _UNNAMED.sub("(?:", head.pattern) + ")" for head in (*(h for _, h in _HEADS), *_WALL_HEADS))
+    + ")",
+    re.I,
+)
 
 
 def _quoted(lines: list[str]) -> list[bool]:
@@ -648,6 +856,11 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
         earlier = Clock(clock.now - timedelta(days=1), clock.local_zone)
         _, _, reading, auto = _lowest_block(lines, fenced, continuing, earlier, pattern) or found
     reset_at = reading.reset_at if reading.reset_at is not None else (auto.reset_at if auto else None)
+    if reset_at is None and chrome_row is not None:
+        # Some admin walls name no time, yet Claude arms its own
+        # auto-continue: the footer below the composer is chrome for the
+        # gates, but its time is the wall's reset.
+        reset_at = _footer_reset(screen[chrome_row:], clock, reading.zone)
     return Detection(
         agent=AGENT,
         first_row=_block_start(lines, start),
@@ -656,7 +869,23 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
         kind=reading.kind,
         banner=reading.text,
         chrome_row=chrome_row,
+        reset_unstated=reading.reset_unstated,
+        offers_other_model=reading.offers_other_model,
     )
+
+
+_FOOTER_RESET = re.compile(
+    r"^\s*(?:⚠\s*Usage limit reached\s*·\s*limit resets|Continuing automatically at)\s+(?P<at>[^·]+?)\s*(?:·|$)", re.I
+)
+
+
+def _footer_reset(rows: list[str], clock: Clock, zone: str | None) -> datetime | None:
+    """The time Claude's armed auto-continue footer names, or None."""
+    for row in rows:
+        m = _FOOTER_RESET.match(row)
+        if m and (at := parse_reset(m["at"], zone, clock)) is not None:
+            return at
+    return None
 
 
 # --- the second witness: Claude's own transcript ---------------------------

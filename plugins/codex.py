@@ -21,7 +21,7 @@ import re
 from datetime import datetime, timezone
 
 from afd import hookimpl
-from afd.model import NEEDS_HUMAN_KINDS, AgentSpec, Clock, Detection, PromptDelivery
+from afd.model import AgentSpec, Clock, Detection, PromptDelivery
 from afd.resettime import parse_relative, parse_reset
 from afd.text import answered_prompt_below, composer_top, is_own_banner_row, lowest_block, modal_end
 
@@ -34,16 +34,22 @@ _MARKER = r"(?:[■🖐⚠✖✗]\ufe0f?\s*)"
 _LEAD_IN = r"(?:\[[^\]]{1,40}\]\s*)?(?:(?:[A-Za-z]+\s+){0,2}error\b[^:]{0,40}:\s*)"
 # The walls, by kind. A spend cap or a billing wall states no reset and is
 # lifted by a person (an owner, a payment), not by waiting.
+# Each is a sentence shape (who, a wall verb, a credit/spend noun), not one
+# wording: "Your workspace is out of credits", "You're out of credits",
+# "You've reached your workspace credit limit", "Your organization's spend
+# cap has been reached".
+_WHO = r"(?:workspace|organi[sz]ation|org|team|account)"
 _KIND_HEADS = (
     (
         "codex.spend-cap",
-        r"You(?:'ve| have)? hit your spend cap\b|Your workspace is out of credits\b"
-        r"|(?:Your |The )?(?:workspace(?:'s)? )?spend cap (?:has been )?(?:reached|exceeded)\b",
+        rf"You(?:'ve| have)? (?:hit|reached|exceeded) your (?:{_WHO}(?:'s)? )?(?:spend(?:ing)? (?:cap|limit)|credit (?:cap|limit))\b"
+        rf"|(?:Your|The) {_WHO}(?:'s)? (?:is|has) (?:run )?out of (?:credits|funds)\b|You(?:'re| are) out of (?:credits|funds)\b"
+        rf"|(?:Your |The )?(?:{_WHO}(?:'s)? )?(?:spend(?:ing)? (?:cap|limit)|credit limit) (?:has been |is |was )?(?:reached|exceeded)\b",
     ),
     (
         "codex.billing",
         r"Quota exceeded\b|To use Codex with your ChatGPT plan\b"
-        r"|Usage limit reached\.\s*You(?:'ve| have) reached your usage limit\b",
+        r"|Usage limit reached\.\s*You(?:'ve| have) reached your usage limit\b|Your included usage is exhausted\b",
     ),
     ("codex.usage-limit", r"You(?:'ve| have) (?:hit|reached) your usage limit\b"),
 )
@@ -137,16 +143,44 @@ def find_banner(lines: list[str], clock: Clock, pattern: re.Pattern[str] | None 
     body = lines[:chrome_row] if chrome_row is not None else lines
     block = lowest_block(body, lambda row: is_own_banner_row(row, _BANNER, _NOT_OWN_ROW, pattern), lambda i: _block_end(body, i), _FENCE)
     if block is None:
-        return None
+        return _dialog(body) if chrome_row is None and pattern is None else None
     first, last = block
     if answered_prompt_below(body, last, _SUBMITTED, _ANSWER):
         return None
     text, reset_at = _read_block(body[first : last + 1], clock)
     kind = f"{AGENT}.pattern" if pattern is not None else _kind_of(body[first])
-    if reset_at is not None and kind != f"{AGENT}.pattern":
-        kind = f"{AGENT}.usage-limit"  # a reset named beside a purchase option: a plan window, not a cap
     last = modal_end(body, last, _MODAL_OPTION, _MODAL_OTHER) or last
-    return Detection(AGENT, first, last, None if kind.endswith(NEEDS_HUMAN_KINDS) else reset_at, kind, text, chrome_row)
+    # The plan's usage window lifts by itself ("or try again later"); a cap
+    # or billing wall that names a reset lifts then, one that names none
+    # waits for a person (`afd.model.person_must_act`).
+    window = kind in (f"{AGENT}.usage-limit", f"{AGENT}.pattern")
+    return Detection(
+        AGENT, first, last, reset_at, kind, text, chrome_row,
+        reset_unstated=window, offers_other_model=bool(_OTHER_MODEL.search(text)),
+    )
+
+
+# "Switch to another model now, or try again at 8:02 PM."
+_OTHER_MODEL = re.compile(r"\bSwitch to (?:another|a different) model\b|\bswitch models\b", re.IGNORECASE)
+# The credit-limit dialogs that take the composer's place, with or without
+# a banner above: a wall of their own, lifted by an owner.
+_DIALOG = (
+    ("codex.spend-cap", re.compile(rf"^\s*(?:Your {_WHO}(?:'s)? is out of credits|You(?:'ve| have) reached your {_WHO} credit limit)\b", re.I)),
+    ("codex.billing", re.compile(r"^\s*Your included usage is exhausted\b", re.I)),
+)
+
+
+def _dialog(lines: list[str]) -> Detection | None:
+    """A credit-limit dialog (its question, then options) at the bottom of a screen with no composer."""
+    for k in range(len(lines) - 1, max(-1, len(lines) - 16), -1):
+        for kind, head in _DIALOG:
+            if head.match(lines[k]):
+                end = modal_end(lines, k, _MODAL_OPTION, _MODAL_OTHER)
+                if end is None:
+                    return None
+                first = k - 1 if k and lines[k - 1].strip() and _MODAL_OTHER.match(lines[k - 1]) else k  # its title
+                return Detection(AGENT, first, end, None, kind, " ".join(lines[k].split()))
+    return None
 
 
 # The composer's row (`› Ask Codex…`, typed text); `› 1. …` is a modal's option.

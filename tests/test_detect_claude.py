@@ -101,7 +101,7 @@ FAMILIES = [
         id="hit-weekly-utc",
     ),
     pytest.param(
-        "  ⎿  You've hit your Opus limit · resets 6:30pm (Europe/Paris)", "claude.hit-limit", "2026-07-13T16:30",
+        "  ⎿  You've hit your Opus limit · resets 6:30pm (Europe/Paris)", "claude.model-cap", "2026-07-13T16:30",
         id="hit-opus-paris",
     ),
     pytest.param(

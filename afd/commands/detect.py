@@ -125,9 +125,11 @@ def run(args: argparse.Namespace) -> int:
         # limit (quoted, worked past, changing) has none to report.
         "reset_at": iso_utc(verdict.reset_at) if verdict.limited else None,
         "has_reset_time": verdict.limited and verdict.reset_at is not None,
-        # A spend cap or billing wall the agent is stalled at: no reset lifts
-        # it, so waiting is pointless and a person has to act.
+        # A wall the agent is stalled at that names no reset and offers no
+        # other model (`afd.model.person_must_act`): a person has to act.
         "needs_human": verdict.limited and found is not None and found.needs_human,
+        # A wall with no reset that offers another model: nothing to wait for.
+        "offers_other_model": verdict.limited and found is not None and found.offers_other_model,
         "banner_reset_at": iso_utc(verdict.reset_at),
         "banner": found.banner if found else None,
         "kind": found.kind if found else None,
@@ -194,7 +196,7 @@ def _print_human(result: dict) -> None:
     if result["limited"]:
         console.print(f"  reset:  {result['reset_at'] or 'not stated'}")
     if result["needs_human"]:
-        console.print("  [bold]needs a human[/]: a spend cap or billing wall")
+        console.print("  [bold]needs a human[/]: the wall names no reset; a limit, credits or an admin must lift it")
     console.print(f"  why:    {result['reason']}", markup=False)
     if "record" in result:
         rec = result["record"]
