@@ -117,12 +117,12 @@ _HEADS = (
     ),
     (
         "claude.billing",
-        re.compile(r"(?:API\s+Error:\s*)?(?:Your )?credit balance is too low(?: to access the [\w ]{0,40}?API)?\b", re.I),
+        re.compile(r"(?:API\s+Error:\s*)?(?:Your )?credit balance (?:is )?too low(?: to access the [\w ]{0,40}?API)?\b", re.I),
     ),
     ("claude.legacy", re.compile(r"Claude (?:(?:AI|Pro|Max|Team) )?usage limit reached(?![|\w])\.?", re.I)),
     (
         "claude.auto-continue",
-        re.compile(r"Usage limit reached\s*·\s*(?:continuing|set to continue) automatically\b", re.I),
+        re.compile(r"Usage limit reached(?: again)?\s*·\s*(?:continuing|set to continue) automatically\b", re.I),
     ),
     ("claude.hit-limit", re.compile(r"You(?:'ve| have) hit your (?:[\w-]+ ){0,2}?limit\b", re.I)),
     ("claude.extra-usage", re.compile(r"You(?:'re| are) out of extra usage\b", re.I)),
@@ -140,8 +140,8 @@ _HEADS = (
 _SENTENCE_KINDS = ("claude.spend-cap", "claude.billing", "claude.extra-usage")
 # The first words of a head, so a banner wrapped inside its head is still tried.
 _HEAD_START = re.compile(
-    r"^(?:\*\*)?(?:API Error:?\s*(?:\d{3}\s+)?)?(?:You(?:'ve| have)? hit|You(?:'ve| have)? reached your|You(?:'re| are)? out|"
-    r"Claude(?: AI)? usage|Claude stopped|Usage limit|Usage allocation|Usage is|Usage credits|Extra usage|Your|Spend|"
+    r"^(?:\*\*)?(?:API Error:?\s*(?:\d{3}\s+)?)?(?:You(?:'ve| have)? (?:hit|exceeded|used up|run out)|You(?:'ve| have)? reached your|"
+    r"You(?:'re| are)? (?:all )?out|Claude(?: AI)? usage|Claude stopped|Usage limit|Usage allocation|Usage (?:is|has)|Access (?:is|has)|Usage credits|Extra usage|Your|Spend|"
     r"Add funds|API Error: (?:You|Your|Credit)|Credit balance|\d+-hour|Session|Opus|Sonnet|Weekly|Daily|Monthly|"
     r"Limit reached|Third-party|This service|Lower-priority|Failed to authenticate|"
     r"(?:Claude\s+)?(?:Fable|Haiku|Mythos)|(?-i:[A-Z][a-z]+)\s+\d+(?:\.\d+)?\s+(?:now\s+)?(?:requires|needs))\b",
@@ -272,9 +272,13 @@ def _read_window(text: str, clock: Clock, zone_default: str | None = None) -> _R
 def _read(text: str, clock: Clock, zone_default: str | None = None) -> _Reading | None:
     """Read a banner's text (markers already removed); None if it is not one."""
     text = _MARKDOWN.sub("", text)
+    if _NOTICE.search(text):
+        return None
     reading = _read_window(text, clock, zone_default)
-    if reading is None:
-        return _read_wall(text, clock)
+    if reading is None or (reading.kind == "claude.hit-limit" and reading.reset_at is None and not reading.zone_open):
+        # No window reading, or one whose clauses may still say who lifts it
+        # ("· contact your admin", "· raise it at …"): read it as a sentence.
+        return _read_wall(text, clock) or reading
     # A plan window lifts by itself; but "your Opus limit" is a model's
     # window, and "· contact your admin to increase it" a cap an admin lifts.
     kind, window = reading.kind, True
@@ -325,7 +329,7 @@ _WALL_HEADS = tuple(
         # spend limit reached; Limit reached – contact an admin
         rf"{_NP}(?:limit|budget|cap|quota)\s+(?:reached|exceeded)\b",
         # Usage is paused for your organization
-        rf"(?P<np>Usage|Access)\s+(?:is|has been)\s+(?:paused|disabled|suspended|stopped|blocked|turned off)\s+for\s+(?:your|this)\s+{_OWNER}\b",
+        rf"(?P<np>(?:Usage|Access)\s+(?:is|has been)\s+(?:paused|disabled|suspended|stopped|blocked|turned off)\s+for\s+(?:your|this)\s+{_OWNER})\b",
         # This service is disabled for your org
         rf"(?P<np>This service)\s+is\s+(?:disabled|paused|turned off)\s+for\s+(?:your|this)\s+{_OWNER}\b",
         # Your seat type doesn't include usage credits | usage | extra usage
@@ -336,7 +340,7 @@ _WALL_HEADS = tuple(
         # Extra usage is required for long context
         r"(?P<np>Extra usage|Usage credits)\s+(?:is|are)\s+(?:required|needed)\b(?:\s+for\s+[\w -]{1,30}?(?=\s*[.·]|$))?",
         # Third-party apps now draw from your extra usage
-        r"(?P<np>Third-party apps) now draw from your extra usage\b",
+        r"(?P<np>Third-party apps) now draw from your extra usage\b(?:,[^.·]{0,80})?",
         # Failed to authenticate … doesn't have enough credit
         r"(?P<np>Failed to authenticate\b)[^·]{0,200}?\b(?:doesn't|does not) have enough credit\b",
     )
@@ -356,12 +360,10 @@ _FAMILY_WORDS = (
     ("claude.spend-cap", re.compile(r"\bspend(?:ing)?\b", re.I)),
     ("claude.org-cap", re.compile(rf"\b{_OWNER}\b|\bindividual\b|\bpooled\b|\borg's\b", re.I)),
     ("claude.admin-cap", re.compile(r"\bseat\b|\bservice\b", re.I)),
-    ("claude.model-cap", re.compile(rf"^(?:Claude stopped here because\s+)?{_MODEL}\b(?!-)", re.I)),
+    ("claude.model-cap", re.compile(rf"^(?:Claude stopped here because\s+)?{_MODEL}\s*$", re.I)),
     ("claude.billing", re.compile(r"\bauthenticate\b", re.I)),
     ("claude.credits", re.compile(r"\bcredits?\b|\bfunds\b", re.I)),
 )
-# A limit noun qualified only by its window is the plan's own window.
-_WINDOW_WORDS = re.compile(r"^(?:(?:\d+-hour|\d+h|session|weekly|daily|monthly|usage|plan|current|fast)\s+)*$", re.I)
 _WINDOW_KINDS = ("claude.hit-limit", "claude.model-cap")
 _HEAD_NOUN = re.compile(rf"You(?:'ve| have)\s+hit\s+your\s+{_NP}limit\b", re.I)
 _ADMIN_REMEDY = re.compile(r"\b(?:contact|ask|request\b.{0,20}?from)\s+(?:your|an|the)\s+(?:\w+\s+)?(?:admin|administrator|owner)", re.I)
@@ -372,7 +374,8 @@ _OTHER_MODEL = re.compile(
 )
 # Notices the agent goes on working after ("Opus limit reached, now using
 # Sonnet", "now using usage credits"), and the throttle that says it is not one.
-_NOTICE = re.compile(r"\bnow using\b|\bnot your usage limit\b|\bswitched to\b", re.I)
+# "Usage limit reached · wrapping up" says Claude is still finishing its step.
+_NOTICE = re.compile(r"\bnow\s*using|\bnot your usage limit\b|\bswitched to\b|\bwrap(?:ping)?[- ]up\b", re.I)
 # Right after the head: the end, a clause mark, or a sentence's end.
 _WALL_BOUNDARY = re.compile(r"^(?:\s*$|\s*[·•|–—:;]|\s*[.!?](?:\s|$)|\s+for (?:this|the) (?:week|month|day|period|billing period)\b)", re.I)
 _CLAUSES = re.compile(r"\s*[·•|–—]\s*|(?<=[.!?])\s+")
@@ -391,9 +394,9 @@ def _classify(np: str, text: str) -> str | None:
     """The family a wall's noun phrase names, or None when it names no usage wall."""
     if _NOT_USAGE.search(np):
         return None
-    kind = next((k for k, words in _FAMILY_WORDS if words.search(np)), None)
-    if kind is None:
-        kind = "claude.hit-limit" if _WINDOW_WORDS.match(np) else "claude.model-cap"
+    # A noun no family claims ("your limit", "Budget limit reached", a model
+    # this module does not know yet) is a plan window, unless an admin lifts it.
+    kind = next((k for k, words in _FAMILY_WORDS if words.search(np)), None) or "claude.hit-limit"
     if kind == "claude.hit-limit" and _ADMIN_REMEDY.search(text):
         kind = "claude.admin-cap"  # "You've hit your usage limit · contact your admin to increase it"
     return kind
@@ -492,7 +495,10 @@ def _improves(old: _Reading | None, new: _Reading | None) -> bool:
 _ROW = re.compile(r"^(?P<indent>\s*)(?P<markers>(?:[⎿⏺●]\s*)*)(?P<text>.*)$")
 # The rest of a zone name: "s_Aires)", "/Argentina/Buenos_Aires)", ")".
 _ZONE_TAIL = re.compile(r"^[\w/+-]*\)?\.?$")
-_NOT_CONTINUATION = re.compile(r"^(?:[⎿⏺●/>❯│╭╰─━✻✽✢✳✶*$#]|```|~~~)")
+# A /command starts a hint row; "//host/…" is a URL the wrap cut after
+# "https:", and "$0" an amount, both the rest of a wall's sentence.
+_URL_TAIL = re.compile(r"https?://\S*$")
+_NOT_CONTINUATION = re.compile(r"^(?:[⎿⏺●>❯│╭╰─━✻✽✢✳✶*#]|/(?!/)|\$(?!\d)|```|~~~)")
 _DIFF_HEADER = re.compile(r"^(?:@@ -\d|diff --git |--- a/|\+\+\+ b/)")
 _FENCE = re.compile(r"^\s*(?:[⎿⏺●]\s*)*(?:```|~~~)")
 _HINT = re.compile(r"^\s*(?:⎿\s*)?(?:(?:Run|Use|Type|Try|Or)\s+)?/[a-z][\w-]*(?=[\s,.]|$)", re.I)
@@ -633,6 +639,56 @@ def _continuation(row: str, banner_at_margin: bool, zone_open: bool = False) -> 
     return None
 
 
+# An API error that carries its body: `API Error: 400 {"type":"error","error":
+# {…,"message":"You're out of extra usage. …"}}`, hard-wrapped anywhere,
+# inside a word of the message too.
+_API_JSON = re.compile(r"^(?:\*\*)?API\s+Error:?\s*(?:\d{3}\s*)?(?:\{|$)", re.I)
+_JSON_MESSAGE = re.compile(r'"message"\s*:\s*"(?P<msg>(?:[^"\\]|\\.)*+)"')
+_MAX_JSON_ROWS = 12
+# When the message cannot be joined back into words, its letters still say
+# which wall it is (every space and wrap removed, lower case).
+_SQUASHED_WALLS = (
+    ("claude.extra-usage", re.compile(r"outofextrausage|drawfromyourextrausage|extrausageis(?:required|needed)")),
+    ("claude.billing", re.compile(r"creditbalance(?:is)?toolow|doesn'thaveenoughcredit")),
+    ("claude.spend-cap", re.compile(r"spend(?:ing)?(?:limit|cap)(?:has been|is|was)?(?:reached|exceeded)|hityour(?:\w+')?monthlyspendlimit")),
+    ("claude.org-cap", re.compile(r"(?:org|organi[sz]ation|team|workspace)(?:'s)?isoutof(?:usage|credits)|usageispausedforyour")),
+    ("claude.credits", re.compile(r"outofusagecredits|requiresusagecredits")),
+    ("claude.admin-cap", re.compile(r"limitreached\W*contactanadmin")),
+)
+_SQUASHED_NOT = re.compile(r"notyourusagelimit|rate_limit_error|overloaded")
+
+
+def _api_error_at(lines: list[str], i: int, clock: Clock):
+    """The wall an API error's JSON body carries, as (reading, last row), or None."""
+    at_margin = not lines[i][:1].isspace()
+    last = i
+    rows = [lines[i]]
+    text = _ROW.match(lines[i])["text"].strip()
+    while ("{" not in text or text.count("{") > text.count("}")) and last + 1 < min(len(lines), i + _MAX_JSON_ROWS):
+        row = lines[last + 1]
+        if not row.strip() or _ROW.match(row)["markers"] or _is_chrome(row) or not (row[:1].isspace() or at_margin):
+            break
+        rows.append(row)
+        text += "\n" + row.strip()
+        last += 1
+    # A row as long as the longest was cut at the pane's edge (no space lost);
+    # a shorter one ended at a word.
+    full = max(len(r) for r in rows)
+    parts = text.split("\n")
+    joined = parts[0] + "".join(("" if len(rows[k]) >= full else " ") + part for k, part in enumerate(parts[1:]))
+    squashed = re.sub(r"\s+", "", joined).lower()
+    if _SQUASHED_NOT.search(squashed):
+        return None
+    message = _JSON_MESSAGE.search(joined)
+    reading = _read(message["msg"], clock) if message else None
+    if reading is None:
+        kind = next((k for k, pattern in _SQUASHED_WALLS if pattern.search(squashed)), None)
+        if kind is None:
+            return None
+        reading = _Reading(kind, joined, None, None, False, True, offers_other_model="/model" in squashed or "switchmodels" in squashed)
+    return replace(reading, text=joined, complete=True), last
+
+
 def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] | None, zone: str | None):
     """The banner starting at row ``i`` as (reading, last row of its text), or None.
 
@@ -641,6 +697,8 @@ def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] 
     row = lines[i]
     shape = _ROW.match(row)
     text = shape["text"].rstrip()
+    if pattern is None and _API_JSON.match(text):
+        return _api_error_at(lines, i, clock)
     if pattern is not None:
         if not pattern.search(row) or _TYPED.match(row):
             return None
@@ -653,16 +711,32 @@ def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] 
     at_margin = not shape["indent"] and not shape["markers"]
     last = i
     for j in range(i + 1, min(len(lines), i + _MAX_WRAP_ROWS)):
-        if reading is not None and reading.complete:
+        if reading is not None and reading.complete and not reading.open_ended:
             break
         zone_open = reading is not None and reading.zone_open
         more = _continuation(lines[j], at_margin, zone_open)
+        if more is None and _URL_TAIL.search(text) and lines[j][:1].isspace() and lines[j].lstrip().startswith("/"):
+            more = lines[j].strip()  # a URL cut at the pane's edge, not a /command hint
         if more is None:
             break
         spaced, glued = reader(text + " " + more, clock, zone), reader(text + more, clock, zone)
         joins = [glued, spaced] if zone_open else [spaced, glued]  # zone names hold no spaces
+        if reading is not None and reading.open_ended:
+            # A wall read by its sentence runs over every row of its message;
+            # a row that turns it into prose ("…limit before, so I will…")
+            # makes it a quoted wall, not one.
+            grown = [r for r in joins if r is not None and len(r.text) > len(reading.text)]
+            if not grown:
+                return None
+            # The join that reads a reset, or reaches into its zone, is the one the wrap made.
+            reading = max(grown, key=lambda r: (r.reset_at is not None, r.zone is not None, r.offers_other_model))
+            text, last = reading.text, j
+            continue
         better = [r for r in joins if _improves(reading, r)]
         if not better:
+            if reading is None:
+                text = f"{text} {more}"  # a long head ("Failed to authenticate: …") still wrapping
+                continue
             break
         reading = next((r for r in better if r.reset_at is not None), better[0])
         text, last = reading.text, j
@@ -673,8 +747,15 @@ def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] 
 # menu: the options opening, the armed or cancelled auto-continue and its
 # right-aligned note, the footer's two rows when no composer separates them.
 _EPISODE_ROW = re.compile(
-    r"^\s*(?:[⏺●]\s*)?(?:Automatic continue cancelled\b|Opening your options\b|"
-    r"⚠\s*Usage limit reached\b|Continuing (?:automatically at\b|shortly\b).*·\s*Esc to cancel\s*$)",
+    r"^\s*(?:[⏺●⎿]\s*)?(?:Automatic continue cancelled\b|Opening your options\b|"
+    r"⚠\s*Usage limit reached\b|Usage limit reached(?: again)?\s*·|Request sent to your admin\b|"
+    r"Continuing (?:automatically at\b|shortly\b).*·\s*Esc to cancel\s*$)",
+    re.I,
+)
+# What a wall's own hint rows say besides a /command: what to buy or switch to.
+_REMEDY_ROW = re.compile(
+    r"^\s*(?:⎿\s*)?(?:Buy more to keep using\b|Switch models to keep working\b|Ask your admin for more\b|"
+    r"Add funds\b|Raise it at\b)",
     re.I,
 )
 
@@ -707,7 +788,7 @@ def _block_end(lines: list[str], end: int, fenced: list[bool], clock: Clock, zon
             hint_open = False  # the turn's summary: in the block when more of the episode follows
         elif boxed is not row and _read(_ROW.match(boxed.strip())["text"], clock, zone) is not None:
             last, hint_open = j, False  # the banner repeated inside the menu's box
-        elif _HINT.match(row) and not _RATE_LIMIT_COMMAND.match(row):
+        elif (_HINT.match(row) or _REMEDY_ROW.match(row)) and not _RATE_LIMIT_COMMAND.match(row):
             last, hint_open = j, not row.rstrip().endswith((".", ")"))
         elif hint_open and row[:1].isspace() and _continuation(row, False):
             last, hint_open = j, not row.rstrip().endswith((".", ")"))
@@ -856,6 +937,8 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
         earlier = Clock(clock.now - timedelta(days=1), clock.local_zone)
         _, _, reading, auto = _lowest_block(lines, fenced, continuing, earlier, pattern) or found
     reset_at = reading.reset_at if reading.reset_at is not None else (auto.reset_at if auto else None)
+    # The offer of another model may stand in a hint row of the block ("/model to switch models.").
+    other_model = reading.offers_other_model or any(_OTHER_MODEL.search(row) for row in lines[start : last + 1])
     if reset_at is None and chrome_row is not None:
         # Some admin walls name no time, yet Claude arms its own
         # auto-continue: the footer below the composer is chrome for the
@@ -870,7 +953,7 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
         banner=reading.text,
         chrome_row=chrome_row,
         reset_unstated=reading.reset_unstated,
-        offers_other_model=reading.offers_other_model,
+        offers_other_model=other_model,
     )
 
 

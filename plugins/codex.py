@@ -71,7 +71,7 @@ _FENCE = re.compile(r"^\s*(?:[•›]\s*)?(?:```|~~~)")
 # reads like the rest of codex's message (or the tail of a split URL/word).
 _NEXT_SENTENCE = re.compile(
     r"^(?:[a-z0-9(/:.,)]|Upgrade|To |Try again|Visit|Limits|Purchase|Please|Or |Your |Wait|You can|"
-    r"Contact|Send|Learn|See |Check|Go to|https?:)"
+    r"Contact|Send|Learn|See |Check|Go to|https?:|Increase|Ask |Add |Request|Refill|Switch|Get |Buy )"
 )
 _SENTENCE_END = re.compile(r"[.!?][)\"']?$")
 _MAX_BLOCK_ROWS = 8
@@ -141,14 +141,18 @@ def find_banner(lines: list[str], clock: Clock, pattern: re.Pattern[str] | None 
     """
     chrome_row = composer_top(lines, _COMPOSER, _OWN_BELOW_COMPOSER)
     body = lines[:chrome_row] if chrome_row is not None else lines
-    block = lowest_block(body, lambda row: is_own_banner_row(row, _BANNER, _NOT_OWN_ROW, pattern), lambda i: _block_end(body, i), _FENCE)
+    # Each row as the start of a banner would read: a head the TUI wrapped
+    # ("■ Error running remote compact task: You" / "r workspace is out of
+    # credits") is judged with the rows it runs into.
+    probe = body if pattern is not None else [_head_of(body, i) for i in range(len(body))]
+    block = lowest_block(probe, lambda row: is_own_banner_row(row, _BANNER, _NOT_OWN_ROW, pattern), lambda i: _block_end(body, i), _FENCE)
     if block is None:
         return _dialog(body) if chrome_row is None and pattern is None else None
     first, last = block
     if answered_prompt_below(body, last, _SUBMITTED, _ANSWER):
         return None
     text, reset_at = _read_block(body[first : last + 1], clock)
-    kind = f"{AGENT}.pattern" if pattern is not None else _kind_of(body[first])
+    kind = f"{AGENT}.pattern" if pattern is not None else _kind_of(probe[first])
     last = modal_end(body, last, _MODAL_OPTION, _MODAL_OTHER) or last
     # The plan's usage window lifts by itself ("or try again later"); a cap
     # or billing wall that names a reset lifts then, one that names none
@@ -156,12 +160,13 @@ def find_banner(lines: list[str], clock: Clock, pattern: re.Pattern[str] | None 
     window = kind in (f"{AGENT}.usage-limit", f"{AGENT}.pattern")
     return Detection(
         AGENT, first, last, reset_at, kind, text, chrome_row,
-        reset_unstated=window, offers_other_model=bool(_OTHER_MODEL.search(text)),
+        reset_unstated=window, offers_other_model=bool(_OTHER_MODEL.search(re.sub(r"\s+", "", text))),
     )
 
 
-# "Switch to another model now, or try again at 8:02 PM."
-_OTHER_MODEL = re.compile(r"\bSwitch to (?:another|a different) model\b|\bswitch models\b", re.IGNORECASE)
+# "Switch to another model now, or try again at 8:02 PM.", read with every
+# space removed: the TUI breaks a row inside a word.
+_OTHER_MODEL = re.compile(r"switchto(?:another|adifferent)model|switchmodels", re.IGNORECASE)
 # The credit-limit dialogs that take the composer's place, with or without
 # a banner above: a wall of their own, lifted by an owner.
 _DIALOG = (
@@ -192,6 +197,28 @@ _ANSWER = re.compile(r"^(?:[•■🖐⚠✖✗─]|\s+└)")
 _MODAL_OPTION = re.compile(r"^\s*(?:›\s*)?\d+\.\s+\S")
 # What else a modal shows: its title and question (indented or not), its key hints.
 _MODAL_OTHER = re.compile(r"^(?!\s*[•■🖐└›])\s*\S")
+
+
+# How many rows a wrapped head may span before the words that name the wall.
+_HEAD_ROWS = 3
+
+
+def _head_of(lines: list[str], i: int) -> str:
+    """Row ``i``, or, when a banner's head wraps from it, the rows joined the way that reads as one."""
+    row = lines[i]
+    if not row.strip() or _NOT_OWN_ROW.match(row) or _BANNER.match(row):
+        return row
+    texts = [row.rstrip()]
+    for j in range(i + 1, min(len(lines), i + _HEAD_ROWS)):
+        nxt = lines[j]
+        if not nxt.strip() or (_NOT_OWN_ROW.match(nxt) and not _WRAPPED_AT_A_SPACE.match(nxt)):
+            break
+        # A break at the row's end may have been a space or the middle of a word.
+        texts = [t + sep + nxt.strip() for t in texts for sep in (" ", "")]
+        hit = next((t for t in texts if _BANNER.match(t)), None)
+        if hit is not None:
+            return hit
+    return row
 
 
 def _kind_of(row: str) -> str:
