@@ -388,6 +388,7 @@ _REMEDY = re.compile(
 )
 _RESET_IN_CLAUSE = re.compile(r"(?:^|\s)resets?(?:\s+(?:at|on))?\s+(?P<when>\S.*)$", re.I | re.S)
 _ENDED = re.compile(r"[.!?)]\s*$")
+_GLUED_RESET = re.compile(r"\bresets?(?=\d|(?-i:[A-Z]))", re.I)
 
 
 def _classify(np: str, text: str) -> str | None:
@@ -439,6 +440,8 @@ def _read_wall(text: str, clock: Clock) -> _Reading | None:
             continue
         sentence = not marks[k].strip()  # set off by a sentence's end, not by "·"
         when = _RESET_IN_CLAUSE.search(clause)
+        if when is None and _GLUED_RESET.search(clause):
+            return None  # "resets11pm": a join that glued two words, not the wall's reset
         if sentence and not _REMEDY.match(clause) and when is None:
             return None  # prose after a quoted wall ("I'll wait until then.")
         if when is not None and reset_at is None and not zone_open:
@@ -497,7 +500,7 @@ _ROW = re.compile(r"^(?P<indent>\s*)(?P<markers>(?:[⎿⏺●]\s*)*)(?P<text>.*)
 _ZONE_TAIL = re.compile(r"^[\w/+-]*\)?\.?$")
 # A /command starts a hint row; "//host/…" is a URL the wrap cut after
 # "https:", and "$0" an amount, both the rest of a wall's sentence.
-_URL_TAIL = re.compile(r"https?://\S*$")
+_URL_TAIL = re.compile(r"https?:\S*$")
 _NOT_CONTINUATION = re.compile(r"^(?:[⎿⏺●>❯│╭╰─━✻✽✢✳✶*#]|/(?!/)|\$(?!\d)|```|~~~)")
 _DIFF_HEADER = re.compile(r"^(?:@@ -\d|diff --git |--- a/|\+\+\+ b/)")
 _FENCE = re.compile(r"^\s*(?:[⎿⏺●]\s*)*(?:```|~~~)")
