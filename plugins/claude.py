@@ -105,9 +105,14 @@ _HEADS = (
         re.compile(
             r"(?:API\s+Error:\s*)?(?:"
             r"You(?:'re| are) out of (?:usage )?(?:credits|funds)\s*[·•|,–—.]\s*add funds to continue"
+            # A spend limit with its subject ("You've hit your monthly spend
+            # limit"), or with its verb ("spend limit reached", a gateway's
+            # words); never the bare noun, the wrapped tail of a hint row.
+            r"|(?:You|Your|This|The|Organization|Org|Workspace|Team|Group)\b[^.·•|]{0,80}?\s"
+            r"(?:monthly )?spend(?:ing)? (?:limit|cap)(?: (?:has been |was )?(?:reached|exceeded|hit))?"
+            r"|(?:monthly )?spend(?:ing)? (?:limit|cap) (?:has been |was )?(?:reached|exceeded|hit)"
             r"|(?:(?:You|Your|This|The|Organization|Org|Workspace|Team|Group)\b[^.·•|]{0,80}?\s)?"
-            r"(?:(?:monthly )?spend(?:ing)? (?:limit|cap)(?: (?:has been |was )?(?:reached|exceeded|hit))?"
-            r"|usage allocation (?:has been |is |was )?disabled(?: by (?:your |the )?[\w' ]{0,40}?(?:admin|owner)\w*)?"
+            r"(?:usage allocation (?:has been |is |was )?disabled(?: by (?:your |the )?[\w' ]{0,40}?(?:admin|owner)\w*)?"
             r"|usage limit is set to \$0(?:\.00)?"
             r"|add funds to continue)"
             r"(?: for (?:this|the) (?:month|billing period))?"
@@ -375,7 +380,7 @@ _OTHER_MODEL = re.compile(
 # Notices the agent goes on working after ("Opus limit reached, now using
 # Sonnet", "now using usage credits"), and the throttle that says it is not one.
 # "Usage limit reached · wrapping up" says Claude is still finishing its step.
-_NOTICE = re.compile(r"\bnow\s*using|\bnot your usage limit\b|\bswitched to\b|\bwrap(?:ping)?[- ]up\b", re.I)
+_NOTICE = re.compile(r"\bnow\s*using|\bnot your usage limit\b|\bswitched to\b|wrap(?:ping)?[- ]?up\b", re.I)
 # Right after the head: the end, a clause mark, or a sentence's end.
 _WALL_BOUNDARY = re.compile(r"^(?:\s*$|\s*[·•|–—:;]|\s*[.!?](?:\s|$)|\s+for (?:this|the) (?:week|month|day|period|billing period)\b)", re.I)
 _CLAUSES = re.compile(r"\s*[·•|–—]\s*|(?<=[.!?])\s+")
@@ -727,7 +732,10 @@ def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] 
         if reading is not None and reading.open_ended:
             # A wall read by its sentence runs over every row of its message;
             # a row that turns it into prose ("…limit before, so I will…")
-            # makes it a quoted wall, not one.
+            # makes it a quoted wall, not one. Claude wraps at words: a row
+            # glues onto the next only when it was cut at the pane's edge.
+            if not zone_open and len(lines[j - 1]) < _message_width(lines, i):
+                joins = [spaced]
             grown = [r for r in joins if r is not None and len(r.text) > len(reading.text)]
             if not grown:
                 return None
@@ -744,6 +752,16 @@ def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] 
         reading = next((r for r in better if r.reset_at is not None), better[0])
         text, last = reading.text, j
     return (reading, last) if reading is not None else None
+
+
+def _message_width(lines: list[str], i: int) -> int:
+    """The longest row of the message that starts at row ``i`` (up to its first blank row): its wrap width."""
+    width = 0
+    for row in lines[i : i + _MAX_WRAP_ROWS]:
+        if not row.strip():
+            break
+        width = max(width, len(row))
+    return width
 
 
 # Rows Claude prints as part of one limit episode, around the banner and its
