@@ -63,6 +63,18 @@ _CHROME = (
     re.compile(r"^\s*new task\? /clear to save\b"),
     re.compile(r"^\s*Press Ctrl-[CD] again to exit\s*$", re.IGNORECASE),
     _TURN_SUMMARY,
+    # Notices that come and go (a start-up hint for tmux, an update, a tip,
+    # the approaching-limit note right-aligned above the composer, gone after
+    # 12–15 s): UI, never output after a banner nor a change of the pane.
+    re.compile(r"^\s*tmux focus-events (?:off|on)\b"),
+    re.compile(r"·\s*add 'set -g focus-events on'"),
+    re.compile(r"^\s*(?:[✓✗✔✘]\s*)?(?:Update (?:available|installed)\b|Auto-update failed\b)", re.I),
+    re.compile(r"^\s*※\s*Tip:"),
+    re.compile(
+        r"^\s+(?:You've used \d+% of your\b.*\blimit\b|You're close to your\b.*\blimit\b|Over \d+% of your\b.*\blimit used\b"
+        r"|Approaching your\b.*\blimit\b)",
+        re.I,
+    ),
     # The footer of an armed wall, below the composer: it names the limit but
     # is UI, never a banner of its own nor output after one.
     re.compile(r"^\s*⚠\s*Usage limit reached\s*·\s*limit resets\b", re.I),

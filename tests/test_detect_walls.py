@@ -481,3 +481,55 @@ def test_codex_look_alike_at_every_width_is_not_a_limit(text, width):
 def test_any_codex_wall_at_any_width_keeps_its_answer(case, width, by_words):
     text, kind, reset, needs_human, other_model = case
     assert answer("codex", codex_screen(text, width, by_words=by_words)) == (kind, reset, needs_human, other_model)
+
+
+# --- transient chrome never holds the gates -----------------------------------------
+
+HEIGHT = 24
+WALL_ROWS = "❯ next task\n  ⎿  You've hit your org's monthly usage limit · resets Dec 15, 12am (UTC)\n"
+
+
+def claude_pane(footer_rows: tuple[str, ...], above_composer: tuple[str, ...] = ()) -> str:
+    """A full Claude pane of HEIGHT rows: the transcript's tail, the composer, the footer.
+
+    The transcript is laid out from the top; a taller footer pushes it up, and
+    its top row leaves the screen.
+    """
+    transcript = [f"● step {n} done" if n % 2 == 0 else "" for n in range(30)] + WALL_ROWS.rstrip("\n").split("\n") + [""]
+    transcript += list(above_composer)
+    bottom = ["─" * 100, "❯ ", "─" * 100, "  ⏵⏵ auto mode on (shift+tab to cycle)", *footer_rows]
+    rows = transcript + bottom
+    return "\n".join(rows[-HEIGHT:]) + "\n"
+
+
+TRANSIENT = [
+    pytest.param(("  tmux focus-events off · add 'set -g focus-events on' to ~/.tmux.conf and reattach for focus tracking",), (),
+                 id="focus-events-footer"),
+    pytest.param(("  ✓ Update installed · Restart to apply",), (), id="update-footer"),
+    pytest.param(("  tmux focus-events off · add 'set -g focus-events on' to ~/.tmux.conf", "  ※ Tip: press ? for shortcuts"), (),
+                 id="two-footer-rows"),
+    pytest.param((), (" " * 16 + "You've used 92% of your 5-hour limit · resets 9:49pm (UTC) · /upgrade to keep using Claude Code",),
+                 id="approaching-notice-above-the-composer"),
+]
+
+
+@pytest.mark.parametrize(("footer", "above"), TRANSIENT)
+def test_two_captures_differing_only_in_a_transient_row_are_limited(footer, above):
+    plugin = PLUGINS["claude"]
+    (spec,) = plugin.afd_agents()
+    for order in ((True, False), (False, True)):
+        captures = [capture_rows(claude_pane(footer if shown else (), above if shown else ())) for shown in order]
+        assert captures[0] != captures[1]
+        detections = [plugin.afd_detect(agent="claude", lines=rows, clock=CLOCK, pattern=None) for rows in captures]
+        v = judge("claude", captures, detections, spec.chrome, tail_lines=3, stability_polls=2)
+        assert v.limited, v.reason
+        assert v.reset_at == datetime(2026, 12, 15, tzinfo=timezone.utc)
+
+
+def test_new_output_at_the_bottom_still_changes_the_pane():
+    plugin = PLUGINS["claude"]
+    (spec,) = plugin.afd_agents()
+    first = capture_rows(claude_pane(()))
+    second = capture_rows(claude_pane((), ("● Still working on the next step.",)))
+    detections = [plugin.afd_detect(agent="claude", lines=rows, clock=CLOCK, pattern=None) for rows in (first, second)]
+    assert not judge("claude", [first, second], detections, spec.chrome, tail_lines=3, stability_polls=2).stable

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from afd.errors import EXIT_USAGE, UserError
 from afd.commands.common import compiled_pattern, iso_utc, load_effective, print_json
-from afd.gates import content_of, judge
+from afd.gates import content_of, judge, same_content
 from afd.model import AgentProcess, Clock
 from afd.resettime import local_zone
 from afd.text import capture_rows, decode_capture
@@ -157,7 +157,7 @@ def _second_witness(plugins, agent: str, record: Path, verdict, captures, chrome
     found = plugins.witness(agent, AgentProcess(pid=None, cwd=None, start_time=None), None, now, record)
     if found is None:
         raise UserError(f"--record: no plugin reads {agent}'s own records (only the pane can witness its limit)", EXIT_USAGE)
-    idle = len(captures) >= 2 and content_of(captures[-1], chrome) == content_of(captures[-2], chrome)
+    idle = len(captures) >= 2 and same_content(content_of(captures[-1], chrome), content_of(captures[-2], chrome))
     pane_reset = verdict.reset_at if verdict.limited else None
     combined = combine(verdict.limited, pane_reset, found, pane_idle=idle)
     return {
