@@ -146,3 +146,26 @@ def test_next_action_in_words_and_machine_form(decision, words):
     assert nextaction.loads(nextaction.dumps(plan)) == plan
     if plan["at"] is not None:
         assert plan["at"].endswith("Z")
+
+
+# A wall's facts decide between waiting, a person and a handoff; its kind never does.
+OTHER_MODEL_WALL = limit(kind="claude.model-cap", reset=None, unstated=False, other_model=True)
+HUMAN_WALL = limit(kind="claude.org-cap", reset=None, unstated=False)
+CAPPED_WITH_RESET = limit(kind="claude.spend-cap", unstated=False)
+
+WALL_PATHS = [
+    ("another model, no reset: the wait path stops, a handoff takes it", OTHER_MODEL_WALL, Nothing, False),
+    ("no reset, no other model: a person", HUMAN_WALL, NeedsHuman, True),
+    ("a cap that names its reset: waited out", CAPPED_WITH_RESET, ResumeAt, False),
+]
+
+
+@pytest.mark.parametrize(("lim", "wait_decision", "needs_human"), [c[1:] for c in WALL_PATHS], ids=[c[0] for c in WALL_PATHS])
+def test_what_the_wall_says_picks_the_path(lim, wait_decision, needs_human):
+    from afd.limits import LimitFact, LimitState
+
+    assert isinstance(decide(lim, ResumeHistory()), wait_decision)
+    assert lim.needs_human is needs_human
+    # handoff_order = ["codex"]: the session's claude is swapped whatever its wall says.
+    facts = {"claude": LimitFact("claude", LimitState.LIMITED, lim.reset_at, NOW, "work")}
+    assert policy.choose_target(["codex"], "claude", facts) == policy.Handoff("codex", unverified=True, why="first in handoff_order not limited (unknown)")
