@@ -1,5 +1,5 @@
 import sys
 
-from afd.cli import main
+from afd.cli.main import main
 
 sys.exit(main())

@@ -22,7 +22,7 @@ class SessionState(enum.StrEnum):
     EXITED = "exited"  # the pane is there, its agent is not (a shell, or another program)
     GONE = "gone"  # the pane itself is gone (closed, or its tmux server ended)
     UNKNOWN = "unknown"  # tmux did not answer: the pane may well be there
-    HANDING_OFF = "handing_off"  # a handoff owns the pane until it settles (afd.actions.handoff)
+    HANDING_OFF = "handing_off"  # a handoff owns the pane until it settles (afd.act.handoff)
     ALL_LIMITED = "all_limited"  # limited, and every agent of handoff_order is too: the loop guard's stop
 
 

@@ -19,9 +19,9 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from afd import recordverdict
+from afd.kit import recordverdict
 from afd.model import AgentProcess, WitnessVerdict
-from afd.recordtail import TailCache, from_epoch_seconds, process_environment
+from afd.kit.recordtail import TailCache, from_epoch_seconds, process_environment
 
 # Claude cuts a longer encoded project name and appends a hash of the
 # whole path; such a folder is found by its first characters.

@@ -19,9 +19,9 @@ import os
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from afd import recordverdict
+from afd.kit import recordverdict
 from afd.model import AgentProcess, WitnessVerdict
-from afd.recordtail import TailCache, from_epoch_seconds, process_environment, read_head
+from afd.kit.recordtail import TailCache, from_epoch_seconds, process_environment, read_head
 
 WALL = "usage_limit_exceeded"
 # Windows by length, never by position: primary is not always the five-hour one.

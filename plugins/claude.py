@@ -18,8 +18,8 @@ from datetime import datetime, timedelta
 
 from afd import hookimpl
 from afd.model import AgentSpec, Clock, Detection, PromptDelivery
-from afd.resettime import from_epoch, parse_reset
-from afd.text import normalise_row
+from afd.kit.resettime import from_epoch, parse_reset
+from afd.kit.text import normalise_row
 
 AGENT = "claude"
 

@@ -22,8 +22,8 @@ from datetime import datetime, timezone
 
 from afd import hookimpl
 from afd.model import AgentSpec, Clock, Detection, PromptDelivery
-from afd.resettime import parse_relative, parse_reset
-from afd.text import answered_prompt_below, composer_top, is_own_banner_row, lowest_block, modal_end
+from afd.kit.resettime import parse_relative, parse_reset
+from afd.kit.text import answered_prompt_below, composer_top, is_own_banner_row, lowest_block, modal_end
 
 AGENT = "codex"
 

@@ -12,7 +12,7 @@ import re
 
 from afd import hookimpl
 from afd.model import AgentSpec, Clock, Detection, PromptDelivery
-from afd.text import answered_prompt_below, composer_top, is_own_banner_row, lowest_block
+from afd.kit.text import answered_prompt_below, composer_top, is_own_banner_row, lowest_block
 
 AGENT = "devin"
 

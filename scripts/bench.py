@@ -54,15 +54,15 @@ from pathlib import Path
 
 import psutil
 
-from afd import tmux
-from afd.config import Config
-from afd.gates import judge
-from afd.loader import load_plugins
+from afd.world import tmux
+from afd.config.settings import Config
+from afd.judge.gates import judge
+from afd.config.loader import load_plugins
 from afd.model import Clock, Event
-from afd.store import SessionRecord, Store, StoreError
-from afd.supervisor import Supervisor
-from afd.text import capture_rows
-from afd.watch import PaneWatch
+from afd.record.store import SessionRecord, Store, StoreError
+from afd.daemon.supervisor import Supervisor
+from afd.kit.text import capture_rows
+from afd.observe.watch import PaneWatch
 
 # A Claude Code screen at its prompt, drawn by bash so 200 panes cost ~4 MB each, not a Python each.
 STAND_IN = r"""#!/bin/bash
@@ -410,7 +410,7 @@ def status_latency(work: Path, sessions: int, repeat: int) -> dict:
     base = []
     for _ in range(repeat):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import afd.cli"], env=env, capture_output=True)
+        subprocess.run([sys.executable, "-c", "import afd.cli.main"], env=env, capture_output=True)
         base.append(time.perf_counter() - t)
     return {
         "sessions": sessions,

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from harness import git
 
-from afd import git as afd_git
-from afd.brief import BriefInput, GitFacts, build_brief
+from afd.world import git as afd_git
+from afd.decide.brief import BriefInput, GitFacts, build_brief
 
 GOLDEN = Path(__file__).parent / "data" / "brief"
 BASE = "1f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c"

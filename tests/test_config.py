@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from afd.cli import main
-from afd.config import (
+from afd.cli.main import main
+from afd.config.settings import (
     AgentOverride,
     Config,
     ConfigError,
@@ -749,7 +749,7 @@ def test_cli_config_without_subcommand_is_usage_error(xdg_dirs, capsys):
 def test_cli_help_on_every_subcommand_and_option(xdg_dirs):
     import argparse
 
-    from afd.cli import build_parser
+    from afd.cli.main import build_parser
 
     def subparsers(parser):
         action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -816,7 +816,7 @@ def test_a_catastrophic_user_pattern_cannot_hang_detection(tmp_path):
     import threading
     from datetime import datetime, timezone
 
-    from afd.loader import load_plugins
+    from afd.config.loader import load_plugins
     from afd.model import Clock
 
     cfg = tmp_path / "afd.toml"

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from afd import control
+from afd.daemon import control
 from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_USAGE
-from afd.control import ControlError, ControlServer, DaemonTimeout, DaemonUnavailable, Stream
+from afd.daemon.control import ControlError, ControlServer, DaemonTimeout, DaemonUnavailable, Stream
 
 
 @pytest.fixture

@@ -9,13 +9,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from afd.cli import UserError
-from afd.config import AgentOverride, Config
-from afd.loader import load_plugins
-from afd.requests import RequestHandler
-from afd.store import Store
-from afd.supervisor import Supervisor
-from afd.tmux import ServerRef
+from afd.cli.main import UserError
+from afd.config.settings import AgentOverride, Config
+from afd.config.loader import load_plugins
+from afd.daemon.requests import RequestHandler
+from afd.record.store import Store
+from afd.daemon.supervisor import Supervisor
+from afd.world.tmux import ServerRef
 from harness import git, install_fake_bin, wait_for
 
 pytestmark = pytest.mark.tmux

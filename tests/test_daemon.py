@@ -285,7 +285,7 @@ def test_run_once_with_one_stability_poll_reports_the_limit(tmux_server, xdg_dir
 
 
 def test_pending_intent_from_a_crash_is_inspected_and_reported(tmux_server, xdg_dirs, git_repo):
-    from afd.store import Store
+    from afd.record.store import Store
 
     with Store(xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db") as store:
         store.journal_begin("fix-login", "create", {"repo": str(git_repo), "branch": "afd/fix-login",
@@ -375,7 +375,7 @@ def test_the_config_watch_is_not_recursive(xdg_dirs, monkeypatch):
 
     import watchfiles
 
-    from afd.daemon import Daemon
+    from afd.daemon.loop import Daemon
 
     config = write_config(xdg_dirs, 'poll_interval = "300ms"\n')
     calls = []
@@ -436,7 +436,7 @@ def test_a_control_socket_someone_else_listens_on_is_one_clean_line(xdg_dirs, tm
 def test_a_newer_schema_database_exits_78(xdg_dirs, tmux_server):
     import sqlite3
 
-    from afd.store import SCHEMA_VERSION, Store
+    from afd.record.store import SCHEMA_VERSION, Store
 
     db = xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db"
     Store(db).close()
@@ -453,7 +453,7 @@ def test_a_config_that_cannot_be_read_exits_78_at_start(xdg_dirs, tmux_server):
 
 
 def test_status_of_a_busy_daemon_is_running_not_down(xdg_dirs):
-    from afd.store import StateLock, Store
+    from afd.record.store import StateLock, Store
 
     db = xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db"
     # A daemon that holds its lock but does not answer on the socket (mid-poll, tmux hung).
@@ -468,7 +468,7 @@ def test_sixty_concurrent_status_calls_all_succeed(run_daemon, tmux_server):
     import io
     import threading
 
-    from afd.cli import main
+    from afd.cli.main import main
 
     d = run_daemon()
     # The daemon is made busy (stopped) while the 60 connect, so they queue in its backlog.
@@ -498,7 +498,7 @@ def test_sixty_concurrent_status_calls_all_succeed(run_daemon, tmux_server):
 def test_a_persistent_poll_error_is_logged_once_then_counted(xdg_dirs, caplog):
     import logging
 
-    from afd.daemon import Daemon
+    from afd.daemon.loop import Daemon
 
     d = Daemon(None)
     with caplog.at_level(logging.INFO, logger="afd.daemon"):

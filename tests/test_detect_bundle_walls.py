@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from test_detect_walls import answer, claude_screen, codex_screen
 
-from afd.text import normalise_row
+from afd.kit.text import normalise_row
 
 R = "{reset}"  # the table's reset column for strings that name one: the reset filled in
 RESETS = [

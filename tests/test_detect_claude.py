@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from afd.model import Clock, PromptDelivery
-from afd.text import capture_rows, decode_capture
+from afd.kit.text import capture_rows, decode_capture
 from harness import load_builtin_plugin
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus" / "claude"

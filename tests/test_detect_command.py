@@ -100,7 +100,7 @@ def test_an_endless_input_is_refused_without_filling_memory(xdg_dirs):
 
 
 def test_a_huge_capture_file_is_judged_by_its_tail(xdg_dirs, tmp_path):
-    from afd.commands.detect import MAX_CAPTURE_BYTES
+    from afd.cli.detect import MAX_CAPTURE_BYTES
 
     case = CORPUS / "codex" / "relative-days-no-upgrade"
     screen = sorted(case.glob("*.txt"), key=lambda p: int(p.stem))[-1].read_bytes()

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from afd import PROJECT, hookspecs
 from afd.model import AgentSpec, Clock, Detection, PromptDelivery
-from afd.text import capture_rows, normalise_row
+from afd.kit.text import capture_rows, normalise_row
 from harness import load_builtin_plugin
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus" / "devin"

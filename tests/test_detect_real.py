@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from afd.cli import main
+from afd.cli.main import main
 
 REAL = Path(__file__).parent / "data" / "real"
 CASES = sorted(p for p in REAL.glob("*/*") if (p / "expect.json").exists())

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from afd.cli import main
+from afd.cli.main import main
 from afd.model import Clock
-from afd.text import capture_rows
+from afd.kit.text import capture_rows
 from harness import load_builtin_plugin
 
 NOW = "2026-12-01T22:18:32Z"  # a Tuesday

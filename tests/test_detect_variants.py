@@ -21,9 +21,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from afd.gates import judge
+from afd.judge.gates import judge
 from afd.model import Clock
-from afd.text import capture_rows
+from afd.kit.text import capture_rows
 from harness import load_builtin_plugin
 
 PLUGINS = {name: load_builtin_plugin(name) for name in ("claude", "codex", "devin")}

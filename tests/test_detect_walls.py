@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from afd.gates import judge
+from afd.judge.gates import judge
 from afd.model import Clock
-from afd.text import capture_rows
+from afd.kit.text import capture_rows
 from harness import load_builtin_plugin
 
 PLUGINS = {name: load_builtin_plugin(name) for name in ("claude", "codex")}

@@ -1,6 +1,6 @@
 import pytest
 
-from afd.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
+from afd.config.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from afd.gates import content_of, is_anchored, judge, same_content, strip_bottom_chrome
+from afd.judge.gates import content_of, is_anchored, judge, same_content, strip_bottom_chrome
 from afd.model import Detection, person_must_act
 
 CHROME = (re.compile(r"^─{3,}"), re.compile(r"^❯"), re.compile(r"^\s*⏵⏵ "), re.compile(r"^\s*\? for shortcuts"), re.compile(r"^\s*\d\d:\d\d:\d\d$"))

@@ -7,10 +7,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.limits import LimitFact, LimitState
-from afd.policy import HandoffFacts, Handoff, Park, choose_target, handoff_refusal
-from afd.recovery import Next, Seen, recover_self_driven
-from afd.store import JournalEntry, JournalState
+from afd.judge.limits import LimitFact, LimitState
+from afd.decide.policy import HandoffFacts, Handoff, Park, choose_target, handoff_refusal
+from afd.act.recovery import Next, Seen, recover_self_driven
+from afd.record.store import JournalEntry, JournalState
 
 NOW = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 SOON, LATER = NOW + timedelta(hours=1), NOW + timedelta(hours=3)

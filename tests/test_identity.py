@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from afd import tmux
-from afd.identity import (
+from afd.world import tmux
+from afd.observe.identity import (
     IdentityKind,
     ProcessFact,
     identify,
@@ -329,7 +329,7 @@ def test_any_argv_gives_an_identity_and_a_mission_or_none(argv):
 
 
 def test_interactive_shell_with_an_rcfile_is_only_a_shell():
-    from afd.identity import IdentityKind, ProcessFact, identify
+    from afd.observe.identity import IdentityKind, ProcessFact, identify
 
     shell = ProcessFact(10, 1, "bash", "/usr/bin/bash", ("bash", "--noprofile", "--rcfile", "/tmp/rc", "-i"), 1.0, "sleeping", 10, True)
     assert identify([shell], {}).kind is IdentityKind.NONE

@@ -13,9 +13,9 @@ from dataclasses import replace
 import psutil
 import pytest
 
-from afd import tmux
-from afd.identity import IdentityKind, ProcessFact, identify
-from afd.identity_cache import Held, IdentityCache, LinuxProc, ProcStat, rules_key
+from afd.world import tmux
+from afd.observe.identity import IdentityKind, ProcessFact, identify
+from afd.observe.identity_cache import Held, IdentityCache, LinuxProc, ProcStat, rules_key
 from afd.model import AgentSpec
 from harness import start_fake, wait_for
 

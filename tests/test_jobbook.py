@@ -7,10 +7,10 @@ from datetime import datetime, timezone
 
 import pytest
 
-from afd.jobbook import JobBook
-from afd.jobs import EnvelopeState
+from afd.jobs.book import JobBook
+from afd.jobs.rules import EnvelopeState
 from afd.model import Event
-from afd.store import MIGRATIONS, SCHEMA_VERSION, SessionRecord, Store, StoreError
+from afd.record.store import MIGRATIONS, SCHEMA_VERSION, SessionRecord, Store, StoreError
 
 T = datetime(2026, 1, 1, tzinfo=timezone.utc)
 JOBS_STEP = next(i for i, m in enumerate(MIGRATIONS) if "CREATE TABLE jobs" in m)
@@ -84,8 +84,8 @@ def test_a_job_at_its_limit_sends_one_envelope_per_limit_and_a_closed_one_is_gon
     from dataclasses import replace
     from types import SimpleNamespace
 
-    from afd.jobs import JobStatus
-    from afd.outbox import Outbox
+    from afd.jobs.rules import JobStatus
+    from afd.jobs.outbox import Outbox
 
     with Store(tmp_path / "state.db") as store:
         events = []

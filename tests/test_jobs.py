@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from afd.jobbook import JobBook
-from afd.store import Store
+from afd.jobs.book import JobBook
+from afd.record.store import Store
 from harness import install_fake_bin, read_log, start_fake, wait_for, wait_for_log
 
 pytestmark = pytest.mark.tmux

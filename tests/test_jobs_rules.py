@@ -7,11 +7,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from afd.jobs import (
+from afd.jobs.rules import (
     MAX_NOTE, Envelope, brief_lines, EnvelopeState, Job, JobStatus, Rejection, Selection, masters_after_handoff, observed_status,
     recipient, select_handoff, stamp,
 )
-from afd.outbox import PASTE_GRACE, Move, Seen, decide, seen
+from afd.jobs.outbox import PASTE_GRACE, Move, Seen, decide, seen
 
 T = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.limits import (
+from afd.judge.limits import (
     LimitFact,
     LimitState,
     expire,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from afd import notify
+from afd.daemon import notify
 
 
 @pytest.fixture

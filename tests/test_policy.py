@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd import nextaction, policy
-from afd.policy import Limit, Native, NeedsHuman, Nothing, Refuse, ResumeAt, ResumeHistory, ResumeNow
+from afd.decide import nextaction, policy
+from afd.decide.policy import Limit, Native, NeedsHuman, Nothing, Refuse, ResumeAt, ResumeHistory, ResumeNow
 
 NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
 MIN = timedelta(minutes=1)
@@ -162,7 +162,7 @@ WALL_PATHS = [
 
 @pytest.mark.parametrize(("lim", "wait_decision", "needs_human"), [c[1:] for c in WALL_PATHS], ids=[c[0] for c in WALL_PATHS])
 def test_what_the_wall_says_picks_the_path(lim, wait_decision, needs_human):
-    from afd.limits import LimitFact, LimitState
+    from afd.judge.limits import LimitFact, LimitState
 
     assert isinstance(decide(lim, ResumeHistory()), wait_decision)
     assert lim.needs_human is needs_human

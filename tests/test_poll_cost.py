@@ -6,14 +6,14 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd import tmux
-from afd.config import Config
-from afd.identity_cache import REWALK_EVERY, IdentityCache
-from afd.loader import load_plugins
-from afd.store import Store
-from afd.limits import LimitState
-from afd.supervisor import AVAILABLE_REFRESH, Supervisor
-from afd.watch import MAX_CAPTURE_AGE
+from afd.world import tmux
+from afd.config.settings import Config
+from afd.observe.identity_cache import REWALK_EVERY, IdentityCache
+from afd.config.loader import load_plugins
+from afd.record.store import Store
+from afd.judge.limits import LimitState
+from afd.daemon.supervisor import AVAILABLE_REFRESH, Supervisor
+from afd.observe.watch import MAX_CAPTURE_AGE
 from harness import start_fake, wait_for
 
 

@@ -8,12 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from afd import sessions, tmux
-from afd.config import Config
-from afd.gates import is_chrome
-from afd.loader import load_plugins
-from afd.store import Store
-from afd.supervisor import Supervisor
+from afd.judge import sessions
+
+from afd.world import tmux
+from afd.config.settings import Config
+from afd.judge.gates import is_chrome
+from afd.config.loader import load_plugins
+from afd.record.store import Store
+from afd.daemon.supervisor import Supervisor
 from harness import start_fake, wait_for
 
 SPECS = load_plugins(None, entry_points=False).agents

@@ -6,14 +6,14 @@ from datetime import datetime, timezone
 
 import pytest
 
-from afd import create, recovery
-from afd.config import Config
-from afd.identity import IdentityKind
-from afd.loader import load_plugins
-from afd.recovery import CreateFacts, Resolution
-from afd.store import JournalEntry, JournalState, Store
-from afd.supervisor import Supervisor
-from afd.tmux import ServerRef
+from afd.act import create, recovery
+from afd.config.settings import Config
+from afd.observe.identity import IdentityKind
+from afd.config.loader import load_plugins
+from afd.act.recovery import CreateFacts, Resolution
+from afd.record.store import JournalEntry, JournalState, Store
+from afd.daemon.supervisor import Supervisor
+from afd.world.tmux import ServerRef
 from harness import git, start_fake
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)

@@ -8,15 +8,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from afd.cli import UserError
-from afd.config import Config
-from afd.identity import IdentityKind
-from afd.loader import load_plugins
+from afd.cli.main import UserError
+from afd.config.settings import Config
+from afd.observe.identity import IdentityKind
+from afd.config.loader import load_plugins
 from afd.model import IdentitySource, SessionState
-from afd.requests import RequestHandler
-from afd.store import LedgerEntry, SessionRecord, Store
-from afd.supervisor import Supervisor
-from afd.tmux import ServerRef
+from afd.daemon.requests import RequestHandler
+from afd.record.store import LedgerEntry, SessionRecord, Store
+from afd.daemon.supervisor import Supervisor
+from afd.world.tmux import ServerRef
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 REC = SessionRecord(

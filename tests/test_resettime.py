@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from afd.model import Clock
-from afd.resettime import (
+from afd.kit.resettime import (
     from_epoch,
     local_zone,
     parse_relative,

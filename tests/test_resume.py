@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from afd.config import AgentOverride, Config
-from afd.loader import load_plugins
-from afd.store import JournalState, Store
-from afd.supervisor import Supervisor
-from afd.tmux import ServerRef
+from afd.config.settings import AgentOverride, Config
+from afd.config.loader import load_plugins
+from afd.record.store import JournalState, Store
+from afd.daemon.supervisor import Supervisor
+from afd.world.tmux import ServerRef
 from harness import start_fake, wait_for
 
 pytestmark = pytest.mark.tmux
@@ -134,7 +134,7 @@ class Crash(BaseException):
     ids=["after-scheduled", "pasted-recorded-not-done", "pasted-done", "submitted-recorded-not-done", "submitted-done"],
 )
 def test_a_crash_at_any_journal_step_still_sends_exactly_one_continuation(tmux_server, supervisor, monkeypatch, step, when):
-    from afd.actions import runner
+    from afd.act import runner
 
     fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, scenario={"limit_now": True, "limit_lasts_seconds": 1})
     fake.wait_ready()
@@ -245,7 +245,7 @@ def test_agent_that_exited_at_its_limit_is_started_again_with_its_resume_args(tm
     import os
     import signal
 
-    from afd.actions import runner
+    from afd.act import runner
 
     fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, scenario={"limit_now": True},
                       remain_on_exit=how.startswith("dead-pane"), in_shell=how == "shell-prompt")

@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from afd.store import Store
+from afd.record.store import Store
 from harness import start_fake, wait_for
 from test_daemon import afd, run_daemon, status, write_config  # noqa: F401
 

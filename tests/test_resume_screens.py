@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from afd.loader import load_plugins
-from afd.status import build_status
+from afd.config.loader import load_plugins
+from afd.daemon.status import build_status
 from harness import start_fake, wait_for
 from test_resume import ShiftClock, continuations, poll_until, resume_entries, session, supervisor, wall_lifted  # noqa: F401
 

@@ -6,11 +6,13 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd import deliver, screen
-from afd.actions import Finish, Go, Key, Liveness, PaneView, Paste, Respawn, Result, Wait
-from afd.actions.resume import decide
+from afd.act import deliver
+
+from afd.judge import screen
+from afd.act import Finish, Go, Key, Liveness, PaneView, Paste, Respawn, Result, Wait
+from afd.act.resume import decide
 from afd.testing import banners, screens
-from afd.tmux import Presence
+from afd.world.tmux import Presence
 
 NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
 TEXT = "Your usage limit has reset. Continue the task from where you stopped."
@@ -148,7 +150,7 @@ def test_composer_text_reads_the_input_row(agent, composer, expected):
 
 def test_native_auto_continue_is_read_armed_then_cancelled():
     from afd.model import Clock
-    from afd.policy import Native
+    from afd.decide.policy import Native
 
     clock = Clock(now=NOW, local_zone=timezone.utc)
     armed = rows("claude", "claude.native-armed")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from afd.cli import build_parser, main
+from afd.cli.main import build_parser, main
 from afd.errors import EXIT_USAGE
-from afd.commands import service
+from afd.cli import service
 
 REPO = Path(__file__).resolve().parent.parent
 

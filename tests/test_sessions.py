@@ -7,12 +7,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd import sessions
-from afd.gates import Verdict
-from afd.identity import Identity, IdentityKind
-from afd.loader import load_plugins
+from afd.judge import sessions
+from afd.judge.gates import Verdict
+from afd.observe.identity import Identity, IdentityKind
+from afd.config.loader import load_plugins
 from afd.model import Detection, IdentitySource, SessionState
-from afd.sessions import (
+from afd.judge.sessions import (
     BannerSighting,
     CaptureUnanswered,
     Looked,
@@ -24,7 +24,7 @@ from afd.sessions import (
     ServerUnanswered,
     transition,
 )
-from afd.store import SessionRecord
+from afd.record.store import SessionRecord
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 NOW = T0 + timedelta(minutes=5)

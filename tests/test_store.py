@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from afd import paths
-from afd.limits import LimitFact, LimitState, unknown_fact
+from afd.config import paths
+from afd.judge.limits import LimitFact, LimitState, unknown_fact
 from afd.model import Event
-from afd.store import (
+from afd.record.store import (
     MIGRATIONS,
     SCHEMA_VERSION,
     BannerSighting,
@@ -544,7 +544,7 @@ def test_lock_held_by_another_process_is_refused_then_freed_when_it_dies(tmp_pat
         [
             sys.executable,
             "-c",
-            "import sys; from afd.store import StateLock; l = StateLock(sys.argv[1]); l.acquire();"
+            "import sys; from afd.record.store import StateLock; l = StateLock(sys.argv[1]); l.acquire();"
             " print('held', flush=True); sys.stdin.read()",
             str(lock_file),
         ],
@@ -570,7 +570,7 @@ def test_lock_for_store_sits_beside_the_database(db_path):
 
 
 def test_reads_kept_between_polls_see_every_write_of_this_store_and_of_another(tmp_path):
-    from afd.store import SessionRecord, Store as _Store
+    from afd.record.store import SessionRecord, Store as _Store
 
     path = tmp_path / "state.db"
     now = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)

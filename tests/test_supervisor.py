@@ -7,13 +7,13 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.config import Config
-from afd.limits import LimitState
-from afd.loader import load_plugins
-from afd.status import build_status
-from afd.store import Store
-from afd.supervisor import Supervisor
-from afd.tmux import ServerRef
+from afd.config.settings import Config
+from afd.judge.limits import LimitState
+from afd.config.loader import load_plugins
+from afd.daemon.status import build_status
+from afd.record.store import Store
+from afd.daemon.supervisor import Supervisor
+from afd.world.tmux import ServerRef
 from harness import start_fake, wait_for
 
 pytestmark = pytest.mark.tmux

@@ -12,8 +12,8 @@ import psutil
 import pytest
 from harness import process_alive, wait_for
 
-from afd import teardown
-from afd.teardown import Gone
+from afd.world import teardown
+from afd.world.teardown import Gone
 
 # The "agent": ignores SIGTERM, starts one child of the given kind, prints the child's pid.
 AGENT = textwrap.dedent(

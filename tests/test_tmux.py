@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from afd import tmux
-from afd.text import capture_rows
+from afd.world import tmux
+from afd.kit.text import capture_rows
 from harness import wait_for
 
 pytestmark = pytest.mark.tmux

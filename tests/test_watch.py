@@ -7,8 +7,8 @@ import re
 import pytest
 
 from afd.model import Detection
-from afd.naming import is_ignored, is_valid_name, unique_name
-from afd.watch import MAX_CAPTURE_AGE, PaneWatch
+from afd.record.naming import is_ignored, is_valid_name, unique_name
+from afd.observe.watch import MAX_CAPTURE_AGE, PaneWatch
 
 CHROME = (re.compile(r"^\s*\? for shortcuts"),)
 FP = (100, 0, 10, 0)

@@ -11,13 +11,13 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd import sessions
-from afd.gates import Verdict
-from afd.identity import IdentityKind
+from afd.judge import sessions
+from afd.judge.gates import Verdict
+from afd.observe.identity import IdentityKind
 from afd.model import Detection, IdentitySource, SessionState, WitnessState, WitnessVerdict
-from afd.store import SessionRecord
+from afd.record.store import SessionRecord
 from afd.testing import records as R
-from afd.witness import Witnesses, combine, handoff_witnessed
+from afd.judge.witness import Witnesses, combine, handoff_witnessed
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 PANE_RESET = T0 + timedelta(hours=3)
@@ -143,7 +143,7 @@ def test_detect_record_for_an_agent_without_a_witness_is_a_usage_error(xdg_dirs,
 
 
 def test_builtin_witnesses_are_claude_and_codex_and_their_helpers_are_not_plugins():
-    from afd.loader import load_plugins
+    from afd.config.loader import load_plugins
 
     plugins = load_plugins(None, entry_points=False)
     assert sorted(p.name for p in plugins.plugins) == ["claude", "codex", "devin"] and not plugins.failures
@@ -153,7 +153,7 @@ def test_builtin_witnesses_are_claude_and_codex_and_their_helpers_are_not_plugin
 
 
 def test_a_witness_that_raises_counts_as_unknown(tmp_path):
-    from afd.loader import load_plugins
+    from afd.config.loader import load_plugins
     from afd.model import AgentProcess
 
     (tmp_path / "broken.py").write_text(

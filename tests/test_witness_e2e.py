@@ -6,14 +6,14 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.commands.status import render
-from afd.config import Config
-from afd.loader import load_plugins
-from afd.status import build_status
-from afd.store import Store
-from afd.supervisor import Supervisor
+from afd.cli.status import render
+from afd.config.settings import Config
+from afd.config.loader import load_plugins
+from afd.daemon.status import build_status
+from afd.record.store import Store
+from afd.daemon.supervisor import Supervisor
 from afd.testing import records as R
-from afd.tmux import ServerRef
+from afd.world.tmux import ServerRef
 from harness import start_fake, wait_for
 
 pytestmark = pytest.mark.tmux

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from afd.model import AgentProcess, WitnessState
-from afd.recordtail import TailCache, process_environment, read_tail
+from afd.kit.recordtail import TailCache, process_environment, read_tail
 from afd.testing import records as R
 from afd_plugins import _claude_records as claude
 from afd_plugins import _codex_records as codex

@@ -15,7 +15,7 @@ import shapes
 from harness import wait_for
 from verdicts import detect_now, iso, minutes_ahead
 
-from afd.deliver import DEFAULT_MESSAGE
+from afd.act.deliver import DEFAULT_MESSAGE
 
 COMPOSER = "Ask Codex to do anything"
 

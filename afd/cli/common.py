@@ -1,0 +1,69 @@
+"""What several commands share: loading the effective config and plugins, printing JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from afd.errors import EXIT_USAGE, UserError
+
+
+def load_effective(config_path: str | None, *, warn_failed_plugins: bool = True):
+    """The config (explicit path or the global default) and the plugins it asks for.
+
+    A syntax or validation error is a UserError naming file and line.
+    """
+    from afd.config.settings import ConfigError
+    from afd.config.loader import load_config_and_plugins
+
+    try:
+        config, plugins = load_config_and_plugins(Path(config_path) if config_path else None)
+    except ConfigError as exc:
+        raise UserError("\n".join(str(p) for p in exc.problems), EXIT_USAGE) from None
+    for warning in config.warnings:
+        print(f"afd: warning: {warning}; the built-in pattern stays in force", file=sys.stderr)
+    for failure in plugins.failures if warn_failed_plugins else ():
+        print(f"afd: warning: plugin {failure.name} ({failure.origin}) was skipped: {failure.error}", file=sys.stderr)
+    return config, plugins
+
+
+def compiled_pattern(config, agent: str) -> re.Pattern[str] | None:
+    """The user's `[limit_patterns]` regex for an agent (a bad one was dropped, with a warning, at load)."""
+    from afd.config.settings import compiled_limit_patterns
+
+    return compiled_limit_patterns(config).get(agent)
+
+
+def add_server_options(parser, default: str) -> None:
+    """`-L NAME` / `-S PATH`: which tmux server, as tmux itself spells it."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("-L", dest="socket_name", metavar="SOCKET_NAME", help=f"tmux server socket name, as tmux -L (default: {default})")
+    where.add_argument("-S", dest="socket_path", metavar="SOCKET_PATH", help="tmux server socket path, as tmux -S")
+
+
+def count(text: str) -> int:
+    """An argparse type: a whole number, zero or more."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; give 0 or more")
+    return value
+
+
+def print_json(value) -> None:
+    json.dump(value, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def iso_utc(value) -> str | None:
+    if value is None:
+        return None
+    from datetime import timezone
+
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

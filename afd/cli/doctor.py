@@ -1,0 +1,130 @@
+"""`afd doctor`: is everything afd needs in place?"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+from pathlib import Path
+
+from afd.errors import EXIT_FAIL, EXIT_OK, UserError
+from afd.cli.common import add_server_options
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "doctor",
+        help="check tmux, the tmux server, agent CLIs, config, state dir, daemon and systemd unit",
+        description="Check what afd needs: tmux and its version, the configured tmux server, agent CLIs "
+        "on PATH, the config, the state directory, the daemon, and the systemd user unit. "
+        "Exit 1 when any check fails (warnings do not fail).",
+    )
+    p.add_argument("--config", metavar="PATH", help="config file (default: the global one)")
+    add_server_options(p, "the running daemon's, else the configured one")
+    p.add_argument("--json", action="store_true", help="print a JSON list of checks")
+    p.set_defaults(func=run)
+
+
+def checks(config_path: str | None, socket_name: str | None = None, socket_path: str | None = None) -> list[dict]:
+    from afd.daemon import control
+    from afd.world import tmux
+    from afd.cli.common import load_effective
+    from afd.cli.service import UNIT_NAME, enablement_links, user_unit_dir
+    from afd.daemon.loop import server_ref
+    from afd.config.paths import state_dir
+
+    out: list[dict] = []
+
+    def add(name: str, status: str, detail: str) -> None:
+        out.append({"check": name, "status": status, "detail": detail})
+
+    exe = shutil.which("tmux")
+    if exe:
+        version, why = tmux.version()
+        if version is None:
+            add("tmux", FAIL, f"{exe}: {why}")
+            exe = None  # a tmux that does not answer -V will not answer list-panes either
+        else:
+            add("tmux", OK, f"{version} at {exe}")
+    else:
+        add("tmux", FAIL, "tmux is not on PATH; install it with your package manager")
+
+    config = plugins = None
+    try:
+        config, plugins = load_effective(config_path)
+        add("config", OK, f"{config.path or 'no config file: safe built-in defaults (watch and report only)'}")
+    except UserError as exc:
+        add("config", FAIL, str(exc))
+
+    daemon_info = None
+    try:
+        daemon_info = control.request(control.socket_path(), "status", {"events": 0}, timeout=3)["daemon"]
+    except UserError:
+        pass
+    if config is not None and exe:
+        if not (socket_name or socket_path) and daemon_info and daemon_info.get("server_ref"):
+            socket_name, socket_path = daemon_info["server_ref"]
+        server = server_ref(config, socket_name, socket_path)
+        inv = tmux.list_panes(server)
+        where = server.socket_name or server.socket_path or "the default server"
+        if not inv.answered:
+            add("tmux server", FAIL, f"{where} did not answer: {inv.error}")
+        elif not inv.server_running:
+            add("tmux server", WARN, f"{where} is not running (afd waits for it)")
+        else:
+            add("tmux server", OK, f"{inv.socket_path}: {len(inv.panes)} panes")
+
+    if plugins is not None:
+        for name, spec in sorted(plugins.agents.items()):
+            override = config.agents.get(name) if config else None
+            command = (override.command if override and override.command else spec.command) or (name,)
+            found = shutil.which(command[0])
+            add(f"agent {name}", OK if found else WARN, found or f"{command[0]} is not on PATH")
+        for failure in plugins.failures:
+            add(f"plugin {failure.name}", FAIL, failure.error)
+
+    state = state_dir()
+    probe = state if state.exists() else next((p for p in state.parents if p.exists()), Path("/"))
+    if os.access(probe, os.W_OK):
+        add("state dir", OK, f"{state} is writable")
+    else:
+        add("state dir", FAIL, f"{state} is not writable")
+
+    try:
+        info = control.request(control.socket_path(), "status", {"events": 0}, timeout=3)
+        add("daemon", OK, f"running, pid {info['daemon']['pid']}")
+    except control.DaemonUnavailable:
+        add("daemon", WARN, "not running; start it with `afd run` or the systemd unit")
+    except UserError as exc:
+        add("daemon", FAIL, str(exc))
+
+    unit_dir = user_unit_dir()
+    if (unit_dir / UNIT_NAME).exists():
+        enabled = bool(enablement_links(unit_dir))
+        add("systemd unit", OK if enabled else WARN, f"{unit_dir / UNIT_NAME} installed, {'enabled' if enabled else 'not enabled'}")
+    else:
+        add("systemd unit", WARN, "not installed; `afd service install` writes it")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    results = checks(args.config, args.socket_name, args.socket_path)
+    if args.json:
+        from afd.cli.common import print_json
+
+        print_json(results)
+    else:
+        from rich.console import Console
+        from rich.table import Table
+        from rich.text import Text
+
+        style = {OK: "green", WARN: "yellow", FAIL: "bold red"}
+        table = Table(title="afd doctor", title_justify="left")
+        for col in ("check", "status", "detail"):
+            table.add_column(col)
+        for r in results:
+            table.add_row(Text(r["check"]), Text(r["status"], style=style[r["status"]]), Text(r["detail"]))
+        Console(highlight=False).print(table)
+    return EXIT_FAIL if any(r["status"] == FAIL for r in results) else EXIT_OK

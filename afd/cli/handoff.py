@@ -1,0 +1,116 @@
+"""`afd handoff` (through the daemon) and `afd ledger` (from the store)."""
+
+from __future__ import annotations
+
+import argparse
+
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_OK, EXIT_USAGE, UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    h = sub.add_parser(
+        "handoff",
+        help="swap another agent into a session's pane, with a brief",
+        description="Stop the session's agent (its whole process tree, confirmed gone), start AGENT in the same "
+        "pane, worktree and branch, and give it a brief: the mission (or --brief), the fact of the handoff and the "
+        "exact git ranges of the work done. Answers when the swap has settled.",
+    )
+    h.add_argument("session", help="the session to hand off")
+    h.add_argument("--to", required=True, metavar="AGENT", help="the agent to hand the work to")
+    h.add_argument("--brief", metavar="TEXT", help="the goal to give the new agent (replaces the session's mission)")
+    h.add_argument("--force", action="store_true", help="hand off even when AGENT is known to be at its usage limit")
+    h.add_argument("--no-wait", action="store_true", help="answer at once with the journal id; follow with `afd events`")
+    h.add_argument("--json", action="store_true", help="print the result as JSON")
+    h.set_defaults(func=run_handoff)
+
+    lg = sub.add_parser(
+        "ledger",
+        help="a session's handoffs and the commit range each agent wrote",
+        description="The session's handoff ledger: who handed to whom, when, at which HEAD, and the commit range "
+        "each agent wrote (BASE..SHA1 by the first, SHA1..HEAD by the next, ...).",
+    )
+    lg.add_argument("session", help="the session")
+    form = lg.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="print one JSON object")
+    form.add_argument("--markdown", action="store_true", help="print markdown ready for a pull-request description")
+    lg.set_defaults(func=run_ledger)
+
+
+def run_handoff(args: argparse.Namespace) -> int:
+    from afd.daemon import control
+    from afd.cli.common import print_json
+
+    request = {"name": args.session, "to": args.to, "brief": args.brief, "force": args.force, "wait": not args.no_wait}
+    try:
+        sub = control.subscribe(control.socket_path(), "handoff", request, timeout=30)
+    except control.DaemonUnavailable:
+        raise UserError("the daemon is not running; start it with `afd run` (it is the only writer of afd's state)", EXIT_DAEMON_DOWN) from None
+    result = dict(sub.result or {})
+    if not args.no_wait:
+        settled = next(iter(sub), None)
+        sub.close()
+        if settled is None:
+            raise UserError(f"the daemon stopped before the handoff settled; see `afd events` (journal {result.get('journal')})", EXIT_FAIL)
+        result.update(settled)
+    if args.json:
+        print_json(result)
+    elif result["state"] == "pending":
+        print(f"handoff of {args.session} to {args.to} started (journal {result['journal']}); follow it with `afd events -f`")
+    elif result["state"] == "done":
+        print(f"{args.session}: {result['outcome']}")
+    else:
+        print(f"afd: {args.session}: handoff {result['outcome']}")
+    return EXIT_OK if result["state"] in ("done", "pending") else EXIT_FAIL
+
+
+def run_ledger(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from afd.world import git
+
+    from afd.record import ledger
+    from afd.cli.common import print_json
+    from afd.record.store import Store, StoreError, default_path
+
+    db = default_path()
+    if not db.exists():
+        raise UserError("afd has no state yet; start it with `afd run`", EXIT_USAGE)
+    try:
+        store = Store.open_readonly(db)
+    except StoreError as exc:
+        raise UserError(str(exc), EXIT_FAIL) from None
+    try:
+        rec = store.get_session(args.session)
+        if rec is None:
+            known = ", ".join(r.name for r in store.list_sessions()) or "none"
+            raise UserError(f"no session named {args.session!r} (sessions: {known})", EXIT_USAGE)
+        entries = store.ledger(rec.name)
+    finally:
+        store.close()
+    head = None
+    if rec.worktree:
+        try:
+            head = git.head_sha(Path(rec.worktree))
+        except git.GitError:
+            head = None
+    if args.json:
+        print_json(ledger.as_json(rec.name, entries, head))
+    elif args.markdown:
+        print(ledger.as_markdown(rec.name, entries, head), end="")
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        console = Console(highlight=False, soft_wrap=True)
+        if not entries:
+            console.print(f"{rec.name}: no handoffs recorded", markup=False)
+            return EXIT_OK
+        table = Table(title=f"{rec.name}: handoffs", title_justify="left")
+        for col in ("at", "from", "to", "head", "reason", "automatic"):
+            table.add_column(col)
+        for e in entries:
+            table.add_row(e.at.strftime("%Y-%m-%dT%H:%M:%SZ"), e.from_agent, e.to_agent, e.head_sha[:12], e.reason, "yes" if e.automatic else "no")
+        console.print(table)
+        for s in ledger.stretches(entries):
+            console.print(f"  {s.agent:<8} wrote {s.range}", markup=False)
+    return EXIT_OK

@@ -1,0 +1,127 @@
+"""`afd sessions …`: list, create, adopt, set a mission, forget. Changes go through the daemon."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_OK, UserError
+
+# git worktree add is given two minutes by the daemon, and the agent's start a few seconds more.
+CREATE_TIMEOUT = 180.0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sessions", help="list and manage sessions", description="List and manage afd's sessions.")
+    s = p.add_subparsers(dest="sessions_command", metavar="SUBCOMMAND", required=True)
+
+    ls = s.add_parser("list", help="list sessions", description="List sessions (read from the store when the daemon is down).")
+    ls.add_argument("--json", action="store_true", help="print a JSON list")
+    ls.set_defaults(func=run_list)
+
+    cr = s.add_parser(
+        "create",
+        help="new branch, worktree and tmux session running an agent on a prompt",
+        description="Create branch afd/NAME from --base (default HEAD) with a git worktree under worktree_root, "
+        "start the agent on the prompt in a tmux session afd-NAME, and record the prompt as the mission.",
+    )
+    cr.add_argument("name", help="session name (also names the branch afd/NAME)")
+    cr.add_argument("--agent", required=True, help="agent to start (claude, codex, devin, …)")
+    cr.add_argument("--repo", required=True, help="path to the git repository")
+    cr.add_argument("--prompt", required=True, help="the mission: the first prompt given to the agent")
+    cr.add_argument("--base", help="commit or branch to start from (default: the repository's HEAD)")
+    cr.add_argument("--json", action="store_true", help="print the result as JSON")
+    cr.set_defaults(func=run_create)
+
+    ad = s.add_parser(
+        "adopt",
+        help="watch an existing pane as a session",
+        description="Adopt a pane (a pane id like %3 or a target like work:1.0). --agent vouches for the agent "
+        "when afd cannot tell (a wrapper script); that is recorded as your word.",
+    )
+    ad.add_argument("pane", help="pane id (%%3) or target (session:window.pane)")
+    ad.add_argument("--name", help="session name (default: from the pane's tmux location)")
+    ad.add_argument("--mission", help="the goal of the work in this pane")
+    ad.add_argument("--agent", help="the agent running there, on your word")
+    ad.add_argument("--json", action="store_true", help="print the result as JSON")
+    ad.set_defaults(func=run_adopt)
+
+    sm = s.add_parser("set-mission", help="set a session's mission", description="Set (or, with an empty TEXT, clear) a session's mission.")
+    sm.add_argument("name", help="the session")
+    sm.add_argument("text", help="the goal, in a sentence or two (empty clears it)")
+    sm.add_argument("--json", action="store_true", help="print the result as JSON")
+    sm.set_defaults(func=run_set_mission)
+
+    fg = s.add_parser("forget", help="drop a session from afd's state (the pane is not touched)", description="Forget a session; its pane and worktree are left alone.")
+    fg.add_argument("name", help="the session")
+    fg.add_argument("--json", action="store_true", help="print the result as JSON")
+    fg.set_defaults(func=run_forget)
+
+
+def _ask(cmd: str, args: dict, timeout: float = 60.0):
+    from afd.daemon import control
+
+    try:
+        return control.request(control.socket_path(), cmd, args, timeout=timeout)
+    except control.DaemonUnavailable:
+        raise UserError(
+            "the daemon is not running; start it with `afd run` (it is the only writer of afd's state)", EXIT_DAEMON_DOWN
+        ) from None
+
+
+def _show(result, as_json: bool, text: str) -> int:
+    if as_json:
+        from afd.cli.common import print_json
+
+        print_json(result)
+    else:
+        print(text)
+    return EXIT_OK
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from afd.cli.status import read_report
+
+    report, running = read_report(0)
+    if args.json:
+        from afd.cli.common import print_json
+
+        print_json(report["sessions"])
+    else:
+        for s in report["sessions"]:
+            print(f"{s['name']:<20} {s['agent'] or '?':<8} {s['state']:<8} {s['pane'] or '-':<5} {s['branch'] or '-'}  {s['mission'] or ''}")
+        if not report["sessions"]:
+            print("no sessions")
+    return EXIT_OK if running else EXIT_DAEMON_DOWN
+
+
+def run_create(args: argparse.Namespace) -> int:
+    repo = os.path.abspath(args.repo)
+    begun = _ask("sessions.create", {"name": args.name, "agent": args.agent, "repo": repo, "prompt": args.prompt, "base": args.base})
+    # The daemon makes the worktree on a worker (it can take minutes) and keeps serving meanwhile.
+    deadline = time.monotonic() + CREATE_TIMEOUT
+    while not (r := _ask("sessions.create-result", {"journal": begun["journal"]}))["done"]:
+        if time.monotonic() > deadline:
+            raise UserError(
+                f"the daemon is still creating {args.name} after {CREATE_TIMEOUT:.0f}s; see `afd events`", EXIT_FAIL
+            )
+        time.sleep(0.1)
+    del r["done"]
+    return _show(r, args.json, f"created {r['name']}: branch {r['branch']} in {r['worktree']}, pane {r['pane']} (tmux session {r['tmux_session']})")
+
+
+def run_adopt(args: argparse.Namespace) -> int:
+    r = _ask("sessions.adopt", {"pane": args.pane, "name": args.name, "mission": args.mission, "agent": args.agent})
+    word = " on your word" if r["identity_source"] == "user" else ""
+    return _show(r, args.json, f"adopted pane {r['pane']} as {r['name']} ({r['agent']}{word})")
+
+
+def run_set_mission(args: argparse.Namespace) -> int:
+    r = _ask("sessions.set-mission", {"name": args.name, "mission": args.text})
+    return _show(r, args.json, f"{r['name']}: mission {'set' if r['mission'] else 'cleared'}")
+
+
+def run_forget(args: argparse.Namespace) -> int:
+    r = _ask("sessions.forget", {"name": args.name})
+    return _show(r, args.json, f"forgot {r['name']}; its pane and worktree were left alone")

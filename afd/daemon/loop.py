@@ -1,0 +1,402 @@
+"""`afd run`: the long-lived shell around the supervisor.
+
+Owns the process-level things: the state lock, the store, signals, the
+control socket, config reload, and systemd's notify protocol. Each loop turn
+polls once, then serves control requests until the next poll is due.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import selectors
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from afd import __version__
+
+from afd.daemon import control, notify
+
+from afd.world import tmux
+from afd.config.settings import Config, ConfigError, default_config_path
+from afd.config.loader import PluginSet, load_config_and_plugins
+from afd.model import Event
+from afd.daemon.status import event_json
+from afd.record.store import JournalState, StateLock, Store, StoreError, StoreRefused
+from afd.record.store import default_path as default_db_path
+from afd.act.recovery import has_executor
+from afd.daemon.supervisor import PollSummary, Supervisor
+
+log = logging.getLogger("afd.daemon")
+ACTING_INTERVAL = 0.25  # seconds between loop turns while an action is in progress
+
+# journald reads a "<N>" prefix on each stderr line as the syslog priority.
+_PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3, logging.CRITICAL: 2}
+
+
+class JournaldFormatter(logging.Formatter):
+    """One event per line; under journald (JOURNAL_STREAM set) with its priority prefix."""
+
+    def __init__(self, fmt: str, prefix: bool):
+        super().__init__(fmt)
+        self.prefix = prefix
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record).replace("\n", " ⏎ ")
+        return f"<{_PRIORITY.get(record.levelno, 6)}>{text}" if self.prefix else text
+
+
+def setup_logging(verbose: bool = False) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JournaldFormatter("%(name)s: %(message)s", prefix=bool(os.environ.get("JOURNAL_STREAM"))))
+    root = logging.getLogger("afd")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    root.propagate = False
+
+
+class StartupError(Exception):
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.code = code
+
+
+def load_checked(path: Path | None) -> tuple[Config, PluginSet]:
+    return load_config_and_plugins(path, lenient_patterns=True)
+
+
+def server_ref(config: Config, socket_name: str | None, socket_path: str | None) -> tmux.ServerRef:
+    if socket_name or socket_path:
+        return tmux.ServerRef(socket_name=socket_name, socket_path=socket_path)
+    return tmux.ServerRef(socket_name=config.tmux_socket_name, socket_path=config.tmux_socket_path)
+
+
+@dataclass
+class Daemon:
+    config_path: Path | None
+    socket_name: str | None = None
+    socket_path: str | None = None
+    store_path: Path | None = None
+    started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    _stop: bool = False
+    _reload: bool = False
+    _wake_r: socket.socket | None = None
+    _wake_w: socket.socket | None = None
+    _poll_error: str | None = None  # the failure the last poll ended in, said once with its traceback
+    _poll_error_repeats: int = 0
+
+    # --- start ----------------------------------------------------------------
+
+    def start(self) -> None:
+        try:
+            self.config, self.plugins = load_checked(self.config_path)
+        except ConfigError as exc:
+            raise StartupError("\n".join(str(p) for p in exc.problems) + "\nafd: not started: the config is invalid", 78) from None
+        except Exception as exc:  # a config that cannot be read at all is still a config error, not a crash
+            raise StartupError(f"cannot read the config ({type(exc).__name__}: {exc})\nafd: not started", 78) from None
+        for warning in self.config.warnings:
+            log.warning("%s; the built-in pattern stays in force", warning)
+        for failure in self.plugins.failures:
+            log.error("plugin %s (%s) was skipped: %s", failure.name, failure.origin, failure.error)
+
+        db = self.store_path or default_db_path()
+        self.lock = StateLock.for_store(db)
+        try:
+            self.lock.acquire()
+        except StoreError as exc:
+            raise StartupError(str(exc), 1) from None
+        try:
+            self.store = Store(db)
+        except StoreError as exc:
+            self.lock.release()
+            # A newer schema or a foreign database stays that way: 78 stops systemd's restart loop.
+            raise StartupError(str(exc), 78 if isinstance(exc, StoreRefused) else 1) from None
+        self.server = server_ref(self.config, self.socket_name, self.socket_path)
+        self.supervisor = Supervisor(self.config, self.plugins, self.store, self.server, emit=self._publish)
+        self.control: control.ControlServer | None = None
+        if self.store.opened_fresh_after_corruption:
+            self.supervisor.event(
+                "store.corrupt",
+                f"the state database was corrupt and was moved aside to {self.store.opened_fresh_after_corruption}; starting with empty state",
+            )
+        if self.store.backup_path:
+            self.supervisor.event("store.migrated", f"the state database was upgraded; a backup is at {self.store.backup_path}")
+        self.store.set_meta("daemon_pid", str(os.getpid()))
+        self.store.set_meta("started_at", self.started_at.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        self.store.set_meta("version", __version__)
+        self._recover_journal()
+        self.supervisor.event("daemon.started", f"afd {__version__} started (pid {os.getpid()})")
+
+    def _recover_journal(self) -> None:
+        """Intent committed before a crash, with no outcome: carried on, inspected or rolled back; said."""
+        from afd.act.recovered import recover
+
+        for entry in self.store.pending_journal():
+            if has_executor(entry.action):
+                continue  # its executor finishes it from its recorded step on the next poll
+            if recover(self.supervisor, entry) or self.supervisor.recover_entry(entry):
+                continue
+            outcome = (
+                f"afd stopped before finishing {entry.action}; nothing more was done. "
+                "Check the session's pane and worktree before retrying."
+            )
+            self.store.journal_finish(entry.id, JournalState.ROLLED_BACK, outcome)
+            self.supervisor.event("journal.rolled-back", f"{entry.action} of {entry.session}: {outcome}", entry.session)
+
+    def start_control(self) -> None:
+        from afd.daemon.requests import RequestHandler
+
+        self.handler = RequestHandler(self)
+        server = control.ControlServer(control.socket_path(), self.handler.handle)
+        try:
+            server.start()
+        except control.ControlError as exc:
+            raise StartupError(str(exc), 1) from None
+        # Only a started server is kept: close() must not serve one that never listened.
+        self.control = server
+
+    def _publish(self, event: Event, event_id: int) -> None:
+        if self.control is not None:
+            self.control.publish("events", event_json(event, event_id))
+
+    # --- signals and reload ---------------------------------------------
+
+    def install_signals(self) -> None:
+        self._wake_r, self._wake_w = socket.socketpair()
+        for s in (self._wake_r, self._wake_w):
+            s.setblocking(False)
+        signal.set_wakeup_fd(self._wake_w.fileno(), warn_on_full_buffer=False)
+        self.supervisor.creates.wake = self.wake  # a finished worker step is advanced at once
+        signal.signal(signal.SIGTERM, self._on_stop)
+        signal.signal(signal.SIGINT, self._on_stop)
+        signal.signal(signal.SIGHUP, self._on_reload)
+
+    def _on_stop(self, signum, frame) -> None:
+        self._stop = True
+
+    def _on_reload(self, signum, frame) -> None:
+        self._reload = True
+
+    def wake(self) -> None:
+        if self._wake_w is not None:
+            try:
+                self._wake_w.send(b"\0")
+            except OSError:
+                pass
+
+    def watch_config(self) -> None:
+        """Reload when the config file changes; the directory is watched, as editors replace the file."""
+        path = Path(self.config.path or (self.config_path or default_config_path()))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            log.warning("cannot watch %s for config changes: %s", path.parent, exc)
+            return
+        self._watch_stop = threading.Event()
+        threading.Thread(target=self._watch, args=(path,), name="afd-config-watch", daemon=True).start()
+
+    def _watch(self, path: Path) -> None:
+        import watchfiles
+
+        folder = path.parent.absolute()
+        stop = self._watch_stop
+        while not stop.is_set():
+            if not folder.is_dir():
+                stop.wait(1.0)  # deleted: watch again once it is back
+                continue
+            # Not recursive: `--config ~/afd.toml` must not watch the whole home tree. The
+            # parent is watched too, so the folder's own deletion or replacement is seen.
+            paths = [folder, folder.parent] if folder.parent != folder else [folder]
+            restart = False
+            try:
+                for changes in watchfiles.watch(*paths, recursive=False, stop_event=stop, debounce=200, rust_timeout=1000):
+                    names = {Path(p) for _, p in changes}
+                    restart = folder in names and not folder.is_dir() or any(
+                        change is watchfiles.Change.added and Path(p) == folder for change, p in changes
+                    )
+                    if restart or path.absolute() in names:
+                        self._reload = True
+                        self.wake()
+                    if restart:
+                        break
+            except FileNotFoundError:
+                restart = True  # deleted between the check and the watch
+            except Exception as exc:  # the daemon works on without live reload
+                log.warning("config watch stopped: %s", exc)
+                return
+            if not restart:
+                return
+
+    def reload(self) -> None:
+        self._reload = False
+        notify.reloading()
+        try:
+            config, plugins = load_checked(self.config_path)
+        except ConfigError as exc:
+            for problem in exc.problems:
+                log.error("%s", problem)
+            self.supervisor.event(
+                "config.invalid",
+                f"the config has {len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''} "
+                f"({exc.problems[0]}); the last good config stays in force",
+            )
+        except Exception as exc:  # whatever the file holds, a reload never ends the daemon
+            log.exception("config reload failed")
+            self.supervisor.event(
+                "config.invalid", f"the config cannot be read ({type(exc).__name__}: {exc}); the last good config stays in force"
+            )
+        else:
+            for warning in config.warnings:
+                log.warning("%s; the built-in pattern stays in force", warning)
+            config = self._keep_server(config)
+            self.config, self.plugins = config, plugins
+            self.supervisor.config, self.supervisor.plugins = config, plugins
+            self.server = server_ref(config, self.socket_name, self.socket_path)
+            self.supervisor.server = self.server
+            self.supervisor.event("config.reloaded", f"config reloaded from {config.path or 'the built-in defaults'}")
+        notify.ready()
+
+    # --- the loop -------------------------------------------------------
+
+    def _keep_server(self, config: Config) -> Config:
+        """The reloaded config with the tmux server of the one in force: switching servers needs a restart.
+
+        Sessions are bound to the server they were seen on; switching live
+        would freeze the old server's sessions or mark them gone.
+        """
+        old = (self.config.tmux_socket_name, self.config.tmux_socket_path)
+        new = (config.tmux_socket_name, config.tmux_socket_path)
+        if new == old or self.socket_name or self.socket_path:
+            return config  # unchanged, or -L/-S on the command line choose the server anyway
+        self.supervisor.event(
+            "config.refused-key",
+            "[tmux] socket_name/socket_path changed; restart afd to watch another server "
+            "(the rest of the config is reloaded)",
+        )
+        return replace(config, tmux_socket_name=old[0], tmux_socket_path=old[1])
+
+    def poll(self) -> PollSummary:
+        summary = self.supervisor.poll()
+        notify.status(summary.line())
+        return summary
+
+    def act(self) -> None:
+        from afd.act import pending
+
+        pending.start_auto_handoffs(self.supervisor)
+        pending.advance_all(self.supervisor, on_settled=self._settled)
+
+    def _settled(self, entry_id: int, entry) -> None:
+        """Tell a client waiting on this action (`afd handoff` without --no-wait) how it ended."""
+        if self.control is not None and entry is not None:
+            self.control.publish(f"action-{entry_id}", {"journal": entry_id, "state": entry.state.value, "outcome": entry.outcome})
+
+    def run_forever(self) -> int:
+        selector = selectors.DefaultSelector()
+        selector.register(self._wake_r, selectors.EVENT_READ, "wake")
+        if self.control is not None:
+            selector.register(self.control.fileno(), selectors.EVENT_READ, "control")
+        first = True
+        last_prune = 0.0
+        interval = notify.watchdog_interval()
+        ping_every = interval / 2 if interval else None
+        while not self._stop:
+            if self._reload:
+                self.reload()
+            started = time.monotonic()
+            try:
+                self.poll()
+            except Exception as exc:
+                # A bug in one poll must not kill the service.
+                self._poll_failed(exc)
+            else:
+                self._poll_worked()
+                try:
+                    self.act()  # not in `run --once`: a swap needs the loop to carry it to its end
+                except Exception as exc:
+                    self._poll_failed(exc)
+            if first:
+                notify.ready()
+                first = False
+            notify.watchdog()
+            last_ping = time.monotonic()
+            if started - last_prune > 3600:
+                self.store.prune_events(datetime.now(timezone.utc))
+                last_prune = started
+            deadline = started + self._interval()
+            if self.control is not None:
+                # A poll that overran its interval (tmux hanging) must not starve requests.
+                self.control.serve_pending(0)
+            while not self._stop and not self._reload:
+                now = time.monotonic()
+                # A request may have started an action meanwhile: then the next turn comes sooner.
+                left = min(deadline, started + self._interval()) - now
+                if left <= 0:
+                    break
+                # Capped so a wake-up is never more than a minute away, whatever the config says.
+                wait = min(left, 60.0)
+                if ping_every is not None:
+                    # systemd kills a unit that misses its watchdog, however long poll_interval is.
+                    if now - last_ping >= ping_every:
+                        notify.watchdog()
+                        last_ping = now
+                    wait = min(wait, last_ping + ping_every - now)
+                for key, _ in selector.select(wait):
+                    if key.data == "wake":
+                        try:
+                            while self._wake_r.recv(512):
+                                pass
+                        except (BlockingIOError, OSError):
+                            pass
+                        self.supervisor.creates.advance()
+                    elif self.control is not None:
+                        self.control.serve_pending(0)
+        notify.stopping()
+        return 0
+
+    def _interval(self) -> float:
+        from afd.act import pending
+
+        # A swap waits on processes and a new agent's screen: look again soon, not a poll later.
+        return min(self.config.poll_interval, ACTING_INTERVAL) if pending.busy(self.supervisor) else self.config.poll_interval
+
+    def _poll_failed(self, exc: Exception) -> None:
+        """Log a new failure with its traceback; the same one again only as a count, sparingly."""
+        what = f"{type(exc).__name__}: {exc}"
+        if what != self._poll_error:
+            self._poll_worked()
+            log.exception("poll failed")
+            self._poll_error, self._poll_error_repeats = what, 0
+            return
+        self._poll_error_repeats += 1
+        n = self._poll_error_repeats
+        if n & (n - 1) == 0:  # 1, 2, 4, 8, ...: a reminder that thins out
+            log.error("poll failed again (%d repeat%s of: %s)", n, "s" if n != 1 else "", what)
+
+    def _poll_worked(self) -> None:
+        if self._poll_error is not None:
+            log.info("polls work again after %d failure%s of: %s", self._poll_error_repeats + 1,
+                     "s" if self._poll_error_repeats else "", self._poll_error)
+            self._poll_error, self._poll_error_repeats = None, 0
+
+    def close(self) -> None:
+        if getattr(self, "_watch_stop", None) is not None:
+            self._watch_stop.set()
+        if getattr(self, "store", None) is not None:
+            try:
+                self.supervisor.event("daemon.stopped", "afd stopped")  # followers hear it before the socket closes
+            except Exception:
+                pass
+        if getattr(self, "control", None) is not None:
+            self.control.serve_pending(0)
+            self.control.close()
+        if getattr(self, "store", None) is not None:
+            self.store.close()
+        if getattr(self, "lock", None) is not None:
+            self.lock.release()

@@ -1,0 +1,294 @@
+"""What the daemon does for each control-socket request.
+
+Handlers run on the poll loop's thread, so the daemon stays the only writer
+of the store. Bad input raises `UserError` with one clear line, before
+anything is changed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from afd.act import create
+
+from afd.world import git, tmux
+
+from afd.observe import identity
+from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
+from afd.daemon.control import Stream
+from afd.observe.identity import IdentityKind
+from afd.jobs.requests import JobRequests
+from afd.model import IdentitySource, PromptDelivery
+from afd.record.naming import is_valid_name, unique_name
+from afd.daemon.status import build_status, event_json
+from afd.record.store import SessionRecord
+from afd.daemon.supervisor import GONE, IDLE, UNKNOWN, expected_socket_path
+
+
+class RequestHandler(JobRequests):
+    def __init__(self, daemon):
+        self.daemon = daemon
+
+    @property
+    def sup(self):
+        return self.daemon.supervisor
+
+    @property
+    def store(self):
+        return self.daemon.store
+
+    def handle(self, cmd: str, args: dict) -> object:
+        method = getattr(self, "do_" + cmd.replace("-", "_").replace(".", "_"), None)
+        if method is None:
+            raise UserError(f"unknown request {cmd!r}", EXIT_USAGE)
+        return method(**(args or {}))
+
+    # --- reading ---------------------------------------------------------
+
+    def daemon_info(self) -> dict:
+        return {
+            "running": True,
+            "pid": os.getpid(),
+            "version": self.daemon_version(),
+            "started_at": self.daemon.started_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "server": self.daemon.server.socket_name or self.daemon.server.socket_path or "default",
+            "server_ref": [self.daemon.server.socket_name, self.daemon.server.socket_path],
+        }
+
+    @staticmethod
+    def daemon_version() -> str:
+        from afd import __version__
+
+        return __version__
+
+    def do_status(self, events: int = 20) -> dict:
+        return build_status(self.store, self.daemon.plugins.agents, self.daemon_info(), events)
+
+    def do_sessions_list(self) -> list[dict]:
+        return build_status(self.store, self.daemon.plugins.agents, self.daemon_info(), 0)["sessions"]
+
+    def do_events(self, follow: bool = False, limit: int = 50) -> object:
+        recent = [event_json(s.event, s.id) for s in self.store.recent_events(limit)]
+        return Stream("events", recent) if follow else recent
+
+    # --- changing ----------------------------------------------------------
+
+    def _session(self, name: str) -> SessionRecord:
+        rec = self.store.get_session(name)
+        if rec is None:
+            known = ", ".join(r.name for r in self.store.list_sessions()) or "none"
+            raise UserError(f"no session named {name!r} (sessions: {known})", EXIT_USAGE)
+        return rec
+
+    def _agent_spec(self, agent: str):
+        spec = self.daemon.plugins.agents.get(agent)
+        if spec is None:
+            known = ", ".join(sorted(self.daemon.plugins.agents))
+            raise UserError(f"{agent!r} is not an agent any plugin provides (known: {known})", EXIT_USAGE)
+        return spec
+
+    def do_sessions_set_mission(self, name: str, mission: str) -> dict:
+        rec = self._session(name)
+        now = datetime.now(timezone.utc)
+        self.store.upsert_session(replace(rec, mission=mission.strip() or None, updated_at=now))
+        self.sup.event("session.mission", "mission set by the user" if mission.strip() else "mission cleared by the user", name)
+        return {"name": name, "mission": mission.strip() or None}
+
+    def do_sessions_forget(self, name: str) -> dict:
+        rec = self._session(name)
+        if rec.state == UNKNOWN:
+            raise UserError(
+                f"session {name!r} is unknown: tmux did not answer, so it may still be running in pane "
+                f"{rec.pane_id}; try again once tmux answers",
+                EXIT_USAGE,
+            )
+        handoffs = self.store.ledger(rec.name)
+        if handoffs:
+            # The ledger is append-only history the handoff loop guard counts on; forgetting would erase it.
+            raise UserError(
+                f"session {name!r} has {len(handoffs)} handoff{'s' if len(handoffs) != 1 else ''} in its ledger, "
+                "which afd keeps; it cannot be forgotten (`afd ledger` still shows them by this name)",
+                EXIT_USAGE,
+            )
+        if rec.state in ("working", "idle", "limited"):
+            # It would be adopted again on the next poll, its reset re-read and its mission lost.
+            raise UserError(
+                f"session {name!r} is still running ({rec.state}) in pane {rec.pane_id}; "
+                "close the pane first, or add its location to watch_ignore",
+                EXIT_USAGE,
+            )
+        self.store.delete_session(rec.name)
+        self.sup.watches.pop(rec.name, None)
+        self.sup.event("session.forgotten", f"session forgotten (it was {rec.state}); its pane was not touched", name)
+        return {"name": name, "forgotten": True}
+
+    def _find_pane(self, target: str) -> tuple[tmux.Inventory, tmux.PaneInfo]:
+        inv = tmux.list_panes(self.daemon.server)
+        if not inv.answered:
+            raise UserError(f"tmux did not answer: {inv.error}", EXIT_FAIL)
+        if not inv.server_running:
+            raise UserError("no tmux server is running, so there is no pane to adopt", EXIT_USAGE)
+        for pane in inv.panes:
+            if target in (pane.pane_id, pane.location) or (
+                target.count(":") == 1 and "." not in target and pane.location.startswith(target + ".") and pane.pane_index == 0
+            ):
+                return inv, pane
+        raise UserError(f"pane {target!r} not found on tmux server {inv.socket_path}", EXIT_USAGE)
+
+    def do_sessions_adopt(self, pane: str, name: str | None = None, mission: str | None = None, agent: str | None = None) -> dict:
+        inv, info = self._find_pane(pane)
+        for rec in self.store.list_sessions():
+            if rec.state != GONE and rec.server_socket == inv.socket_path and rec.pane_id == info.pane_id:
+                raise UserError(f"pane {info.pane_id} is already session {rec.name!r}", EXIT_USAGE)
+        taken = {r.name for r in self.store.list_sessions()}
+        if name is not None:
+            if not is_valid_name(name):
+                raise UserError(f"{name!r} is not a valid session name (letters, digits, . _ - : @ +)", EXIT_USAGE)
+            if name in taken:
+                raise UserError(f"a session named {name!r} already exists", EXIT_USAGE)
+        overrides = {n: o.command for n, o in self.daemon.config.agents.items() if o.command}
+        procs = [] if info.dead else identity.pane_processes(info.pane_pid)
+        ident = identity.identify(procs, self.daemon.plugins.agents, overrides)
+        if agent is not None:
+            spec = self._agent_spec(agent)
+            if ident.kind is IdentityKind.KNOWN and ident.agent != agent:
+                raise UserError(f"pane {info.pane_id} runs {ident.agent}, not {agent}", EXIT_USAGE)
+            source = IdentitySource.PROCESS if ident.kind is IdentityKind.KNOWN else IdentitySource.USER
+        elif ident.kind is IdentityKind.KNOWN:
+            agent, source = ident.agent, IdentitySource.PROCESS
+            spec = self._agent_spec(agent)
+        else:
+            raise UserError(
+                f"cannot tell which agent runs in pane {info.pane_id}: {ident.reason}; "
+                "pass --agent NAME to vouch for it",
+                EXIT_USAGE,
+            )
+        if mission is None and ident.argv:
+            mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(info.start_command, spec)
+        now = datetime.now(timezone.utc)
+        rec = SessionRecord(
+            name=name or unique_name(info.location, taken),
+            pane_id=info.pane_id,
+            server_socket=inv.socket_path,
+            server_pid=inv.server_pid,
+            agent=agent,
+            # afd could not establish it; the agent name is the user's word.
+            identity=IdentityKind.KNOWN if source is IdentitySource.PROCESS else IdentityKind.UNKNOWN,
+            identity_source=source,
+            state=IDLE,
+            created_at=now,
+            updated_at=now,
+            mission=(mission or "").strip() or None,
+            worktree=info.cwd or None,
+            branch=git.branch_of(info.cwd),
+            agent_pid=ident.pid if ident.kind is not IdentityKind.NONE else None,
+            agent_started_at=ident.create_time if ident.kind is not IdentityKind.NONE else None,
+            location=info.location,
+        )
+        self.store.upsert_session(rec)
+        vouched = " (identity on the user's word)" if source is IdentitySource.USER else ""
+        self.sup.event("session.adopted", f"adopted {agent} in pane {info.pane_id} ({info.location}){vouched}", rec.name)
+        return {"name": rec.name, "pane": rec.pane_id, "agent": agent, "identity_source": source, "mission": rec.mission}
+
+    def do_sessions_create(self, name: str, agent: str, repo: str, prompt: str, base: str | None = None) -> dict:
+        """Check everything, journal the intent and start the slow git step on a worker.
+
+        Answers at once with the journal id; the client asks `sessions.create-result`
+        until the loop has carried the create through (afd/create.py).
+        """
+        if not is_valid_name(name):
+            raise UserError(f"{name!r} is not a valid session name (letters, digits, . _ - : @ +)", EXIT_USAGE)
+        if self.store.get_session(name) is not None or any(
+            e.session == name and e.action == create.ACTION for e in self.store.pending_journal()
+        ):
+            raise UserError(f"a session named {name!r} already exists", EXIT_USAGE)
+        spec = self._agent_spec(agent)
+        if not prompt.strip():
+            raise UserError("--prompt is empty: a session needs a mission", EXIT_USAGE)
+        branch = f"afd/{name}"
+        path = Path(self.daemon.config.worktree_root) / name.replace(":", "-")
+        try:
+            git.check_new_worktree(Path(repo), branch, path, base)
+        except git.GitError as exc:
+            raise UserError(str(exc), EXIT_USAGE) from None
+        session_name = "afd-" + re.sub(r"[.:]", "_", name)  # tmux would rename them itself
+        inv = tmux.list_panes(self.daemon.server)
+        if not inv.answered:
+            # Without an answer afd cannot tell where the session would run, nor record its server.
+            raise UserError(f"tmux did not answer ({inv.error}); nothing was created, try again", EXIT_FAIL)
+        if any(p.session_name == session_name for p in inv.panes):
+            raise UserError(f"tmux already has a session named {session_name!r}", EXIT_USAGE)
+
+        override = self.daemon.config.agents.get(agent)
+        argv = list(override.command) if override and override.command else list(spec.command)
+        if spec.prompt_delivery is PromptDelivery.ARGUMENT:
+            argv.append(prompt)
+        plan = create.CreatePlan(
+            name=name,
+            agent=agent,
+            repo=repo,
+            base=base,
+            branch=branch,
+            worktree=str(path),
+            tmux_session=session_name,
+            argv=tuple(argv),
+            prompt=prompt.strip(),
+            typed_prompt=prompt if spec.prompt_delivery is PromptDelivery.TYPED else None,
+            server_socket=inv.socket_path or expected_socket_path(self.daemon.server),
+        )
+        return {"name": name, "journal": self.sup.creates.begin(plan)}
+
+    def do_sessions_create_result(self, journal: int) -> dict:
+        """How a create started by `sessions.create` stands: `{"done": false}` while it runs."""
+        answer = self.sup.creates.answer(int(journal))
+        if answer is None:
+            return {"done": False}
+        if answer.error is not None:
+            raise UserError(answer.error, EXIT_FAIL)
+        return {"done": True, **answer.result}
+
+    # --- acting ------------------------------------------------------------
+
+    def do_resume(self, name: str) -> dict:
+        """`afd resume SESSION`: the user says now, whatever limit_auto_resume says."""
+        from afd.decide import policy
+        from afd.act import runner
+
+        rec = self._session(name)
+        pending = runner.pending_actions(self.store).get(name)
+        presence = tmux.pane_exists(self.daemon.server, rec.pane_id, rec.server_pid) if rec.state != GONE else tmux.Presence.GONE
+        decision = policy.decide_manual(
+            state=rec.state,
+            # An agent that exited while it stood at a limit still owes that limit its resume.
+            limited=rec.state == "limited" or (rec.state == "exited" and self.store.resume_history(name).episode is not None),
+            pane_known=presence is not tmux.Presence.UNKNOWN,
+            pane_present=presence is tmux.Presence.PRESENT,
+            in_progress=f"{pending.action} at step {pending.intent.get('step')}" if pending else None,
+        )
+        if isinstance(decision, policy.Refuse):
+            self.sup.event("resume.refused", decision.why, name)
+            raise UserError(f"cannot resume {name}: {decision.why}", EXIT_FAIL)
+        history = self.store.resume_history(name)
+        attempt = history.attempts + 1
+        entry = runner.begin(self.sup, rec, attempt=attempt, why="manual", episode=history.episode, now=self.sup.clock(), manual=True)
+        return {"name": name, "pane": rec.pane_id, "journal": entry, "attempt": attempt}
+
+    # --- handoff -------------------------------------------------------------
+
+    def do_handoff(self, name: str, to: str, brief: str | None = None, force: bool = False, wait: bool = True) -> object:
+        """Start a swap; with `wait`, the answer streams once more when it has settled."""
+        from afd.act import handoff
+        from afd.daemon.control import Stream
+
+        self._session(name)
+        try:
+            entry = handoff.begin(self.sup, name, to, brief=brief, force=force)
+        except handoff.HandoffRefused as exc:
+            self.sup.event("handoff.refused", f"handoff to {to} refused: {exc}", name)
+            raise UserError(f"handoff of {name} to {to} refused: {exc}", EXIT_FAIL) from None
+        result = {"name": name, "to": to, "journal": entry, "state": "pending"}
+        return Stream(f"action-{entry}", result) if wait else result

@@ -1,0 +1,521 @@
+"""One poll of one tmux server: inventory, identity, capture, gates, limit map, events.
+
+The supervisor decides nothing itself that a pure module can decide: it
+gathers facts (tmux, psutil), hands them to the gates, the session rules
+(`afd/sessions.py`) and the limit map, and writes what changed to the store. Data moves down DESIGN.md's data flow and
+never back up.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+
+from afd.act import create, recovery
+
+from afd.world import git, tmux
+
+from afd.observe import identity
+
+from afd.judge import limits, sessions
+from afd.act import runner
+from afd.observe.identity_cache import IdentityCache, rules_key
+from afd.config.settings import Config, compiled_limit_patterns
+from afd.judge.gates import judge
+from afd.observe.identity import Identity, IdentityKind
+from afd.config.loader import PluginSet
+from afd.model import AgentProcess, Clock, Event, SessionState, WitnessState, WitnessVerdict
+from afd.record.naming import is_ignored, unique_name
+from afd.jobs.outbox import Outbox
+from afd.kit.resettime import local_zone
+from afd.record.store import JournalState, SessionRecord, Store
+from afd.kit.text import capture_rows
+from afd.observe.watch import PaneWatch, occurrence_key
+
+log = logging.getLogger("afd.supervisor")
+
+# "Available" is evidence that an agent ran without a banner *recently*;
+# older than this, it is no longer evidence of anything.
+AVAILABLE_FOR = timedelta(hours=1)
+# How stale that working sighting may get before it is written again:
+# refreshing it every poll would write to the store every poll for each
+# working pane, and "available" then ends at most this much early.
+AVAILABLE_REFRESH = timedelta(minutes=1)
+
+# Events a person should notice in the journal.
+_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "unchecked", "create-failed", "disputed"})
+
+WORKING, IDLE, LIMITED, EXITED, GONE, UNKNOWN = (
+    SessionState.WORKING, SessionState.IDLE, SessionState.LIMITED,
+    SessionState.EXITED, SessionState.GONE, SessionState.UNKNOWN,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PollSummary:
+    server_running: bool
+    answered: bool
+    panes: int
+    sessions: int
+    captured: int
+    limited: tuple[str, ...]
+    error: str | None = None
+
+    def line(self) -> str:
+        if not self.answered:
+            return f"tmux did not answer: {self.error}"
+        if not self.server_running:
+            return "no tmux server running; nothing to watch yet"
+        text = f"{self.sessions} session{'s' if self.sessions != 1 else ''} in {self.panes} pane{'s' if self.panes != 1 else ''}"
+        if self.limited:
+            text += f"; limited: {', '.join(self.limited)}"
+        return text
+
+
+@dataclass
+class Supervisor:
+    """The poll loop's state for one tmux server."""
+
+    config: Config
+    plugins: PluginSet
+    store: Store
+    server: tmux.ServerRef
+    emit: Callable[[Event, int], None] = lambda event, event_id: None
+    clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+    watches: dict[str, PaneWatch] = field(default_factory=dict)
+    _server_state: str | None = None  # "running" | "down" | "unanswered", for events on change
+    # Sessions afd created whose agent it has not seen yet, from the journal: name → (entry id, since).
+    _awaiting: dict[str, tuple[int, datetime]] = field(default_factory=dict)
+    # Sessions whose pane an action of this run restarted: the next agent there is theirs, and a
+    # launcher in front of it is waited for, as for a created session.
+    _awaiting_agent: set[str] = field(default_factory=set)
+    _socket_path: str | None = None  # as the server last reported it
+    # Identity is re-walked only when a pane's probe changes; see identity_cache.
+    identities: IdentityCache = field(default_factory=IdentityCache)
+    monotonic: Callable[[], float] = time.monotonic  # for the capture cadence; tests step it
+    creates: create.CreateRunner = field(init=False)
+    # (agent, directory) pairs that more than one live session shares this poll.
+    _crowded: frozenset[tuple[str | None, str]] | None = None
+    _crowd_of: dict = field(default_factory=dict)
+    outbox: Outbox = field(init=False)
+
+    # Sessions whose pane an action (a handoff) owns right now: the poll
+    # neither follows nor judges them until the action settles.
+    acting: set[str] = field(default_factory=set)
+    # (session, banner first seen) → "started" | "declined": one automatic handoff try per wall.
+    auto_tried: dict[tuple, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.creates = create.CreateRunner(self)
+        # A resume that started the agent again before afd stopped: the new process is the session's own.
+        self._awaiting_agent |= runner.respawned_sessions(self.store)
+        self.outbox = Outbox(self)
+
+    # --- events -----------------------------------------------------------
+
+    def event(self, kind: str, message: str, session: str | None = None, **data) -> None:
+        event = Event(at=self.clock(), kind=kind, message=message, session=session, data=data)
+        event_id = self.store.add_event(event)
+        level = logging.WARNING if kind.split(".")[-1] in _WARNING_KINDS else logging.INFO
+        log.log(level, "%s%s: %s", f"[{session}] " if session else "", kind, message)
+        self.plugins.emit(event)
+        self.emit(event, event_id)
+
+    def _save(self, old: SessionRecord | None, new: SessionRecord) -> SessionRecord:
+        if old is not None and replace(old, updated_at=new.updated_at) == new:
+            return old
+        self.store.upsert_session(new)
+        return new
+
+    # --- the poll -----------------------------------------------------------
+
+    def poll(self) -> PollSummary:
+        self._advance_creates()
+        now = self.clock()
+        self._expire_limits(now)
+        # No paths or start commands: only adoption reads them, and it asks for its own pane.
+        inv = tmux.list_panes(self.server, details=False)
+        if not inv.answered:
+            self._server_unanswered(inv.error)
+            return PollSummary(False, False, 0, 0, 0, (), inv.error)
+        if not inv.server_running:
+            self._server_down()
+            return PollSummary(False, True, 0, 0, 0, ())
+        self._socket_path = inv.socket_path
+        if self._server_state != "running":
+            self._server_state = "running"
+            self.event("tmux.up", f"watching tmux server {inv.socket_path} (pid {inv.server_pid})")
+        if inv.error:
+            self.event("tmux.partial", f"tmux listed panes with problems: {inv.error}")
+
+        live = self._bind_panes(inv, now)
+        captured = self._capture_and_judge(live, inv, now)
+        self._advance_actions(live, now)
+        self._advance_jobs(live, now)
+        limited = tuple(sorted(name for name, (rec, _, _) in live.items() if rec.state == LIMITED))
+        return PollSummary(True, True, len(inv.panes), len(live), captured, limited)
+
+    def _advance_jobs(self, live, now: datetime) -> None:
+        """Jobs' statuses from what this poll saw, then one short step for each envelope in the outbox."""
+        self.outbox.observe_jobs(now)
+        self.outbox.advance(live, now)
+
+    def _advance_creates(self) -> None:
+        """Carry every `sessions create` in flight one short step further (its worker does the slow part)."""
+        self.creates.advance()
+
+    # --- acting on limits (afd.act) -------------------------------------
+
+    def _advance_actions(self, live, now: datetime) -> None:
+        """One short, non-blocking move of each pending action, and new ones where policy says so."""
+        runner.advance(self, live, now)
+
+    # --- server-level states ------------------------------------------------
+
+    def _server_sessions(self) -> list[SessionRecord]:
+        """Live sessions of this supervisor's server (the store may hold other servers' too)."""
+        socket = self._socket_path or expected_socket_path(self.server)
+        return [r for r in self.store.list_sessions() if r.state != GONE and (socket is None or r.server_socket == socket)]
+
+    def _server_unanswered(self, error: str | None) -> None:
+        if self._server_state != "unanswered":
+            self._server_state = "unanswered"
+            self.event("tmux.unanswered", f"tmux did not answer: {error}; sessions are unknown until it does")
+        self.watches.clear()  # nothing captured before the outage proves anything after it
+        now = self.clock()
+        for rec in self._server_sessions():
+            self._apply(rec, sessions.transition(rec, sessions.ServerUnanswered(), now))
+
+    def _server_down(self) -> None:
+        if self._server_state != "down":
+            first = self._server_state is None
+            self._server_state = "down"
+            self.event("tmux.down", "no tmux server is running; nothing to watch" + (" yet" if first else " now"))
+        now = self.clock()
+        closed = sessions.PaneClosed("its tmux server is not running")
+        for rec in self._server_sessions():
+            self._apply(rec, sessions.transition(rec, closed, now))
+        self.watches.clear()
+
+    # --- writing what the rules decided -------------------------------------
+
+    def _apply(self, old: SessionRecord, t: sessions.Transition) -> SessionRecord:
+        """Write one transition: the record, the banner and watch housekeeping, the limit map, the events."""
+        name = t.record.name
+        new = self._save(old, t.record)
+        if t.clear_banner:
+            self.store.clear_banner(name)
+        if t.forget_watch:
+            self.watches.pop(name, None)
+        for sighting in t.sightings:
+            self._observe(sighting, self.clock())
+        for note in t.notes:
+            self.event(note.kind, note.message, name)
+        if t.settled is not None:
+            self._awaiting_agent.discard(name)
+        if t.settled is not None and name in self._awaiting:
+            entry_id, _ = self._awaiting.pop(name)
+            entry = self.store.journal_entry(entry_id)
+            if entry is not None and entry.state is JournalState.PENDING:
+                self.store.journal_finish(entry_id, JournalState.DONE, t.settled)
+        return new
+
+    def _observe(self, sighting: sessions.Sighting, now: datetime) -> None:
+        if isinstance(sighting, sessions.SeenWorking):
+            self._observe_working(sighting.agent, sighting.session, now)
+        elif isinstance(sighting, sessions.SeenDisputed):
+            fact = self._fact(sighting.agent)
+            if fact.state is limits.LimitState.LIMITED and fact.source_session == sighting.session:
+                # The limit every session was told of came from the banner now disputed.
+                self.store.save_limit(limits.unknown_fact(sighting.agent))
+                self.event("agent.unknown", f"{sighting.agent} is unknown again: the limit seen in {sighting.session} "
+                           "is disputed by its own records", sighting.session)
+        else:
+            self._observe_limited(sighting.agent, sighting.session, sighting.banner, sighting.reset_at, now,
+                                  sighting.first_seen)
+
+    def _observe_working(self, agent: str, session: str, now: datetime) -> None:
+        old = self._fact(agent)
+        if old.state is limits.LimitState.AVAILABLE and old.observed_at and timedelta(0) <= now - old.observed_at < AVAILABLE_REFRESH:
+            return
+        self._store_fact(old, limits.observe_working(old, at=now, session=session), session)
+
+    def _observe_limited(self, agent, session, banner, reset_at, now, first_seen) -> None:
+        old = self._fact(agent)
+        new = limits.observe_limited(old, reset_at=reset_at, at=now, session=session, banner=banner, first_seen=first_seen)
+        self._store_fact(old, new, session)
+
+    def recover_entry(self, entry) -> bool:
+        """At start: settle or clean up one action a crash left pending, from what exists now.
+
+        False for an action `afd/recovery.py` does not inspect; the caller deals with it.
+        """
+        if not recovery.inspects_at_start(entry.action):
+            return False
+        step = self.creates.recover(entry)  # the only action inspected at start so far
+        kind = {recovery.Resolution.SETTLE: "journal.settled", recovery.Resolution.ROLL_BACK: "journal.rolled-back",
+                recovery.Resolution.AWAIT: "journal.resumed", recovery.Resolution.LEAVE: "journal.unchecked"}[step.next]
+        self.event(kind, f"{entry.action} of {entry.session}, interrupted by a stop of afd: {step.outcome}", entry.session)
+        return True
+
+    def _awaiting_starts(self) -> dict[str, tuple[int, datetime]]:
+        """Sessions whose agent afd started and has not seen run yet: name → (journal id, journaled at).
+
+        Read from the journal, not kept in memory, so a restart in between
+        still waits for the agent instead of letting its pane go.
+        """
+        return {
+            e.session: (e.id, e.at)
+            for e in self.store.pending_journal()
+            if e.action == create.ACTION and e.intent.get("step") == create.STEP_AWAITING
+        }
+
+    # --- binding panes to sessions ------------------------------------------
+
+    def _bind_panes(self, inv: tmux.Inventory, now: datetime) -> dict[str, tuple[SessionRecord, tmux.PaneInfo, Identity]]:
+        records = {r.name: r for r in self.store.list_sessions()}
+        bound = {r.pane_id: r for r in records.values() if r.state != GONE and r.server_socket == inv.socket_path}
+        overrides = {n: o.command for n, o in self.config.agents.items() if o.command}
+        self._awaiting = self._awaiting_starts()
+        live: dict[str, tuple[SessionRecord, tmux.PaneInfo, Identity]] = {}
+
+        self.identities.begin_poll(rules_key(self.plugins.agents, overrides))
+        for pane in inv.panes:
+            held = bound.get(pane.pane_id)
+            procs, ident = self.identities.lookup(
+                pane,
+                lambda ps: identity.identify(ps, self.plugins.agents, overrides),
+                (held.agent_pid, held.agent_started_at) if held is not None else None,
+            )
+            rec = bound.pop(pane.pane_id, None)
+            if rec is not None and rec.server_pid is None:
+                # Created while tmux could not say which server pid it was: this is the first answer.
+                rec = self._save(rec, replace(rec, server_pid=inv.server_pid, updated_at=now))
+            if rec is not None and rec.server_pid != inv.server_pid:
+                # Pane ids restart at %0 on a new server: same id, unrelated pane.
+                self._apply(rec, sessions.transition(rec, sessions.ServerReplaced(rec.server_pid, inv.server_pid), now))
+                rec = None
+            if rec is not None and rec.name in self.acting:
+                live[rec.name] = (rec, pane, ident)  # a handoff owns this pane until it settles
+                continue
+            if rec is not None:
+                own_alive = rec.agent_pid is not None and any(
+                    p.pid == rec.agent_pid and p.create_time == rec.agent_started_at and p.alive for p in procs
+                )
+                # Counted from when the pane started, not from the (slow) worktree step before it.
+                since = rec.created_at if rec.name in self._awaiting else None
+                if since is None and rec.name in self._awaiting_agent:
+                    since = rec.updated_at
+                seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, since)
+                rec = self._apply(rec, sessions.transition(rec, seen, now))
+            elif self._should_adopt(pane, ident):
+                rec = self._adopt(pane, ident, inv, records, now)
+                records[rec.name] = rec
+            if rec is not None:
+                live[rec.name] = (rec, pane, ident)
+
+        for rec in bound.values():
+            self._apply(rec, sessions.transition(rec, sessions.PaneClosed("the pane was closed"), now))
+        self.identities.retain(p.pane_id for p in inv.panes)
+        return live
+
+    def _should_adopt(self, pane: tmux.PaneInfo, ident: Identity) -> bool:
+        return (
+            self.config.watch_all_panes
+            and ident.kind is IdentityKind.KNOWN
+            and not is_ignored(pane.location, self.config.watch_ignore)
+        )
+
+    def _adopt(self, pane, ident: Identity, inv, records, now) -> SessionRecord:
+        spec = self.plugins.agents[ident.agent]
+        if pane.cwd is None or pane.start_command is None:
+            # Gone since the listing: adopted without a mission or worktree, as a pane tmux said nothing about.
+            pane = tmux.pane_details(self.server, pane) or replace(pane, start_command="", cwd="")
+        mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(
+            pane.start_command, spec
+        )
+        t = sessions.adopted(
+            name=unique_name(pane.location, records),
+            pane_id=pane.pane_id,
+            server_socket=inv.socket_path,
+            server_pid=inv.server_pid,
+            identity=ident,
+            mission=mission,
+            worktree=pane.cwd or None,
+            branch=git.branch_of(pane.cwd),
+            location=pane.location,
+            now=now,
+        )
+        self.store.upsert_session(t.record)
+        for note in t.notes:
+            self.event(note.kind, note.message, t.record.name)
+        return t.record
+
+    # --- capture, gates, limit map ----------------------------------------
+
+    def _capture_and_judge(self, live, inv, now: datetime) -> int:
+        # Which directories hold two sessions of one agent is worked out only
+        # if a witness is asked this poll: an idle poll reads no /proc cwd links.
+        self._crowded = None
+        self._crowd_of = live
+        mono = self.monotonic()
+        wanted = []
+        for name, (rec, pane, _ident) in live.items():
+            awaiting = rec.name in self._awaiting or (rec.name in self._awaiting_agent and rec.agent_pid is None)
+            if rec.state in (EXITED, GONE) or awaiting or rec.agent not in self.plugins.agents or name in self.acting:
+                continue  # no agent of its own runs there (yet) to capture
+            watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
+            watch.keep = self.config.stability_polls
+            if watch.needs_capture(pane.fingerprint, mono, settled=rec.state == LIMITED):
+                wanted.append(name)
+        if not wanted:
+            return 0
+        results = tmux.capture_panes(self.server, [live[n][1].pane_id for n in wanted])
+        patterns = compiled_limit_patterns(self.config)
+        clock = Clock(now=now, local_zone=local_zone())
+        for name in wanted:
+            rec, pane, _ident = live[name]
+            result = results.get(pane.pane_id)
+            if result is None or result.presence is tmux.Presence.UNKNOWN:
+                seen = sessions.CaptureUnanswered(result and result.error)
+            elif result.presence is tmux.Presence.GONE:
+                seen = sessions.PaneClosed("the pane vanished during the poll")
+            elif result.server_pid is not None and result.server_pid != inv.server_pid:
+                continue  # the server restarted between list and capture: judge nothing
+            elif self.watches[name].settled_on(result.text or "", (self.config, self.plugins)) and not (
+                # The agent's records can go on while its screen stands still:
+                # a limited pane with a witness is looked at on each safety capture.
+                rec.state == LIMITED and self.plugins.has_witness(rec.agent)
+            ):
+                self.watches[name].refresh(pane.fingerprint, mono)
+                continue
+            else:
+                seen = self._look(name, rec, pane, result.text or "", clock, patterns, mono)
+            rec = self._apply(rec, sessions.transition(rec, seen, now))
+            if rec.state == GONE:
+                del live[name]
+            else:
+                live[name] = (rec, pane, _ident)
+        return len(wanted)
+
+    def _look(self, name: str, rec: SessionRecord, pane, text: str, clock: Clock, patterns, mono: float) -> sessions.Looked:
+        """The facts of one fresh capture: detection, banner sighting, idle gate, verdict, busy marker."""
+        now = clock.now
+        rows = capture_rows(text)
+        spec = self.plugins.agents[rec.agent]
+        watch, rules = self.watches[name], (self.config, self.plugins)
+        if watch.repeats(rows, rules):
+            found = watch.detections[-1]
+        else:
+            found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
+        watch.detected_under, watch.text = rules, text
+        idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome)
+        sighting = None
+        if found is not None:
+            key = occurrence_key(rows, found, spec.chrome)
+            stored = self.store.banner_first_seen(name, key)
+            if stored is None:
+                # Parsed once, against the instant it was first seen; re-parsing a
+                # static "in 3 hours" every poll would push the reset away forever.
+                self.store.record_banner(name, key, now, found.reset_at)
+                sighting = sessions.BannerSighting(now, found.reset_at)
+            else:
+                sighting = sessions.BannerSighting(stored.first_seen_at, stored.reset_at)
+        verdict = None
+        if idle:
+            verdict = judge(
+                rec.agent,
+                list(watch.captures),
+                list(watch.detections),
+                spec.chrome,
+                tail_lines=self.config.tail_lines,
+                stability_polls=self.config.stability_polls,
+                contents=list(watch.contents),
+            )
+        busy = sessions.seen_busy(rows, spec.busy, spec.chrome, self.config.tail_lines)
+        record = self._ask_witness(rec, sighting.first_seen_at if sighting else None, now) if idle else None
+        return sessions.Looked(idle, found, sighting, verdict, busy, record)
+
+    # --- the second witness: the agent's own records ------------------------
+
+    def _ask_witness(self, rec: SessionRecord, banner_seen_at: datetime | None, now: datetime) -> WitnessVerdict | None:
+        """The agent's own records' verdict for an idle pane, or None when no plugin reads them.
+
+        Asked at most once a poll; the plugins re-read a file only when its
+        size or mtime changed.
+        """
+        if rec.agent is None or not self.plugins.has_witness(rec.agent):
+            return None
+        start = datetime.fromtimestamp(rec.agent_started_at, timezone.utc) if rec.agent_started_at else None
+        process = AgentProcess(pid=rec.agent_pid, cwd=_process_cwd(rec.agent_pid) or rec.worktree, start_time=start)
+        if self._crowded is None:
+            self._crowded = crowded_dirs(
+                (r.agent, _process_cwd(r.agent_pid) or r.worktree)
+                for r, _, _ in self._crowd_of.values()
+                if r.state not in (EXITED, GONE)
+            )
+        if (rec.agent, process.cwd) in self._crowded:
+            # Records are found by directory and recency: with two of them at
+            # work in one directory, the newest file may be the other one's.
+            return WitnessVerdict(WitnessState.UNKNOWN, f"another {rec.agent} session works in {process.cwd}; whose records are whose is unknown")
+        since = start
+        if since is None:
+            # Whose process this is was the user's word: only what it wrote
+            # since the banner appeared (a poll before it was first seen) counts.
+            since = (banner_seen_at or now) - timedelta(seconds=self.config.poll_interval + 1)
+        return self.plugins.witness(rec.agent, process, since, now)
+
+    def _fact(self, agent: str) -> limits.LimitFact:
+        return self.store.load_limits().get(agent) or limits.unknown_fact(agent)
+
+    def _store_fact(self, old: limits.LimitFact, new: limits.LimitFact, session: str | None) -> None:
+        if new == old:
+            return
+        self.store.save_limit(new)
+        if new.state != old.state:
+            if new.state is limits.LimitState.LIMITED:
+                when = new.reset_at.strftime("%Y-%m-%dT%H:%M:%SZ") if new.reset_at else "no reset time stated"
+                msg = f"{new.agent} is limited for every session ({when}), seen in {new.source_session}"
+            elif new.state is limits.LimitState.AVAILABLE:
+                msg = f"{new.agent} is available: seen working without a banner in {new.source_session}"
+            elif old.state is limits.LimitState.AVAILABLE:
+                msg = f"{new.agent} is unknown again: not seen working for {AVAILABLE_FOR}"
+            else:
+                msg = f"{new.agent} is unknown again: its limit's reset time has passed"
+            self.event(f"agent.{new.state.value}", msg, session)
+
+    def _expire_limits(self, now: datetime) -> None:
+        for fact in self.store.load_limits().values():
+            self._store_fact(fact, limits.expire(fact, now, available_for=AVAILABLE_FOR), fact.source_session)
+
+
+def crowded_dirs(pairs) -> frozenset[tuple[str | None, str]]:
+    """The (agent, directory) pairs given more than once."""
+    seen: set = set()
+    crowded = set()
+    for pair in pairs:
+        if pair[1]:
+            (crowded if pair in seen else seen).add(pair)
+    return frozenset(crowded)
+
+
+def _process_cwd(pid: int | None) -> str | None:
+    """The agent's own working directory (where its records are filed), or None when it cannot be read."""
+    if pid is None:
+        return None
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+
+
+def expected_socket_path(server: tmux.ServerRef) -> str | None:
+    """Where tmux puts this server's socket, for when the server cannot be asked."""
+    if server.socket_path:
+        return os.path.abspath(server.socket_path)
+    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+    return os.path.join(base, f"tmux-{os.getuid()}", server.socket_name or "default")

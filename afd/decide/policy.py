@@ -1,0 +1,394 @@
+"""What to do about a session at its limit: pure, decided from facts handed in.
+
+`decide_wait` answers for `limit_action = "wait"`: resume at a time, resume
+now, nothing (report only), or a human is needed. The handoff decisions
+(`Handoff`, `Park`) are types here so every action speaks one language;
+their logic lives with the handoff policy. Nothing in this module touches
+tmux, the store or the clock: the caller hands in `now`.
+
+Why `limit_action` and `limit_auto_resume` are two keys: one says what to
+do, the other whether to do it unattended; "wait, but only when I am
+watching" must stay expressible (seed §2.1).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+
+from afd.judge.limits import LimitFact, LimitState
+from afd.model import person_must_act
+
+# A limit seen again within this long after a continuation was not lifted
+# by it: the continuation counts against the same episode and backs off.
+RELIMIT_WINDOW = timedelta(minutes=1)
+BACKOFF_FIRST = timedelta(seconds=30)
+BACKOFF_CAP = timedelta(minutes=30)
+# Claude's own auto-continue fires 30–90 s after the reset it shows.
+NATIVE_JITTER = timedelta(seconds=90)
+
+
+class Native(enum.Enum):
+    """The agent's own auto-continue (Claude Code), as the screen shows it."""
+
+    NONE = "none"  # no such feature on screen
+    ARMED = "armed"  # "set to continue automatically at …"
+    CANCELLED = "cancelled"  # "Automatic continue cancelled"
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """The limit a session stands at, as the gates and the store know it."""
+
+    kind: str  # the detection's family, e.g. "claude.session-limit", "codex.spend-cap"
+    episode: str  # the banner's occurrence key: one appearance of one banner
+    first_seen_at: datetime
+    reset_at: datetime | None
+    native: Native = Native.NONE
+    native_at: datetime | None = None  # when the agent's own auto-continue fires
+    # What the wall said beside its reset, as the detection read it (`afd.model.Detection`).
+    reset_unstated: bool = False
+    offers_other_model: bool = False
+
+    @property
+    def needs_human(self) -> bool:
+        """The same rule as the detection's: only a wall with no reset and no other model waits for a person."""
+        return person_must_act(self.reset_at, reset_unstated=self.reset_unstated, offers_other_model=self.offers_other_model)
+
+    @property
+    def nothing_to_wait_for(self) -> bool:
+        """A wall with no reset that offers another model: waiting lifts nothing, switching is the user's call."""
+        return self.offers_other_model and self.reset_at is None and not self.reset_unstated
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeHistory:
+    """What afd did about a session's limits so far; persisted, so backoff survives a restart."""
+
+    episode: str | None = None  # the banner the current episode stands at
+    # That banner's first sighting and reset, kept for when the pane no longer shows it (its agent exited).
+    first_seen_at: datetime | None = None
+    reset_at: datetime | None = None
+    attempts: int = 0  # continuations sent in this episode
+    last_sent_at: datetime | None = None
+    backoff_level: int = 0  # immediate re-limits in a row
+    relimited_at: datetime | None = None  # when the last immediate re-limit was first seen
+    unconfirmed: bool = False  # the last continuation was not seen to land
+    retry_after: datetime | None = None  # an attempt failed before sending: not again before this
+    needs_human: str | None = None  # this episode stopped for a person, and why
+
+
+# --- decisions ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeAt:
+    at: datetime
+    attempt: int
+    why: str  # "reset" | "retry" | "backoff" | "auto-continue"
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeNow:
+    attempt: int
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Nothing:
+    """Report only: `next_action` is what a person can do (or None when there is nothing to say)."""
+
+    next_action: str | None
+    at: datetime | None = None  # the reset to show beside it
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NeedsHuman:
+    why: str  # short, after "needs you: "
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse:
+    why: str  # one sentence for the user
+
+
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    to: str
+    unverified: bool  # the target's limit is unknown, not known available
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Park:
+    all_limited: bool
+    until: datetime | None
+    why: str = ""
+
+
+Decision = ResumeAt | ResumeNow | Nothing | NeedsHuman | Refuse | Handoff | Park
+
+
+# Words for status only; whether a person is needed is `Limit.needs_human`, never the kind.
+_HUMAN_WHY = (
+    (".spend-cap", "add credits (spend cap)"),
+    (".billing", "settle billing (billing wall)"),
+    (".org-cap", "ask your organisation's admin for more usage (org cap)"),
+    (".admin-cap", "ask an admin for more usage (admin limit)"),
+    (".extra-usage", "add extra usage (out of extra usage)"),
+    (".credits", "add usage credits (out of credits)"),
+    (".model-cap", "add usage credits or switch models (model cap)"),
+)
+
+
+def human_wall_why(kind: str) -> str:
+    for suffix, why in _HUMAN_WHY:
+        if kind.endswith(suffix):
+            return why
+    return "raise the limit or add credits (the wall names no reset)"
+
+
+def backoff(level: int) -> timedelta:
+    """The wait after `level` immediate re-limits in a row: 30 s doubling, capped at 30 min."""
+    if level <= 0:
+        return timedelta(0)
+    return min(BACKOFF_CAP, BACKOFF_FIRST * (2 ** min(level - 1, 16)))
+
+
+# --- history ------------------------------------------------------------------
+
+
+def observe(history: ResumeHistory, limit: Limit | None, *, now: datetime) -> ResumeHistory:
+    """The history after this poll's look at the session (`limit` None: no limit on screen).
+
+    A banner that appears within RELIMIT_WINDOW of a continuation is the same
+    wall again: the episode goes on and the backoff grows. A pane free of
+    banners a while after a continuation did real work: everything resets.
+    """
+    if limit is None:
+        if history.episode is None and history.attempts == 0 and history.backoff_level == 0:
+            return history
+        if history.last_sent_at is not None and now - history.last_sent_at < RELIMIT_WINDOW:
+            return history  # too early to call it real work
+        return ResumeHistory()
+    if limit.episode == history.episode:
+        return history
+    sent = history.last_sent_at
+    if sent is not None and timedelta(0) <= limit.first_seen_at - sent <= RELIMIT_WINDOW:
+        return replace(
+            history,
+            episode=limit.episode,
+            first_seen_at=limit.first_seen_at,
+            reset_at=limit.reset_at,
+            backoff_level=history.backoff_level + 1,
+            relimited_at=limit.first_seen_at,
+            unconfirmed=False,
+        )
+    return ResumeHistory(episode=limit.episode, first_seen_at=limit.first_seen_at, reset_at=limit.reset_at)
+
+
+def sent(history: ResumeHistory, *, at: datetime, confirmed: bool) -> ResumeHistory:
+    """The history after a continuation went into the pane at `at`."""
+    return replace(history, attempts=history.attempts + 1, last_sent_at=at, unconfirmed=not confirmed, retry_after=None)
+
+
+def failed(history: ResumeHistory, *, at: datetime) -> ResumeHistory:
+    """The history after an attempt that sent nothing: it counts, and the next waits a little."""
+    return replace(history, attempts=history.attempts + 1, retry_after=at + BACKOFF_FIRST)
+
+
+def stopped_for_human(history: ResumeHistory, why: str) -> ResumeHistory:
+    return replace(history, needs_human=why)
+
+
+# --- the wait policy ------------------------------------------------------------
+
+
+def decide_wait(
+    name: str,
+    limit: Limit | None,
+    history: ResumeHistory,
+    *,
+    auto_resume: bool,
+    resume_grace: float,
+    retry_interval: float | None,
+    max_attempts: int,
+    now: datetime,
+) -> Decision:
+    """What `limit_action = "wait"` does about session `name` at `now`."""
+    by_hand = f"resume with: afd resume {name}"
+    if limit is None:
+        return Nothing(None)
+    if limit.needs_human:
+        return NeedsHuman(human_wall_why(limit.kind))
+    if limit.nothing_to_wait_for:
+        # No reset will come and no person is needed: resuming would only
+        # hit the same wall. Report it and stop; a handoff may still take it.
+        return Nothing(f"the wall names no reset and offers another model: switch models, or hand off with afd handoff {name} --to AGENT", why="other-model")
+    if history.needs_human:
+        return NeedsHuman(history.needs_human)
+    if history.attempts >= max_attempts:
+        return NeedsHuman(f"{history.attempts} resumes did not get past this limit (resume_max_attempts = {max_attempts})")
+    attempt = history.attempts + 1
+    grace = timedelta(seconds=resume_grace)
+
+    if limit.native is Native.ARMED:
+        # The agent continues by itself; afd only checks afterwards that it did.
+        fires = limit.native_at or limit.reset_at
+        if fires is None:
+            return Nothing("waiting for the agent's own auto-continue", why="auto-continue")
+        if not auto_resume:
+            return Nothing("waiting for the agent's own auto-continue", at=fires, why="auto-continue")
+        at, why = fires + NATIVE_JITTER + grace, "auto-continue"
+    elif not auto_resume:
+        return Nothing(by_hand, at=limit.reset_at, why="report")
+    elif limit.reset_at is not None:
+        past_when_seen = limit.reset_at <= limit.first_seen_at
+        at, why = (now if past_when_seen else limit.reset_at + grace), "reset"
+    elif retry_interval is None:
+        return Nothing(f"no reset time stated and limit_retry_interval is off; {by_hand}", why="report")
+    else:
+        at, why = limit.first_seen_at + timedelta(seconds=retry_interval), "retry"
+
+    if history.backoff_level > 0 and history.relimited_at is not None:
+        until = history.relimited_at + backoff(history.backoff_level)
+        if until > at:
+            at, why = until, "backoff"
+    if history.retry_after is not None and history.retry_after > at:
+        at = history.retry_after
+    if at <= now:
+        return ResumeNow(attempt, why)
+    return ResumeAt(at, attempt, why)
+
+
+def decide_manual(
+    *, state: str, limited: bool, pane_known: bool, pane_present: bool, in_progress: str | None
+) -> Decision:
+    """`afd resume NAME`: the user says now, whatever limit_auto_resume says; refusals are one sentence."""
+    if in_progress:
+        return Refuse(f"an action is already in progress on this session ({in_progress})")
+    if not pane_known:
+        return Refuse("tmux did not answer about the session's pane; try again when it does")
+    if not pane_present or state == "gone":
+        return Refuse("the session's pane is gone")
+    if state == "unknown":
+        return Refuse("the session's state is unknown (tmux did not answer the last poll)")
+    if not limited:
+        return Refuse(f"the session is not at a usage limit (it is {state})")
+    return ResumeNow(1, "manual")
+
+
+# --- handoff -------------------------------------------------------------------
+#
+# Which agent a limited session is handed to, and every reason a handoff is
+# refused before anything is touched (seed §2, §5.2, §8). The shell gathers
+# the facts (`HandoffFacts`); these functions only read them, so each rule is
+# a row in a table test.
+
+# The ping-pong bound counts handoffs over this window.
+HANDOFF_WINDOW = timedelta(hours=24)
+
+
+def choose_target(order: Sequence[str], outgoing: str | None, facts: Mapping[str, LimitFact]) -> Handoff | Park:
+    """The first agent of `order` that is not the outgoing one and not known-limited.
+
+    One pass, no round-robin: the order is the user's ranking of who may
+    edit their code, and an agent afd cannot vouch for (`unknown`) is tried
+    rather than skipped, but marked unverified.
+    """
+    resets: list[datetime] = []
+    for agent in order:
+        if agent == outgoing:
+            continue
+        fact = facts.get(agent)
+        state = fact.state if fact is not None else LimitState.UNKNOWN
+        if state is LimitState.LIMITED:
+            if fact.reset_at is not None:
+                resets.append(fact.reset_at)
+            continue
+        return Handoff(agent, unverified=state is not LimitState.AVAILABLE, why=f"first in handoff_order not limited ({state.value})")
+    outgoing_fact = facts.get(outgoing) if outgoing else None
+    if outgoing_fact is not None and outgoing_fact.state is LimitState.LIMITED and outgoing_fact.reset_at:
+        resets.append(outgoing_fact.reset_at)
+    # The loop guard: one full pass with no candidate stops here; no round-robin.
+    return Park(all_limited=True, until=min(resets) if resets else None, why="all agents limited")
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffFacts:
+    """What the shell found out about a session and a target, just before a swap."""
+
+    session_state: str
+    outgoing: str | None  # the session's agent
+    identity: str  # "known" | "unknown" | "none"
+    identity_source: str  # "process" | "user"
+    mission: str | None
+    pane_present: bool | None  # None: tmux did not answer
+    action_in_progress: str | None  # the pending action's name, if any
+    is_work_tree: bool
+    cwd_inside_worktree: bool
+    handoffs_at: tuple[datetime, ...]  # the ledger's swap instants for this session
+    target_known: bool  # some plugin provides the target agent
+    target_command: str | None  # None: the launch command was not found (preflight)
+    target_fact: LimitFact | None
+    now: datetime
+    max_per_session: int
+    turn_ended: bool = True  # for an outgoing agent whose work outlives its TUI (codex): is its turn over?
+    # Whether the limit is witnessed well enough for an unattended swap
+    # (`handoff_requires_witness`: pane and the agent's own records agree).
+    witnessed: bool = True
+
+
+def _when(at: datetime | None) -> str:
+    return at.strftime("%Y-%m-%d %H:%M UTC") if at else "at a time it did not state"
+
+
+def handoff_refusal(f: HandoffFacts, target: str, *, brief: str | None, force: bool, automatic: bool) -> str | None:
+    """Why this handoff must not start (one line), or None when it may."""
+    if not f.target_known:
+        return f"{target!r} is not an agent any plugin provides"
+    if f.pane_present is None:
+        return "tmux did not answer about the session's pane; try again"
+    if not f.pane_present or f.session_state == "gone":
+        return "the session's pane is gone"
+    if f.action_in_progress:
+        return f"the session has an action in progress ({f.action_in_progress}); wait for it to settle"
+    if f.identity != "known":
+        # Unknown never passes a same-agent check: it could be the target itself.
+        vouched = " (its agent is only vouched for by the user)" if f.identity_source == "user" else ""
+        return f"afd cannot tell which agent runs in the pane{vouched}, so it cannot rule out handing it to itself"
+    if automatic and f.identity_source != "process":
+        return "its agent was vouched for with `adopt --agent`, and such a pane is never handed off automatically"
+    if f.outgoing == target:
+        return f"{target} is the agent running there now"
+    if not (brief or "").strip() and not (f.mission or "").strip():
+        if automatic:
+            return "the session has no mission, and a new agent sent nowhere with no goal has nothing to go on"
+        return "the session has no mission; give the new agent its goal with --brief TEXT"
+    if not f.is_work_tree:
+        return "the session's worktree is not a git work tree"
+    if not f.cwd_inside_worktree:
+        return "the pane's working directory is not inside the session's worktree"
+    if f.target_command is None:
+        return f"{target}'s command was not found on the pane's PATH"
+    fact = f.target_fact
+    if fact is not None and fact.state is LimitState.LIMITED and not force:
+        hint = "" if automatic else "; --force hands off anyway"
+        return f"{target} is at its usage limit until {_when(fact.reset_at)}{hint}"
+    recent = [at for at in f.handoffs_at if f.now - at < HANDOFF_WINDOW]
+    if len(recent) >= f.max_per_session:
+        return (
+            f"the session was handed off {len(recent)} times in the last 24 hours "
+            f"(handoff_max_per_session = {f.max_per_session})"
+        )
+    if automatic and not f.witnessed:
+        return (
+            f"{f.outgoing}'s own records do not confirm the limit the pane shows, and handoff_requires_witness "
+            "asks for both before an unattended swap"
+        )
+    if not f.turn_ended:
+        return f"{f.outgoing} is still in a turn (its work would go on after its window closes); hand off when it has ended"
+    return None

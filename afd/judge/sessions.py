@@ -1,0 +1,395 @@
+"""How a session moves between states: one pure function of what a poll saw.
+
+`transition(record, observation, now)` is the whole rulebook. The
+supervisor gathers the facts of one poll (tmux, psutil, a capture and its
+gates), hands each session's share of them here as one observation, and
+writes back what comes out: the new record, the events to tell, the limit
+map sightings, and the housekeeping (forget the banner, forget the watch,
+settle the journal entry that created the session). Nothing here does I/O or
+reads a clock, so every rule is table-tested without tmux.
+
+To add a state (an action's `resuming`, `handing_off`): add it to
+`SessionState`, add the observation that moves a session into or out of it,
+and give that observation a function in `_RULES`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from afd.judge.gates import Verdict, is_chrome
+from afd.observe.identity import Identity, IdentityKind
+from afd.model import Detection, IdentitySource, SessionState, WitnessVerdict
+from afd.record.store import SessionRecord
+from afd.judge.witness import Combined, Witnesses, combine
+
+# A created session's pane may run a launcher (`env`, a pyenv shim, a
+# post-checkout hook's child) for a while before the agent itself appears.
+# Past this, afd stops waiting and says so.
+AGENT_START_GRACE = timedelta(minutes=2)
+
+S = SessionState
+
+
+# --- what one poll saw, per session -----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PaneSeen:
+    """The session's pane is listed by its server, with the processes in it."""
+
+    identity: Identity
+    own_agent_alive: bool  # the very process the record is bound to (pid and start time) still runs there
+    dead: bool  # a dead pane kept by remain-on-exit
+    location: str
+    # When afd started this session's agent and has not seen it run yet (from
+    # the journal, so it survives a restart); None for any other session.
+    awaiting_since: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PaneClosed:
+    """The pane is not there any more: closed, vanished mid-poll, or its server stopped."""
+
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class ServerReplaced:
+    """The tmux server restarted: the pane id now names an unrelated pane."""
+
+    old_pid: int | None
+    new_pid: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ServerUnanswered:
+    """tmux did not answer at all: nothing is known about any pane."""
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureUnanswered:
+    """The pane was listed, but its capture got no answer."""
+
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class BannerSighting:
+    """When this appearance of a banner was first seen, and the reset read then."""
+
+    first_seen_at: datetime
+    reset_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Looked:
+    """A fresh capture of the session's pane and what the detectors and gates made of it."""
+
+    idle: bool | None  # unchanged since the last capture; None for a first look
+    found: Detection | None
+    sighting: BannerSighting | None  # with `found`
+    verdict: Verdict | None  # the gates' judgement, given when `idle`
+    busy: bool  # a busy marker row of the agent's spec in the tail
+    # The agent's own records, asked when `idle` (None: no witness plugin for the agent).
+    record: WitnessVerdict | None = None
+
+
+Observation = PaneSeen | PaneClosed | ServerReplaced | ServerUnanswered | CaptureUnanswered | Looked
+
+
+# --- what comes out -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """An event to tell, for the session the transition is about."""
+
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeenWorking:
+    """Limit-map evidence: the agent was busy on a request, with no banner."""
+
+    agent: str
+    session: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeenLimited:
+    agent: str
+    session: str
+    banner: str
+    reset_at: datetime | None
+    first_seen: bool  # a new appearance, not the same banner still on screen
+
+
+@dataclass(frozen=True, slots=True)
+class SeenDisputed:
+    """The agent's own records contradict this session's banner: a limit it set no longer stands."""
+
+    agent: str
+    session: str
+
+
+Sighting = SeenWorking | SeenLimited | SeenDisputed
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    record: SessionRecord
+    notes: tuple[Note, ...] = ()
+    sightings: tuple[Sighting, ...] = ()
+    clear_banner: bool = False  # the stored first-seen of its banner no longer applies
+    forget_watch: bool = False  # captures from before prove nothing after this
+    # The wait for an agent afd started is over; the journal entry settles with this text.
+    settled: str | None = None
+
+
+# --- the rules ----------------------------------------------------------------
+
+
+def transition(record: SessionRecord, observation: Observation, now: datetime) -> Transition:
+    """The session after `observation`, seen at `now`."""
+    return _RULES[type(observation)](record, observation, now)
+
+
+def adopted(
+    *,
+    name: str,
+    pane_id: str,
+    server_socket: str,
+    server_pid: int | None,
+    identity: Identity,
+    mission: str | None,
+    worktree: str | None,
+    branch: str | None,
+    location: str,
+    now: datetime,
+) -> Transition:
+    """A known agent found in a pane no session holds becomes a session."""
+    rec = SessionRecord(
+        name=name,
+        pane_id=pane_id,
+        server_socket=server_socket,
+        server_pid=server_pid,
+        agent=identity.agent,
+        identity=IdentityKind.KNOWN,
+        identity_source=IdentitySource.PROCESS,
+        state=S.IDLE,
+        created_at=now,
+        updated_at=now,
+        mission=mission,
+        worktree=worktree,
+        branch=branch,
+        agent_pid=identity.pid,
+        agent_started_at=identity.create_time,
+        location=location,
+    )
+    what = f" with mission {mission!r}" if mission else " with no mission (none in its command line)"
+    return Transition(rec, (Note("session.adopted", f"adopted {identity.agent} in pane {pane_id} ({location}){what}"),))
+
+
+def seen_busy(rows: Sequence[str], busy: Sequence[re.Pattern[str]], chrome: Sequence[re.Pattern[str]], tail_lines: int) -> bool:
+    """Whether a busy marker shows among the last `tail_lines` printed rows.
+
+    Only the tail: a spinner row quoted higher up in the transcript, or
+    left in scrollback, is not the agent busy now.
+    """
+    if not busy:
+        return False
+    # From the bottom up, stopping at the tail: testing every row for chrome
+    # was a quarter of a busy poll's CPU.
+    printed: list[str] = []
+    for r in reversed(rows):
+        if len(printed) >= tail_lines:
+            break
+        if r.strip() and not is_chrome(r, chrome):
+            printed.append(r)
+    return any(p.search(r) for r in printed for p in busy)
+
+
+def _changed(old: SessionRecord, new: SessionRecord, now: datetime) -> SessionRecord:
+    """`new` stamped with `now` when it differs from `old`; `old` itself otherwise."""
+    return old if new == old else replace(new, updated_at=now)
+
+
+def _exited(rec: SessionRecord, now: datetime, why: str, *, settled: str | None = None) -> Transition:
+    new = replace(rec, state=S.EXITED, agent_pid=None, agent_started_at=None, last_banner=None,
+                  banner_first_seen_at=None, reset_at=None)
+    # Only an agent afd was following can be said to have exited; after a
+    # tmux outage an exited session is merely confirmed, not exited again.
+    notes = (Note("session.exited", why),) if rec.agent_pid is not None else ()
+    return Transition(_changed(rec, new, now), notes, clear_banner=True, forget_watch=True, settled=settled)
+
+
+def _started(rec: SessionRecord, ident: Identity, now: datetime, message: str, *, settled: str | None = None) -> Transition:
+    source = IdentitySource.PROCESS if ident.kind is IdentityKind.KNOWN else IdentitySource.USER
+    new = replace(
+        rec,
+        agent=ident.agent or rec.agent,
+        identity=ident.kind if ident.kind is IdentityKind.KNOWN else IdentityKind.UNKNOWN,
+        identity_source=source,
+        agent_pid=ident.pid,
+        agent_started_at=ident.create_time,
+        state=S.IDLE,
+        last_banner=None,
+        banner_first_seen_at=None,
+        reset_at=None,
+    )
+    return Transition(replace(new, updated_at=now), (Note("session.started", message),),
+                      clear_banner=True, forget_watch=True, settled=settled)
+
+
+def _on_pane_seen(rec: SessionRecord, seen: PaneSeen, now: datetime) -> Transition:
+    if rec.location != seen.location:
+        rec = replace(rec, location=seen.location, updated_at=now)
+    ident = seen.identity
+    if seen.own_agent_alive and not seen.dead:
+        # The same agent process as before, even with a child tool in front of it.
+        return Transition(rec)
+
+    if seen.awaiting_since is not None:
+        if ident.kind is IdentityKind.KNOWN and not seen.dead:
+            return _started(rec, ident, now, f"{ident.agent} started in pane {rec.pane_id} (pid {ident.pid})",
+                            settled=f"{ident.agent} seen running in pane {rec.pane_id} (pid {ident.pid})")
+        if seen.dead:
+            why = f"the agent afd started in pane {rec.pane_id} exited before afd saw it run"
+            return _exited(rec, now, why, settled=why)
+        if now - seen.awaiting_since >= AGENT_START_GRACE:
+            why = (f"no agent appeared in pane {rec.pane_id} within {AGENT_START_GRACE} of its start "
+                   f"({ident.reason}); afd stopped waiting for it")
+            return replace(_exited(rec, now, why, settled=why), notes=(Note("session.exited", why),))
+        return Transition(rec)  # a launcher (env, a shim) still stands in front of the agent
+
+    if ident.kind is IdentityKind.NONE or seen.dead:
+        if rec.state is S.EXITED:
+            return Transition(rec)
+        return _exited(rec, now, f"the {rec.agent or 'agent'} process in pane {rec.pane_id} has exited")
+
+    if ident.kind is IdentityKind.KNOWN:
+        # The pane is the session: whatever agent runs in it next carries on
+        # its mission, worktree and branch under the same name.
+        if rec.state is S.EXITED:
+            message = f"{ident.agent} started again in pane {rec.pane_id} (pid {ident.pid})"
+        else:
+            # Its agent ended unseen (between two polls, or while afd was not running).
+            message = (f"{ident.agent} started again in pane {rec.pane_id} (pid {ident.pid}); the process afd "
+                       f"followed before (pid {rec.agent_pid}) is gone")
+        return _started(rec, ident, now, message)
+
+    # UNKNOWN: something that is not provably an agent (`less`, a wrapper).
+    if rec.identity_source is IdentitySource.USER and rec.state is S.EXITED:
+        # The user vouched for this pane's agent and afd saw it go: its successor is theirs too.
+        return _started(rec, ident, now, f"{rec.agent} started again in pane {rec.pane_id} (pid {ident.pid}), "
+                                         "on the user's word")
+    return _exited(rec, now, f"the {rec.agent or 'agent'} process in pane {rec.pane_id} has exited; "
+                             f"{ident.reason}")
+
+
+def _gone(rec: SessionRecord, message: str, now: datetime) -> Transition:
+    if rec.state is S.GONE:
+        return Transition(rec)
+    new = replace(rec, state=S.GONE, agent_pid=None, updated_at=now)
+    return Transition(new, (Note("session.gone", message),), clear_banner=True, forget_watch=True,
+                      settled=f"pane {rec.pane_id} is gone: {message}")
+
+
+def _on_pane_closed(rec: SessionRecord, closed: PaneClosed, now: datetime) -> Transition:
+    return _gone(rec, f"pane {rec.pane_id} is gone: {closed.why}", now)
+
+
+def _on_server_replaced(rec: SessionRecord, obs: ServerReplaced, now: datetime) -> Transition:
+    return _gone(rec, f"let go of pane {rec.pane_id}: the tmux server restarted (pid {obs.old_pid} → {obs.new_pid}), "
+                      "so that id names another pane now", now)
+
+
+def _on_server_unanswered(rec: SessionRecord, obs: ServerUnanswered, now: datetime) -> Transition:
+    # Unanswered is not gone: the session stays bound and becomes unknown.
+    if rec.state in (S.UNKNOWN, S.GONE):
+        return Transition(rec)
+    return Transition(replace(rec, state=S.UNKNOWN, updated_at=now), forget_watch=True)
+
+
+def _on_capture_unanswered(rec: SessionRecord, obs: CaptureUnanswered, now: datetime) -> Transition:
+    if rec.state is S.UNKNOWN:
+        return Transition(rec)
+    return Transition(replace(rec, state=S.UNKNOWN, updated_at=now),
+                      (Note("pane.unanswered", f"capture of pane {rec.pane_id} got no answer: {obs.error}"),))
+
+
+def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
+    found = look.found
+    clear = found is None and rec.last_banner is not None
+    # Only a request seen going through says the plan has room: a re-wrap, a
+    # child tool's output or a retrying spinner changes the screen just as well.
+    sightings: tuple[Sighting, ...] = (SeenWorking(rec.agent, rec.name),) if look.busy and found is None else ()
+    if look.idle is None:
+        # First look since afd started or the pane changed hands: nothing to compare yet.
+        return Transition(rec, sightings=sightings, clear_banner=clear)
+
+    if not look.idle:
+        new = replace(rec, state=S.WORKING, last_banner=None if found is None else rec.last_banner, witnesses=None)
+        notes = (Note("session.working", "the pane is working again"),) if rec.state is S.LIMITED else ()
+        return Transition(_changed(rec, new, now), notes, sightings, clear_banner=clear)
+
+    verdict = look.verdict
+    pane_limited = verdict is not None and verdict.limited and found is not None and look.sighting is not None
+    combined = combine(pane_limited, look.sighting.reset_at if pane_limited else None, look.record, pane_idle=True)
+    if combined.witnesses is Witnesses.DISPUTED:
+        return _disputed(rec, look, combined, now, sightings)
+    if not combined.limited:
+        new = replace(rec, state=S.IDLE, last_banner=None, reset_at=None, banner_first_seen_at=None, witnesses=None)
+        reason = verdict.reason if verdict is not None else "no verdict"
+        notes = (Note("session.idle", f"no longer at a usage limit: {reason}"),) if rec.state is S.LIMITED else ()
+        return Transition(_changed(rec, new, now), notes, sightings, clear_banner=clear)
+
+    if combined.witnesses is Witnesses.RECORD:
+        # The records alone, on an idle pane: whatever text is on screen was
+        # not judged a wall, and the wall's own instant marks the appearance.
+        shown, first_seen = None, look.record.at or rec.banner_first_seen_at or now
+        banner = f"(no banner; {rec.agent}'s own records: {look.record.why})"
+    else:
+        shown, first_seen, banner = found.banner, look.sighting.first_seen_at, found.banner
+    # A limit is a new observation once per appearance of a banner, not once per poll.
+    first = rec.banner_first_seen_at != first_seen
+    reset_at = combined.reset_at
+    # "All agents limited" (the handoff loop guard's stop) is a kind of limited that stays until the wall goes.
+    state = S.ALL_LIMITED if rec.state == S.ALL_LIMITED else S.LIMITED
+    new = replace(rec, state=state, last_banner=shown, banner_first_seen_at=first_seen, reset_at=reset_at,
+                  witnesses=combined.witnesses.value)
+    notes = ()
+    if first:
+        when = reset_at.strftime("%Y-%m-%dT%H:%M:%SZ") if reset_at else "no reset time stated"
+        notes = (Note("session.limited", f"{rec.agent} is at its usage limit ({when}; witnessed by "
+                                         f"{combined.witnesses.value}): {banner}"),)
+    elif rec.witnesses is not None and rec.witnesses != new.witnesses:
+        notes = (Note("session.witnessed", f"{rec.agent}'s limit is now witnessed by {new.witnesses}"),)
+    seen = SeenLimited(rec.agent, rec.name, banner, reset_at, first)
+    return Transition(_changed(rec, new, now), notes, (seen,))
+
+
+def _disputed(rec: SessionRecord, look: Looked, combined: Combined, now: datetime, sightings) -> Transition:
+    """A banner the gates call a wall, which the agent's own records contradict: not limited."""
+    first_seen = look.sighting.first_seen_at
+    new = replace(rec, state=S.IDLE, last_banner=look.found.banner, reset_at=None, banner_first_seen_at=first_seen,
+                  witnesses=Witnesses.DISPUTED.value)
+    if rec.witnesses == new.witnesses and rec.banner_first_seen_at == first_seen:
+        return Transition(_changed(rec, new, now), (), sightings)
+    note = Note("session.disputed", f"not limited: {combined.why}")
+    return Transition(_changed(rec, new, now), (note,), (*sightings, SeenDisputed(rec.agent, rec.name)))
+
+
+_RULES: dict[type, Callable[[SessionRecord, object, datetime], Transition]] = {
+    PaneSeen: _on_pane_seen,
+    PaneClosed: _on_pane_closed,
+    ServerReplaced: _on_server_replaced,
+    ServerUnanswered: _on_server_unanswered,
+    CaptureUnanswered: _on_capture_unanswered,
+    Looked: _on_looked,
+}

@@ -1,0 +1,127 @@
+"""What the supervisor remembers about each watched pane between polls.
+
+Kept in memory only: captures can hold secrets, so no pane content is
+stored (the store keeps just a detection's banner text).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import hashlib
+
+from afd.judge.gates import above_chrome, content_of, is_chrome, same_content
+from afd.model import Detection
+
+# The list-panes fingerprint has a one-second grain and can hide a change;
+# it may save a capture, but never for longer than this.
+MAX_CAPTURE_AGE = 10.0
+
+
+@dataclass
+class PaneWatch:
+    """Recent fresh captures of one pane and the detections on them, oldest first."""
+
+    keep: int = 2
+    fingerprint: tuple | None = None
+    captured_at: float | None = None  # monotonic seconds of the last fresh capture
+    captures: deque = field(default_factory=deque)
+    detections: deque = field(default_factory=deque)
+    contents: deque = field(default_factory=deque)  # content_of each capture, computed once
+    # What the last detection was made under (the config and plugins): a
+    # reload must not reuse an answer the old rules gave.
+    detected_under: object = None
+    text: str | None = None  # the last fresh capture as tmux sent it
+
+    def needs_capture(self, fingerprint: tuple, now: float, settled: bool = False) -> bool:
+        """Whether this poll must capture the pane afresh.
+
+        An unchanged fingerprint may reuse the last capture, except while a
+        banner is on screen and not yet `settled` (judged a limit: the
+        decision needs fresh captures, the verdict once made does not), and
+        never for longer than MAX_CAPTURE_AGE.
+        """
+        if self.captured_at is None or fingerprint != self.fingerprint:
+            return True
+        if self.detections and self.detections[-1] is not None and not settled:
+            return True
+        return now - self.captured_at >= MAX_CAPTURE_AGE
+
+    def repeats(self, rows: Sequence[str], rules: object) -> bool:
+        """Whether `rows` is exactly the last fresh capture, detected under the same `rules`.
+
+        Detectors are pure functions of the text, so the last detection
+        stands: the 10 s safety capture of an unchanged pane then costs a
+        comparison, not a pass of every detector.
+        """
+        return bool(self.captures) and self.detected_under == rules and list(rows) == self.captures[-1]
+
+    def settled_on(self, text: str, rules: object) -> bool:
+        """Whether `text` is the last capture again and every capture held is that same one.
+
+        Recording it would leave every capture, detection and content the
+        gates look at as it is, so their verdict cannot change: the 10 s
+        safety capture of an unchanged pane needs no parsing or judging.
+        """
+        if self.text != text or self.detected_under != rules or len(self.captures) < max(self.keep, 2):
+            return False
+        return all(c == self.captures[-1] for c in self.captures)
+
+    def refresh(self, fingerprint: tuple, now: float) -> None:
+        """A fresh capture showed nothing new: it counts as one for `needs_capture`."""
+        self.fingerprint = fingerprint
+        self.captured_at = now
+
+    def record(
+        self,
+        rows: Sequence[str],
+        detection: Detection | None,
+        fingerprint: tuple,
+        now: float,
+        chrome: Sequence[re.Pattern[str]],
+    ) -> bool | None:
+        """Add a fresh capture; return whether the pane is idle (content unchanged since the last one).
+
+        None for the first capture: one look cannot tell idle from working.
+        """
+        repeated = bool(self.captures) and list(rows) == self.captures[-1] and detection == self.detections[-1]
+        # a ticking statusLine is not work
+        content = self.contents[-1] if repeated else content_of(above_chrome(rows, detection), chrome)
+        idle = same_content(self.contents[-1], content) if self.contents else None
+        self.captures.append(list(rows))
+        self.detections.append(detection)
+        self.contents.append(content)
+        while len(self.captures) > max(self.keep, 2):
+            self.captures.popleft()
+            self.detections.popleft()
+            self.contents.popleft()
+        self.fingerprint = fingerprint
+        self.captured_at = now
+        return idle
+
+    def look_again(self) -> None:
+        """Capture afresh at the next poll, whatever the fingerprint says (someone waits for this pane to settle)."""
+        self.captured_at = None
+
+    def reset(self) -> None:
+        self.captures.clear()
+        self.detections.clear()
+        self.contents.clear()
+        self.fingerprint = None
+        self.captured_at = None
+
+
+def occurrence_key(rows: Sequence[str], detection: Detection, chrome: Sequence[re.Pattern[str]], context: int = 3) -> str:
+    """Names one appearance of a banner: its text and a digest of the rows just above it.
+
+    The same sentence printed again after the agent worked (the user said
+    "continue" at the wall) is a new banner with its own first-seen time,
+    while a banner that merely stays on screen keeps its identity. Only a
+    digest of the context is kept: captures can hold secrets.
+    """
+    above = [r for r in rows[: detection.first_row] if r.strip() and not is_chrome(r, chrome)][-context:]
+    digest = hashlib.sha256("\n".join(above).encode("utf-8", "replace")).hexdigest()[:16]
+    return f"{detection.banner}\n#{digest}"

@@ -1,0 +1,1070 @@
+"""The durable state: one SQLite file, and the lock that makes one daemon its only writer.
+
+Everything afd remembers across a restart is here: sessions, the per-agent
+limit map, each session's current banner with its first-seen time (so a
+relative reset is parsed once and does not drift after a restart), events,
+the action journal ("intent before effect") and the handoff ledger.
+
+What it refuses to do (DESIGN rule 7): it never writes to a database from a
+newer afd, never migrates without a backup, and never recreates a corrupt
+file in place — the file is moved aside and the new path is reported. It
+keeps no pane content except a detection's banner text, since captures can
+hold secrets.
+
+All timestamps are aware datetimes in, ISO 8601 UTC strings on disk.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import fcntl
+import glob
+import json
+import os
+import sqlite3
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from afd.config import paths
+from afd.judge.limits import LimitFact, LimitState
+from afd.observe.identity import IdentityKind
+from afd.model import Event, IdentitySource, SessionState
+from afd.decide.policy import ResumeHistory
+
+DB_NAME = "state.db"
+LOCK_NAME = "state.lock"
+EVENT_RETENTION = timedelta(days=30)
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_CORRUPT_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+class StoreError(Exception):
+    """The state cannot be used as asked; the message is one sentence for the user."""
+
+
+class StoreRefused(StoreError):
+    """The file is not one this afd may write (newer schema, someone else's database): a restart cannot fix it."""
+
+
+def default_path() -> Path:
+    return paths.state_dir() / DB_NAME
+
+
+def lock_path_for(db_path: Path) -> Path:
+    return db_path.with_name(LOCK_NAME)
+
+
+# --- records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """One session as stored: where it runs, what runs in it, what afd last saw."""
+
+    name: str
+    pane_id: str  # "%3"; only meaningful together with the server below
+    server_socket: str
+    server_pid: int | None
+    agent: str | None
+    identity: str  # "known" | "unknown" | "none"
+    identity_source: str  # "process" (seen in the process tree) | "user" (vouched for by adopt --agent)
+    state: str  # "working", "idle", "limited", "exited", "gone", "unknown", ...
+    created_at: datetime
+    updated_at: datetime
+    mission: str | None = None
+    worktree: str | None = None
+    branch: str | None = None
+    agent_pid: int | None = None
+    # psutil's create_time() of agent_pid, kept as the float it is so a
+    # rebind can compare it exactly: a reused pid has a different start.
+    agent_started_at: float | None = None
+    last_banner: str | None = None
+    banner_first_seen_at: datetime | None = None
+    reset_at: datetime | None = None
+    next_action: str | None = None
+    location: str | None = None  # tmux "session:window.pane" as last seen; moves when windows do
+    # Who says the session is limited: "pane", "record", "pane+record", or
+    # "disputed" (a banner the agent's records contradict); None otherwise.
+    witnesses: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """An event with its store id, the cursor for `afd events --follow`."""
+
+    id: int
+    event: Event
+
+
+class JournalState(enum.Enum):
+    PENDING = "pending"
+    DONE = "done"
+    ROLLED_BACK = "rolled_back"
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """An action's intent, committed before the action touches a pane."""
+
+    id: int
+    at: datetime
+    session: str
+    action: str
+    intent: dict
+    state: JournalState
+    outcome: str | None = None
+    finished_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """One handoff of a session, anchored on the branch HEAD at swap time."""
+
+    session: str
+    at: datetime
+    from_agent: str
+    to_agent: str
+    head_sha: str
+    reason: str
+    automatic: bool
+    id: int | None = None  # assigned by the store
+    from_conversation: str | None = None  # the outgoing agent's conversation id, when known
+    base_sha: str | None = None  # where the branch's range starts (the first agent's commits are base..)
+    journal_id: int | None = None  # the swap that wrote it: a recovered swap writes its entry once
+
+
+@dataclass(frozen=True, slots=True)
+class BannerSighting:
+    first_seen_at: datetime
+    reset_at: datetime | None
+
+
+# --- schema -----------------------------------------------------------------
+
+# MIGRATIONS[i] takes a database from user_version i to i + 1. Append only:
+# a released step is never edited, because databases in the field ran it.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE sessions (
+        name TEXT PRIMARY KEY,
+        pane_id TEXT NOT NULL,
+        server_socket TEXT NOT NULL,
+        server_pid INTEGER,
+        agent TEXT,
+        identity TEXT NOT NULL CHECK (identity IN ('known', 'unknown', 'none')),
+        identity_source TEXT NOT NULL CHECK (identity_source IN ('process', 'user')),
+        state TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        mission TEXT,
+        worktree TEXT,
+        branch TEXT,
+        agent_pid INTEGER,
+        agent_started_at REAL,
+        last_banner TEXT,
+        banner_first_seen_at TEXT,
+        reset_at TEXT,
+        next_action TEXT
+    );
+    CREATE TABLE limits (
+        agent TEXT PRIMARY KEY,
+        state TEXT NOT NULL CHECK (state IN ('limited', 'available', 'unknown')),
+        reset_at TEXT,
+        observed_at TEXT,
+        source_session TEXT,
+        banner TEXT
+    );
+    -- AUTOINCREMENT: ids are never reused after pruning, so a follower's
+    -- cursor never skips or repeats an event.
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        session TEXT,
+        kind TEXT NOT NULL,
+        message TEXT NOT NULL,
+        data TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX events_at ON events (at);
+    CREATE TABLE journal (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        session TEXT NOT NULL,
+        action TEXT NOT NULL,
+        intent TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'rolled_back')),
+        outcome TEXT,
+        finished_at TEXT
+    );
+    CREATE INDEX journal_pending ON journal (state) WHERE state = 'pending';
+    CREATE TABLE banners (
+        session TEXT PRIMARY KEY,
+        banner_text TEXT NOT NULL,
+        first_seen_at TEXT NOT NULL,
+        reset_at TEXT
+    );
+    CREATE TABLE ledger (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session TEXT NOT NULL,
+        at TEXT NOT NULL,
+        from_agent TEXT NOT NULL,
+        to_agent TEXT NOT NULL,
+        head_sha TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        automatic INTEGER NOT NULL
+    );
+    CREATE INDEX ledger_session ON ledger (session, id);
+    CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    """,
+    # 1 → 2: where the pane sits in tmux, for `afd status`.
+    """
+    ALTER TABLE sessions ADD COLUMN location TEXT;
+    """,
+    # → +1: what afd did about each session's limits (attempts, backoff), so a restart keeps them.
+    """
+    CREATE TABLE resume_history (
+        session TEXT PRIMARY KEY,
+        episode TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_sent_at TEXT,
+        backoff_level INTEGER NOT NULL DEFAULT 0,
+        relimited_at TEXT,
+        unconfirmed INTEGER NOT NULL DEFAULT 0,
+        retry_after TEXT,
+        needs_human TEXT,
+        first_seen_at TEXT,
+        reset_at TEXT
+    );
+    """,
+    # → next: which witnesses (pane, the agent's own records) say a session is limited.
+    """
+    ALTER TABLE sessions ADD COLUMN witnesses TEXT;
+    """,
+    # → +1, handoff: the ledger keeps the outgoing conversation, the base of the
+    # branch's range, and the journal entry of its swap (one entry per swap).
+    """
+    ALTER TABLE ledger ADD COLUMN from_conversation TEXT;
+    ALTER TABLE ledger ADD COLUMN base_sha TEXT;
+    ALTER TABLE ledger ADD COLUMN journal_id INTEGER;
+    CREATE UNIQUE INDEX ledger_journal ON ledger (journal_id) WHERE journal_id IS NOT NULL;
+    """,
+    # → +1: jobs (sessions that other sessions supervise), who owns them and
+    # who owned them, handoff receipts, and the envelope outbox (afd/jobbook.py).
+    """
+    CREATE TABLE jobs (
+        name TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        parent TEXT,
+        agent TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'limited', 'done', 'failed', 'gone')),
+        summary TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX jobs_owner ON jobs (owner);
+    CREATE TABLE job_masters (
+        job TEXT NOT NULL,
+        master TEXT NOT NULL,
+        rank INTEGER NOT NULL,
+        PRIMARY KEY (job, master)
+    );
+    CREATE TABLE handoff_receipts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        from_owner TEXT NOT NULL,
+        to_owner TEXT NOT NULL,
+        jobs TEXT NOT NULL,
+        note TEXT
+    );
+    CREATE TABLE ownership_history (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        job TEXT NOT NULL,
+        at TEXT NOT NULL,
+        from_owner TEXT,
+        to_owner TEXT NOT NULL,
+        receipt INTEGER
+    );
+    CREATE INDEX ownership_history_job ON ownership_history (job, id);
+    CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        key TEXT NOT NULL UNIQUE,
+        job TEXT,
+        to_session TEXT,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'attempting', 'sent', 'consumed')),
+        recipient TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX outbox_open ON outbox (state) WHERE state != 'consumed';
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+# --- conversions ------------------------------------------------------------
+
+
+def _iso(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"naive datetime {value!r}: the store keeps only aware instants")
+    # Fixed width, one zone: string order is time order, which pruning uses.
+    return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _dt(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.splitlines())
+
+
+_SESSION_COLUMNS = tuple(f.name for f in fields(SessionRecord))
+_SESSION_DATETIMES = frozenset({"created_at", "updated_at", "banner_first_seen_at", "reset_at"})
+
+
+def _session_to_row(record: SessionRecord) -> tuple:
+    return tuple(
+        _iso(getattr(record, name)) if name in _SESSION_DATETIMES else getattr(record, name)
+        for name in _SESSION_COLUMNS
+    )
+
+
+# Stored as their plain string values; read back as the enums the code compares with `is`.
+_SESSION_ENUMS = {"state": SessionState, "identity": IdentityKind, "identity_source": IdentitySource}
+
+
+def _session_value(name: str, value):
+    if name in _SESSION_DATETIMES:
+        return _dt(value)
+    kind = _SESSION_ENUMS.get(name)
+    if kind is not None and value in kind._value2member_map_:
+        return kind(value)
+    return value
+
+
+def _session_from_row(row: sqlite3.Row) -> SessionRecord:
+    return SessionRecord(**{name: _session_value(name, row[name]) for name in _SESSION_COLUMNS})
+
+
+def _limit_from_row(row: sqlite3.Row) -> LimitFact:
+    return LimitFact(
+        agent=row["agent"],
+        state=LimitState(row["state"]),
+        reset_at=_dt(row["reset_at"]),
+        observed_at=_dt(row["observed_at"]),
+        source_session=row["source_session"],
+        banner=row["banner"],
+    )
+
+
+def _event_from_row(row: sqlite3.Row) -> StoredEvent:
+    return StoredEvent(
+        id=row["id"],
+        event=Event(
+            at=_dt(row["at"]),
+            kind=row["kind"],
+            message=row["message"],
+            session=row["session"],
+            data=json.loads(row["data"]),
+        ),
+    )
+
+
+def _journal_from_row(row: sqlite3.Row) -> JournalEntry:
+    return JournalEntry(
+        id=row["id"],
+        at=_dt(row["at"]),
+        session=row["session"],
+        action=row["action"],
+        intent=json.loads(row["intent"]),
+        state=JournalState(row["state"]),
+        outcome=row["outcome"],
+        finished_at=_dt(row["finished_at"]),
+    )
+
+
+def _ledger_from_row(row: sqlite3.Row) -> LedgerEntry:
+    return LedgerEntry(
+        id=row["id"],
+        session=row["session"],
+        at=_dt(row["at"]),
+        from_agent=row["from_agent"],
+        to_agent=row["to_agent"],
+        head_sha=row["head_sha"],
+        reason=row["reason"],
+        automatic=bool(row["automatic"]),
+        from_conversation=row["from_conversation"],
+        base_sha=row["base_sha"],
+        journal_id=row["journal_id"],
+    )
+
+
+# --- opening ----------------------------------------------------------------
+
+
+def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    # Extended codes carry the primary code in the low byte.
+    return code is not None and (code & 0xFF) in _CORRUPT_CODES
+
+
+def _header_problem(path: Path) -> str | None:
+    """Why the file cannot be an SQLite database, judged from its first bytes."""
+    with path.open("rb") as f:
+        head = f.read(len(_SQLITE_MAGIC))
+    if head and head != _SQLITE_MAGIC:
+        return "not an SQLite database"
+    return None
+
+
+def _integrity_problem(conn: sqlite3.Connection) -> str | None:
+    try:
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.DatabaseError as exc:
+        if _is_corruption(exc):
+            return str(exc)
+        raise
+    if [tuple(r) for r in rows] != [("ok",)]:
+        return "; ".join(str(r[0]) for r in rows[:3])
+    return None
+
+
+def _user_tables(conn: sqlite3.Connection) -> list[str]:
+    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+    return [r[0] for r in rows]
+
+
+def _free_name(path: Path) -> Path:
+    candidate, n = path, 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.{n}")
+        n += 1
+    return candidate
+
+
+def _move_aside(path: Path) -> Path:
+    stamp = _now().strftime("%Y%m%dT%H%M%SZ")
+    target = _free_name(path.with_name(f"{path.name}.corrupt-{stamp}"))
+    # The -wal and -shm files belong to the broken file; leaving them would
+    # let SQLite replay them into the fresh database.
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.rename(target.with_name(target.name + suffix))
+    path.rename(target)
+    return target
+
+
+def _touch_private(path: Path) -> None:
+    # SQLite would create the file with the umask's mode; missions and
+    # banners are the user's business only. Its -wal/-shm copy this mode.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+def _connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
+    # Autocommit at the driver level: every transaction is an explicit BEGIN.
+    conn = sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False, timeout=5.0)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _backup(conn: sqlite3.Connection, path: Path, version: int) -> Path:
+    base = path.with_name(f"{path.name}.bak-v{version}")
+    target = _free_name(base)
+    _touch_private(target)
+    dest = sqlite3.connect(target)
+    try:
+        conn.backup(dest)
+    finally:
+        dest.close()
+    # A migration that fails rolls back, and the next start tries again: the
+    # same state needs only the backup taken the first time.
+    fresh = target.read_bytes()
+    for earlier in sorted(path.parent.glob(f"{glob.escape(base.name)}*")):
+        if earlier != target and earlier.is_file() and earlier.read_bytes() == fresh:
+            target.unlink()
+            return earlier
+    return target
+
+
+def _migrate(conn: sqlite3.Connection, steps: Sequence[str], start: int) -> None:
+    for version in range(start, len(steps)):
+        try:
+            # executescript runs the script as written; the transaction is
+            # ours, so a failing step leaves the previous version intact.
+            script = f"BEGIN IMMEDIATE;\n{steps[version]}\nPRAGMA user_version = {version + 1};\nCOMMIT;"
+            conn.executescript(script)
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+
+@dataclass(frozen=True, slots=True)
+class _Inspection:
+    problem: str | None  # why the file is corrupt, or None
+    version: int
+    has_tables: bool
+
+
+# --- the store --------------------------------------------------------------
+
+
+class Store:
+    """The state database. `Store(path)` opens it for writing (the daemon).
+
+    After opening, `opened_fresh_after_corruption` is the path a corrupt
+    database was moved to (the caller reports it), else None;
+    `backup_path` is the copy taken before a migration, else None.
+    """
+
+    def __init__(self, path: Path | str | None = None, *, migrations: Sequence[str] = MIGRATIONS):
+        self.path = Path(path) if path is not None else default_path()
+        self.readonly = False
+        self.opened_fresh_after_corruption: Path | None = None
+        self.backup_path: Path | None = None
+        self._lock = threading.RLock()
+        self._conn = self._open_writable(tuple(migrations))
+
+    @classmethod
+    def open_readonly(cls, path: Path | str | None = None) -> Store:
+        """Open for reading only (`afd status` with the daemon down): creates, moves and migrates nothing."""
+        self = cls.__new__(cls)
+        self.path = Path(path) if path is not None else default_path()
+        self.readonly = True
+        self.opened_fresh_after_corruption = None
+        self.backup_path = None
+        self._lock = threading.RLock()
+        self._conn = self._open_readonly()
+        return self
+
+    # -- opening
+
+    def _inspect(self) -> _Inspection:
+        """Look at an existing file through a read-only connection, which never checkpoints or rewrites it."""
+        path = self.path
+        if (problem := _header_problem(path)) is not None:
+            return _Inspection(problem=problem, version=0, has_tables=False)
+        uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+        try:
+            conn = _connect(uri, uri=True)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open the state database {path}: {exc}") from exc
+        try:
+            problem = _integrity_problem(conn)
+            if problem is not None:
+                return _Inspection(problem=problem, version=0, has_tables=False)
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            return _Inspection(problem=None, version=version, has_tables=bool(_user_tables(conn)))
+        except sqlite3.DatabaseError as exc:
+            if _is_corruption(exc):
+                return _Inspection(problem=str(exc), version=0, has_tables=False)
+            raise StoreError(f"cannot read the state database {path}: {exc}") from exc
+        finally:
+            conn.close()
+
+    def _refuse_version(self, found: _Inspection, known: int) -> None:
+        if found.version > known:
+            raise StoreRefused(
+                f"the state database {self.path} has schema version {found.version}, newer than this afd "
+                f"understands ({known}); upgrade afd, or move the file aside to start afresh"
+            )
+        if found.version == 0 and found.has_tables:
+            raise StoreRefused(f"{self.path} is an SQLite database but not afd's state; move it aside")
+
+    def _open_writable(self, steps: tuple[str, ...]) -> sqlite3.Connection:
+        path = self.path
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if path.exists():
+            found = self._inspect()
+            if found.problem is not None:
+                try:
+                    self.opened_fresh_after_corruption = _move_aside(path)
+                except OSError as exc:
+                    raise StoreError(
+                        f"the state database {path} is corrupt ({found.problem}) "
+                        f"and could not be moved aside: {exc}"
+                    ) from exc
+            else:
+                # Refused here, before any writable connection exists: even
+                # closing one can checkpoint the WAL into the file.
+                self._refuse_version(found, len(steps))
+        _touch_private(path)
+        try:
+            conn = _connect(str(path))
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open the state database {path}: {exc}") from exc
+        try:
+            self._prepare(conn, steps)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"cannot prepare the state database {path}: {exc}") from exc
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _prepare(self, conn: sqlite3.Connection, steps: tuple[str, ...]) -> None:
+        known = len(steps)
+        conn.execute("PRAGMA busy_timeout = 5000")
+        # Under the write lock, so the version read is the one migrated from.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            self._refuse_version(_Inspection(None, version, bool(_user_tables(conn))), known)
+        finally:
+            conn.execute("ROLLBACK")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if mode.lower() != "wal":
+            raise StoreError(f"cannot put the state database {self.path} in WAL mode (got {mode})")
+        if 0 < version < known:
+            self.backup_path = _backup(conn, self.path, version)
+        _migrate(conn, steps, version)
+
+    def _open_readonly(self) -> sqlite3.Connection:
+        path = self.path
+        if not path.is_file():
+            raise StoreError(f"there is no afd state at {path}")
+        found = self._inspect()
+        if found.problem is not None:
+            raise StoreError(
+                f"the state database {path} is corrupt ({found.problem}); `afd run` will move it aside"
+            )
+        if found.version != SCHEMA_VERSION:
+            if found.version > SCHEMA_VERSION:
+                fix = f"newer than this afd understands ({SCHEMA_VERSION}); upgrade afd"
+            else:
+                fix = f"older than this afd's ({SCHEMA_VERSION}); start `afd run` once to upgrade it"
+            raise StoreError(f"the state database {path} has schema version {found.version}, {fix}")
+        uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+        try:
+            return _connect(uri, uri=True)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open the state database {path}: {exc}") from exc
+
+    # -- lifecycle
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction; store calls inside it join it, so they commit together."""
+        if self.readonly:
+            raise StoreError(f"the state database {self.path} is open read-only")
+        with self._lock:
+            if self._conn.in_transaction:
+                yield
+                return
+            # IMMEDIATE takes the write lock up front, so a transaction never
+            # fails half way for want of it.
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _rows(self, sql: str, params: Sequence = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def journal_mode(self) -> str:
+        return self._rows("PRAGMA journal_mode")[0][0]
+
+    def _unchanged_since_read(self, what: str, load):
+        """`load()`'s answer, kept until anyone writes to the database.
+
+        The supervisor reads every session and the limit map each poll; an
+        unchanged poll should not parse them all again. `data_version` moves
+        when another connection commits (a CLI command, another process);
+        `total_changes` when this one writes.
+        """
+        with self._lock:
+            key = (self._conn.execute("PRAGMA data_version").fetchone()[0], self._conn.total_changes)
+            reads = self.__dict__.setdefault("_reads", {})
+            if what not in reads or reads[what][0] != key:
+                reads[what] = (key, load())
+            return reads[what][1]
+
+    def total_changes(self) -> int:
+        """Rows written through this store since it was opened: a poll that changed nothing adds none."""
+        with self._lock:
+            return self._conn.total_changes
+
+    # -- sessions
+
+    def upsert_session(self, record: SessionRecord) -> None:
+        columns = ", ".join(_SESSION_COLUMNS)
+        marks = ", ".join("?" for _ in _SESSION_COLUMNS)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in _SESSION_COLUMNS if c != "name")
+        with self.transaction():
+            self._conn.execute(
+                f"INSERT INTO sessions ({columns}) VALUES ({marks}) ON CONFLICT (name) DO UPDATE SET {updates}",
+                _session_to_row(record),
+            )
+
+    def get_session(self, name: str) -> SessionRecord | None:
+        rows = self._rows("SELECT * FROM sessions WHERE name = ?", (name,))
+        return _session_from_row(rows[0]) if rows else None
+
+    def list_sessions(self) -> list[SessionRecord]:
+        return list(self._unchanged_since_read("sessions", lambda: [_session_from_row(r) for r in self._rows("SELECT * FROM sessions ORDER BY name")]))
+
+    def delete_session(self, name: str) -> bool:
+        """Forget a session, its banner and its ledger; events and the journal stay as history."""
+        with self.transaction():
+            cur = self._conn.execute("DELETE FROM sessions WHERE name = ?", (name,))
+            self._conn.execute("DELETE FROM banners WHERE session = ?", (name,))
+            # A later session of the same name must not inherit this one's
+            # handoffs: the ledger bounds ping-ponging per session.
+            self._conn.execute("DELETE FROM ledger WHERE session = ?", (name,))
+            self._conn.execute("DELETE FROM resume_history WHERE session = ?", (name,))
+            return cur.rowcount > 0
+
+    # -- the limit map
+
+    def save_limit(self, fact: LimitFact) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "INSERT INTO limits (agent, state, reset_at, observed_at, source_session, banner)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (agent) DO UPDATE SET state = excluded.state,"
+                " reset_at = excluded.reset_at, observed_at = excluded.observed_at,"
+                " source_session = excluded.source_session, banner = excluded.banner",
+                (
+                    fact.agent,
+                    fact.state.value,
+                    _iso(fact.reset_at),
+                    _iso(fact.observed_at),
+                    fact.source_session,
+                    fact.banner,
+                ),
+            )
+
+    def load_limits(self) -> dict[str, LimitFact]:
+        return dict(self._unchanged_since_read("limits", lambda: {r["agent"]: _limit_from_row(r) for r in self._rows("SELECT * FROM limits ORDER BY agent")}))
+
+    # -- banners (one current banner per session)
+
+    def banner_first_seen(self, session: str, banner_text: str) -> BannerSighting | None:
+        """When this session first showed this banner, and the reset read then; None if it is new."""
+        rows = self._rows(
+            "SELECT first_seen_at, reset_at FROM banners WHERE session = ? AND banner_text = ?",
+            (session, banner_text),
+        )
+        if not rows:
+            return None
+        return BannerSighting(first_seen_at=_dt(rows[0]["first_seen_at"]), reset_at=_dt(rows[0]["reset_at"]))
+
+    def record_banner(
+        self, session: str, banner_text: str, first_seen_at: datetime, reset_at: datetime | None
+    ) -> None:
+        """Make this the session's current banner, replacing any other."""
+        with self.transaction():
+            self._conn.execute(
+                "INSERT INTO banners (session, banner_text, first_seen_at, reset_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (session) DO UPDATE SET banner_text = excluded.banner_text,"
+                " first_seen_at = excluded.first_seen_at, reset_at = excluded.reset_at",
+                (session, banner_text, _iso(first_seen_at), _iso(reset_at)),
+            )
+
+    def clear_banner(self, session: str) -> None:
+        with self.transaction():
+            self._conn.execute("DELETE FROM banners WHERE session = ?", (session,))
+
+    # -- events
+
+    def add_event(self, event: Event) -> int:
+        """Store an event (its message as one line) and return its id."""
+        with self.transaction():
+            cur = self._conn.execute(
+                "INSERT INTO events (at, session, kind, message, data) VALUES (?, ?, ?, ?, ?)",
+                (
+                    _iso(event.at),
+                    event.session,
+                    event.kind,
+                    _one_line(event.message),
+                    json.dumps(event.data, sort_keys=True, default=str),
+                ),
+            )
+            return cur.lastrowid
+
+    def recent_events(self, limit: int = 50) -> list[StoredEvent]:
+        """The last `limit` events, oldest first."""
+        rows = self._rows("SELECT * FROM events ORDER BY id DESC LIMIT ?", (limit,))
+        return [_event_from_row(r) for r in reversed(rows)]
+
+    def events_since(self, event_id: int, limit: int | None = None) -> list[StoredEvent]:
+        """Events after `event_id`, oldest first (0 for all)."""
+        rows = self._rows("SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?", (event_id, limit or -1))
+        return [_event_from_row(r) for r in rows]
+
+    def prune_events(self, now: datetime) -> int:
+        """Delete events older than 30 days before `now`; return how many went."""
+        with self.transaction():
+            cur = self._conn.execute("DELETE FROM events WHERE at < ?", (_iso(now - EVENT_RETENTION),))
+            return cur.rowcount
+
+    # -- the journal
+
+    def journal_begin(self, session: str, action: str, intent: dict, *, at: datetime | None = None) -> int:
+        """Commit an action's intent before its first effect; returns the entry's id."""
+        with self.transaction():
+            cur = self._conn.execute(
+                "INSERT INTO journal (at, session, action, intent, state) VALUES (?, ?, ?, ?, 'pending')",
+                (_iso(at or _now()), session, action, json.dumps(intent, sort_keys=True)),
+            )
+            return cur.lastrowid
+
+    def journal_finish(
+        self, entry_id: int, state: JournalState, outcome: str, *, at: datetime | None = None
+    ) -> None:
+        if state is JournalState.PENDING:
+            raise ValueError("a journal entry finishes as done or rolled_back")
+        with self.transaction():
+            cur = self._conn.execute(
+                "UPDATE journal SET state = ?, outcome = ?, finished_at = ? WHERE id = ? AND state = 'pending'",
+                (state.value, outcome, _iso(at or _now()), entry_id),
+            )
+            if cur.rowcount != 1:
+                raise StoreError(f"journal entry {entry_id} is not pending")
+
+    def journal_step(self, entry_id: int, step: str, *, at: datetime | None = None, **data) -> None:
+        """Record that a pending action is at `step` (with `data` merged into its intent), before the step's effect."""
+        with self.transaction():
+            rows = self._conn.execute("SELECT intent FROM journal WHERE id = ? AND state = 'pending'", (entry_id,)).fetchall()
+            if not rows:
+                raise StoreError(f"journal entry {entry_id} is not pending")
+            intent = json.loads(rows[0]["intent"])
+            intent.update(data, step=step, step_at=_iso(at or _now()))
+            self._conn.execute("UPDATE journal SET intent = ? WHERE id = ?", (json.dumps(intent, sort_keys=True), entry_id))
+
+    def pending_journal(self) -> list[JournalEntry]:
+        rows = self._rows("SELECT * FROM journal WHERE state = 'pending' ORDER BY id")
+        return [_journal_from_row(r) for r in rows]
+
+    def journal_set_intent(self, entry_id: int, intent: dict) -> None:
+        """Record the step a pending action has reached (its intent) before that step's effect."""
+        with self.transaction():
+            cur = self._conn.execute(
+                "UPDATE journal SET intent = ? WHERE id = ? AND state = 'pending'",
+                (json.dumps(intent, sort_keys=True), entry_id),
+            )
+            if cur.rowcount != 1:
+                raise StoreError(f"journal entry {entry_id} is not pending")
+
+    def journal_entry(self, entry_id: int) -> JournalEntry | None:
+        rows = self._rows("SELECT * FROM journal WHERE id = ?", (entry_id,))
+        return _journal_from_row(rows[0]) if rows else None
+
+    # -- the ledger
+
+    def add_ledger(self, entry: LedgerEntry) -> int:
+        with self.transaction():
+            cur = self._conn.execute(
+                "INSERT INTO ledger (session, at, from_agent, to_agent, head_sha, reason, automatic,"
+                " from_conversation, base_sha, journal_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    entry.session,
+                    _iso(entry.at),
+                    entry.from_agent,
+                    entry.to_agent,
+                    entry.head_sha,
+                    entry.reason,
+                    int(entry.automatic),
+                    entry.from_conversation,
+                    entry.base_sha,
+                    entry.journal_id,
+                ),
+            )
+            return cur.lastrowid
+
+    def ledger_for_journal(self, journal_id: int) -> LedgerEntry | None:
+        rows = self._rows("SELECT * FROM ledger WHERE journal_id = ?", (journal_id,))
+        return _ledger_from_row(rows[0]) if rows else None
+
+    def ledger(self, session: str) -> list[LedgerEntry]:
+        rows = self._rows("SELECT * FROM ledger WHERE session = ? ORDER BY id", (session,))
+        return [_ledger_from_row(r) for r in rows]
+
+    # -- resume history (attempts and backoff per session)
+
+    def resume_history(self, session: str) -> ResumeHistory:
+        rows = self._rows("SELECT * FROM resume_history WHERE session = ?", (session,))
+        if not rows:
+            return ResumeHistory()
+        r = rows[0]
+        return ResumeHistory(
+            episode=r["episode"],
+            attempts=r["attempts"],
+            last_sent_at=_dt(r["last_sent_at"]),
+            backoff_level=r["backoff_level"],
+            relimited_at=_dt(r["relimited_at"]),
+            unconfirmed=bool(r["unconfirmed"]),
+            retry_after=_dt(r["retry_after"]),
+            needs_human=r["needs_human"],
+            first_seen_at=_dt(r["first_seen_at"]),
+            reset_at=_dt(r["reset_at"]),
+        )
+
+    def save_resume_history(self, session: str, history: ResumeHistory) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "INSERT INTO resume_history (session, episode, attempts, last_sent_at, backoff_level, relimited_at,"
+                " unconfirmed, retry_after, needs_human, first_seen_at, reset_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
+                " attempts = excluded.attempts, last_sent_at = excluded.last_sent_at,"
+                " backoff_level = excluded.backoff_level, relimited_at = excluded.relimited_at,"
+                " unconfirmed = excluded.unconfirmed, retry_after = excluded.retry_after,"
+                " needs_human = excluded.needs_human, first_seen_at = excluded.first_seen_at,"
+                " reset_at = excluded.reset_at",
+                (
+                    session,
+                    history.episode,
+                    history.attempts,
+                    _iso(history.last_sent_at),
+                    history.backoff_level,
+                    _iso(history.relimited_at),
+                    int(history.unconfirmed),
+                    _iso(history.retry_after),
+                    history.needs_human,
+                    _iso(history.first_seen_at),
+                    _iso(history.reset_at),
+                ),
+            )
+
+    # -- meta (daemon pid, started_at, version)
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._rows("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0]["value"] if rows else None
+
+
+# --- the single-writer lock -------------------------------------------------
+
+
+class StateLock:
+    """An exclusive flock on `state.lock` beside the database, held while a daemon runs.
+
+    The kernel drops it when the process dies, so a crashed daemon never
+    leaves a stale lock behind. The holder's pid is written into the file
+    for the refusal message.
+    """
+
+    # `is_held` probes with a shared lock for an instant; a daemon starting
+    # in that instant retries instead of refusing.
+    _ATTEMPTS = 20
+    _PAUSE = 0.01
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self._fd: int | None = None
+
+    @classmethod
+    def for_store(cls, db_path: Path | str | None = None) -> StateLock:
+        return cls(lock_path_for(Path(db_path) if db_path is not None else default_path()))
+
+    def acquire(self) -> None:
+        if self._fd is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        for attempt in range(self._ATTEMPTS):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                    os.close(fd)
+                    raise
+                if attempt == self._ATTEMPTS - 1:
+                    os.close(fd)
+                    pid = self.holder_pid(self.path)
+                    who = f"pid {pid}" if pid is not None else "pid unknown"
+                    raise StoreError(f"another afd is already running on {self.path.parent} ({who})") from None
+                time.sleep(self._PAUSE)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        # Closing the descriptor releases the lock; the pid line stays but
+        # means nothing once nobody holds the lock.
+        os.close(fd)
+
+    def __enter__(self) -> StateLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    @staticmethod
+    def is_held(path: Path | str) -> bool:
+        """Whether some process holds the lock (a daemon is running), without taking it."""
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                return True
+            raise
+        finally:
+            os.close(fd)  # also drops the shared lock if it was granted
+        return False
+
+    @staticmethod
+    def holder_pid(path: Path | str) -> int | None:
+        """The pid the last holder wrote; meaningful only while `is_held` is true."""
+        try:
+            text = Path(path).read_text().strip()
+        except OSError:
+            return None
+        return int(text) if text.isdigit() else None
