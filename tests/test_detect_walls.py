@@ -533,3 +533,23 @@ def test_new_output_at_the_bottom_still_changes_the_pane():
     second = capture_rows(claude_pane((), ("● Still working on the next step.",)))
     detections = [plugin.afd_detect(agent="claude", lines=rows, clock=CLOCK, pattern=None) for rows in (first, second)]
     assert not judge("claude", [first, second], detections, spec.chrome, tail_lines=3, stability_polls=2).stable
+
+
+@pytest.mark.parametrize(
+    ("text", "needs_human", "other_model"),
+    [
+        pytest.param("You've reached your Fable limit. Run /usage-credits to continue or switch models with /model.", False, True, id="other-model"),
+        pytest.param("Your org is out of usage · contact your admin", True, False, id="needs-human"),
+    ],
+)
+def test_afd_detect_json_says_what_the_wall_offers(text, needs_human, other_model, xdg_dirs, monkeypatch, capsys, tmp_path):
+    import json
+
+    from afd.cli import main
+
+    monkeypatch.setenv("TZ", "UTC")
+    capture = tmp_path / "1.txt"
+    capture.write_text(claude_screen(text, 100))
+    assert main(["detect", "--agent", "claude", "--now", "2026-12-01T22:18:32Z", "--json", str(capture), str(capture)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["limited"], result["needs_human"], result["offers_other_model"]) == (True, needs_human, other_model)
