@@ -545,7 +545,7 @@ def test_new_output_at_the_bottom_still_changes_the_pane():
 def test_afd_detect_json_says_what_the_wall_offers(text, needs_human, other_model, xdg_dirs, monkeypatch, capsys, tmp_path):
     import json
 
-    from afd.cli import main
+    from afd.cli.main import main
 
     monkeypatch.setenv("TZ", "UTC")
     capture = tmp_path / "1.txt"
