@@ -141,7 +141,7 @@ _HEADS = (
         "claude.auto-continue",
         re.compile(r"Usage limit reached(?: again)?\s*·\s*(?:continuing|set to continue) automatically\b", re.I),
     ),
-    ("claude.hit-limit", re.compile(r"You(?:'ve| have) hit your (?:[\w-]+ ){0,2}?limit\b", re.I)),
+    ("claude.plan", re.compile(r"You(?:'ve| have) hit your (?:[\w-]+ ){0,2}?limit\b", re.I)),
     ("claude.extra-usage", re.compile(r"You(?:'re| are) out of extra usage\b", re.I)),
     (
         "claude.limit-reached",
@@ -157,11 +157,11 @@ _HEADS = (
 _SENTENCE_KINDS = ("claude.spend-cap", "claude.billing", "claude.extra-usage")
 # The first words of a head, so a banner wrapped inside its head is still tried.
 _HEAD_START = re.compile(
-    r"^(?:\*\*)?(?:API Error:?\s*(?:\d{3}\s+)?)?(?:You(?:'ve| have)? (?:hit|exceeded|used up|run out)|You(?:'ve| have)? reached your|"
+    r"^(?:\*\*)?(?:API Error:?\s*(?:\d{3}\s+)?(?:Request rejected \(\d{3}\)\s*·\s*)?)?(?:You(?:'ve| have)? (?:hit|exceeded|used up|run out)|You(?:'ve| have)? reached your|"
     r"You(?:'re| are)? (?:all )?out|Claude(?: AI)? usage|Claude stopped|Usage limit|Usage allocation|Usage (?:is|has)|Access (?:is|has)|Usage credits|Extra usage|Your|Spend|"
     r"Add funds|API Error: (?:You|Your|Credit)|Credit balance|\d+-hour|Session|Opus|Sonnet|Weekly|Daily|Monthly|"
-    r"Limit reached|Third-party|This service|Lower-priority|Failed to authenticate|"
-    r"(?:Claude\s+)?(?:Fable|Haiku|Mythos)|(?-i:[A-Z][a-z]+)\s+\d+(?:\.\d+)?\s+(?:now\s+)?(?:requires|needs))\b",
+    r"Limit reached|Third-party|This service|Lower-priority|Failed to authenticate|Request rejected \(\d{3}\)\s*·?\s*$(?#a gateway's words on the next row)|"
+    r"(?:Claude\s+)?(?:Fable|Haiku|Mythos)|(?-i:[A-Z][a-z]+)\s+\d+(?:\.\d+)?\s+(?:now\s+)?(?:requires|needs))(?:\b|(?<=·)$)",
     re.I,
 )
 _LEGACY_LINK = " Your limit will reset at "
@@ -192,7 +192,7 @@ class _Reading:
     zone_open: bool  # "(America/Bog" — a parenthesis the wrap has not closed yet
     complete: bool  # the sentence visibly ended, so no further row belongs to it
     # The facts `afd.model.person_must_act` decides by (see `Detection`).
-    reset_unstated: bool = False  # a plan window: it lifts by itself, said when or not
+    reset_unstated: bool = False  # it names a reset it does not time ("resets soon", a clause cut off)
     offers_other_model: bool = False
     # A wall read by its sentence (`_read_wall`): its clauses may go on in
     # the next row until the sentence visibly ends.
@@ -292,19 +292,27 @@ def _read(text: str, clock: Clock, zone_default: str | None = None) -> _Reading 
     if _NOTICE.search(text):
         return None
     reading = _read_window(text, clock, zone_default)
-    if reading is None or (reading.kind == "claude.hit-limit" and reading.reset_at is None and not reading.zone_open):
-        # No window reading, or one whose clauses may still say who lifts it
-        # ("· contact your admin", "· raise it at …"): read it as a sentence.
-        return _read_wall(text, clock) or reading
-    # A plan window lifts by itself; but "your Opus limit" is a model's
-    # window, and "· contact your admin to increase it" a cap an admin lifts.
-    kind, window = reading.kind, True
-    if kind == "claude.hit-limit":
+    if reading is None:
+        return _read_wall(text, clock)
+    if reading.kind == "claude.plan" and reading.reset_at is None and not reading.zone_open:
+        # Its clauses may still say who lifts it ("· contact your admin",
+        # "· raise it at …"): read it as a sentence when it reads as one.
+        wall = _read_wall(text, clock)
+        if wall is not None:
+            return wall
+    # "your Opus limit" is a model's window, "· contact your admin to
+    # increase it" a cap an admin lifts, "your fast limit" no wall at all.
+    kind = reading.kind
+    if kind == "claude.plan":
         head = _HEAD_NOUN.match(text)
-        kind = _classify(head["np"] if head else "", text) or kind
-        window = kind in _WINDOW_KINDS
+        kind = _classify(head["np"] if head else "", text)
+        if kind is None:
+            return None  # "You've hit your fast limit": fast mode pauses, requests go on
+        if _OUT_OF_CREDITS.search(text):
+            kind = "claude.extra-usage"  # the window, and no usage credits to go on with
+
     return replace(
-        reading, kind=kind, reset_unstated=window, offers_other_model=bool(_OTHER_MODEL.search(text))
+        reading, kind=kind, reset_unstated=_names_reset(text), offers_other_model=bool(_OTHER_MODEL.search(text))
     )
 
 
@@ -333,8 +341,6 @@ _WALL_HEADS = tuple(
     for head in (
         # You've hit / reached your <np> limit | budget | cap
         rf"You(?:'ve| have)\s+(?:hit|reached|exceeded|used up|run out of)\s+(?:your|the)\s+{_NP}{_NOUN}\b",
-        # Lower-priority mode ended · you have reached your weekly usage limit
-        rf"Lower-priority mode ended\s*·\s*you(?:'ve| have)\s+reached\s+your\s+{_NP}{_NOUN}\b",
         # You're out of usage credits | extra usage | credits
         rf"You(?:'re| are)\s+(?:all\s+)?out of\s+(?P<np>{_OUT_OF})\b",
         # Your org is out of usage; Your organization is out of usage credits
@@ -343,45 +349,58 @@ _WALL_HEADS = tuple(
         rf"(?:Your|The)\s+{_NP}{_NOUN}\s+(?:is|has been|was|have been)\s+(?:reached|exceeded|hit|used up|exhausted)\b",
         # Your organization has reached its monthly spend limit
         rf"(?:Your|The)\s+{_OWNER}\s+(?:has|have)\s+(?:hit|reached|exceeded|used up)\s+(?:its|their|the)\s+{_NP}{_NOUN}\b",
-        # spend limit reached; Limit reached – contact an admin
-        rf"{_NP}(?:limit|budget|cap|quota)\s+(?:reached|exceeded)\b",
+        # spend limit reached; Limit reached – contact an admin ("Usage limit
+        # reached" alone is Claude's own status row beside a wall, never the wall)
+        rf"(?!Usage limit reached)(?!Usage limit (?:again|reset))(?:API\s+Error:\s*)?{_NP}(?:limit|budget|cap|quota)\s+(?:reached|exceeded)\b",
         # Usage is paused for your organization
         rf"(?P<np>(?:Usage|Access)\s+(?:is|has been)\s+(?:paused|disabled|suspended|stopped|blocked|turned off)\s+for\s+(?:your|this)\s+{_OWNER})\b",
         # This service is disabled for your org
         rf"(?P<np>This service)\s+is\s+(?:disabled|paused|turned off)\s+for\s+(?:your|this)\s+{_OWNER}\b",
         # Your seat type doesn't include usage credits | usage | extra usage
         rf"Your\s+(?P<np>seat(?: type)?)\s+(?:doesn't|does not)\s+include\s+{_OUT_OF}\b",
-        # Opus 5 requires usage credits; Fable needs usage credits, which your admin manages
-        rf"(?:Claude stopped here because\s+)?(?P<np>{_MODEL})\s+(?:now\s+)?(?:requires|needs)\s+(?:usage credits|extra usage)\b"
-        r"(?:,\s*which\b[^.·]{0,60})?",
+        # Opus 5 requires usage credits ("needs usage credits, which …" is the
+        # consent dialog's description of its "Not now" choice, not a wall)
+        rf"(?:Claude stopped here because\s+)?(?P<np>{_MODEL})\s+(?:now\s+)?requires\s+(?:usage credits|extra usage)\b",
         # Extra usage is required for long context
         r"(?P<np>Extra usage|Usage credits)\s+(?:is|are)\s+(?:required|needed)\b(?:\s+for\s+[\w -]{1,30}?(?=\s*[.·]|$))?",
         # Third-party apps now draw from your extra usage
         r"(?P<np>Third-party apps) now draw from your extra usage\b(?:,[^.·]{0,80})?",
-        # Failed to authenticate … doesn't have enough credit
-        r"(?P<np>Failed to authenticate\b)[^·]{0,200}?\b(?:doesn't|does not) have enough credit\b",
+        # Failed to authenticate: your claude.ai login expired … doesn't have enough credit
+        r"(?P<np>Failed to authenticate|your claude\.ai login expired)\b.{0,240}?\b(?:doesn't|does not) have enough credit\b",
     )
 )
 # An API error's lead-in: the wall it carries is read as the sentence it is.
-_API_LEAD = re.compile(r"(?:API\s+Error:?\s*)(?:\d{3}\s+)?(?!\{)", re.I)
+# A gateway's own message comes after the CLI's "Request rejected (429) ·".
+_API_LEAD = re.compile(r"(?:API\s+Error:?\s*)(?:\d{3}\s+)?(?:Request rejected \(\d{3}\)\s*·\s*)?(?!\{)", re.I)
 _MARKDOWN = re.compile(r"\*\*")
 # What the head's words say the wall is. A noun that names no usage wall
 # ("rate limit", "context limit") is no wall at all.
 _NOT_USAGE = re.compile(
     r"\b(?:rate|context|tokens?|output|input|retry|retries|request|requests|length|size|file|turn|tool|time|timeout|"
-    r"character|message|recursion|memory|disk|storage)\b",
+    r"character|message|recursion|memory|disk|storage|fast)\b",
     re.I,
 )
+# Tried in order: the first family whose words the noun phrase holds.
 _FAMILY_WORDS = (
     ("claude.extra-usage", re.compile(r"\bextra usage\b|\bThird-party\b", re.I)),
-    ("claude.spend-cap", re.compile(r"\bspend(?:ing)?\b", re.I)),
-    ("claude.org-cap", re.compile(rf"\b{_OWNER}\b|\bindividual\b|\bpooled\b|\borg's\b", re.I)),
-    ("claude.admin-cap", re.compile(r"\bseat\b|\bservice\b", re.I)),
+    # A member's own allowance, set by an admin.
+    ("claude.admin-cap", re.compile(r"\ballocation\b|\$0\b|\bseat\b|\bservice\b|\bindividual\b", re.I)),
+    ("claude.org-cap", re.compile(r"\b(?:org|organi[sz]ation|team|group|workspace|enterprise|company|pooled)(?:'s)?\b", re.I)),
+    # A channel's limit is a spend limit its managers set, whether it says spend or usage.
+    ("claude.spend-cap", re.compile(r"\bspend(?:ing)?\b|\bchannel(?:'s)?\b", re.I)),
     ("claude.model-cap", re.compile(rf"^(?:Claude stopped here because\s+)?{_MODEL}\s*$", re.I)),
-    ("claude.billing", re.compile(r"\bauthenticate\b", re.I)),
-    ("claude.credits", re.compile(r"\bcredits?\b|\bfunds\b", re.I)),
+    ("claude.billing", re.compile(r"\bauthenticate\b|\blogin expired\b|\bcredit balance\b", re.I)),
+    # Usage credits are what Claude Code calls extra usage now.
+    ("claude.extra-usage", re.compile(r"\bcredits?\b|\bfunds\b", re.I)),
 )
-_WINDOW_KINDS = ("claude.hit-limit", "claude.model-cap")
+# A wall that says it resets, though no time could be read from it ("resets
+# soon", "resets next week", a clause the pane cut off), lifts by itself.
+_NAMES_RESET = re.compile(r"\bresets?\b|\breset at\b|\bcontinu\w* automatically\b|\btry again later\b", re.I)
+
+
+def _names_reset(text: str) -> bool:
+    return _NAMES_RESET.search(text) is not None
+_OUT_OF_CREDITS = re.compile(r"·\s*out of (?:usage\s+credits|extra\s+usage)\b", re.I)
 _HEAD_NOUN = re.compile(rf"You(?:'ve| have)\s+hit\s+your\s+{_NP}limit\b", re.I)
 _ADMIN_REMEDY = re.compile(r"\b(?:contact|ask|request\b.{0,20}?from)\s+(?:your|an|the)\s+(?:\w+\s+)?(?:admin|administrator|owner)", re.I)
 _OTHER_MODEL = re.compile(
@@ -392,7 +411,14 @@ _OTHER_MODEL = re.compile(
 # Notices the agent goes on working after ("Opus limit reached, now using
 # Sonnet", "now using usage credits"), and the throttle that says it is not one.
 # "Usage limit reached · wrapping up" says Claude is still finishing its step.
-_NOTICE = re.compile(r"\bnow\s*using|\bnot your usage limit\b|\bswitched to\b|wrap(?:ping)?[- ]?up\b", re.I)
+# "See Usage in Settings" ends the usage-credits consent dialog's description
+# of a choice, and "raise it below" the /usage-credits panel's status line:
+# text the user opened, not a wall.
+_NOTICE = re.compile(
+    r"\bnow\s*using|\bnot your usage limit\b|\bswitched to\b|wrap(?:ping)?[- ]?up\b|\bSee Usage in Settings\b"
+    r"|\b(?:raise|buy|add) (?:it|more) below\b",
+    re.I,
+)
 # Right after the head: the end, a clause mark, or a sentence's end.
 _WALL_BOUNDARY = re.compile(r"^(?:\s*$|\s*[·•|–—:;]|\s*[.!?](?:\s|$)|\s+for (?:this|the) (?:week|month|day|period|billing period)\b)", re.I)
 _CLAUSES = re.compile(r"\s*[·•|–—]\s*|(?<=[.!?])\s+")
@@ -405,6 +431,7 @@ _REMEDY = re.compile(
 )
 _RESET_IN_CLAUSE = re.compile(r"(?:^|\s)resets?(?:\s+(?:at|on))?\s+(?P<when>\S.*)$", re.I | re.S)
 _ENDED = re.compile(r"[.!?)]\s*$")
+_SUBJECT = re.compile(r"(?:You|Your|The|This|Usage|Access|Claude|Extra|Third)\b|\S+\s+(?:\d+(?:\.\d+)?\s+)?(?:now\s+)?requires\b", re.I)
 _GLUED_RESET = re.compile(r"\bresets?(?=\d|(?-i:[A-Z]))", re.I)
 
 
@@ -414,24 +441,34 @@ def _classify(np: str, text: str) -> str | None:
         return None
     # A noun no family claims ("your limit", "Budget limit reached", a model
     # this module does not know yet) is a plan window, unless an admin lifts it.
-    kind = next((k for k, words in _FAMILY_WORDS if words.search(np)), None) or "claude.hit-limit"
-    if kind == "claude.hit-limit" and _ADMIN_REMEDY.search(text):
+    kind = next((k for k, words in _FAMILY_WORDS if words.search(np)), None) or "claude.plan"
+    if kind == "claude.plan" and _ADMIN_REMEDY.search(text):
         kind = "claude.admin-cap"  # "You've hit your usage limit · contact your admin to increase it"
     return kind
 
 
+def _family(kind: str, np: str, text: str, subject: bool) -> str:
+    """The family once the whole wall is read: what its clauses add to its noun."""
+    if kind == "claude.spend-cap" and not subject:
+        return "claude.org-cap"  # "spend limit reached": a gateway's words for the organisation's cap
+    if kind == "claude.extra-usage" and _OTHER_MODEL.search(text) and not re.search(r"\bextra usage\b", np, re.I):
+        return "claude.model-cap"  # out of credits for this model: another model goes on
+    return kind
+
+
 def _wall_head(body: str):
-    """(kind, match) of the wall head ``body`` starts with, or None."""
+    """(kind, match, noun phrase) of the wall head ``body`` starts with, or None."""
     for kind, head in _HEADS:
         if kind in _SENTENCE_KINDS and (m := head.match(body)):
-            return kind, m
+            np = m.group()
+            return (_classify(np, body) if kind == "claude.spend-cap" else kind), m, np
     for head in _WALL_HEADS:
         m = head.match(body)
         if m is None:
             continue
         np = m.groupdict().get("np") or ""
         kind = _classify(np, body)
-        return (kind, m) if kind else None
+        return (kind, m, np) if kind else None
     return None
 
 
@@ -444,7 +481,8 @@ def _read_wall(text: str, clock: Clock) -> _Reading | None:
     found = _wall_head(body)
     if found is None:
         return None
-    kind, m = found
+    kind, m, np = found
+    kind = _family(kind, np, body, subject=bool(_SUBJECT.match(body)))
     rest = body[m.end() :]
     if not _WALL_BOUNDARY.match(rest):
         return None  # "… is set to $0 in the fixture": a sentence that quotes a wall
@@ -466,7 +504,6 @@ def _read_wall(text: str, clock: Clock) -> _Reading | None:
             if read is None:
                 return None  # "resets 11pm (UTC), so I'll wait": prose around a quoted wall
             reset_at, zone, zone_open = read.reset_at, read.zone, read.zone_open
-    window = kind in _WINDOW_KINDS and bool(re.search(rf"\b{_NOUN}\b", m.group(), re.I)) and not _ADMIN_REMEDY.search(body)
     return _Reading(
         kind,
         text,
@@ -474,7 +511,7 @@ def _read_wall(text: str, clock: Clock) -> _Reading | None:
         zone,
         zone_open,
         complete=not zone_open and bool(_ENDED.search(text)),
-        reset_unstated=window,
+        reset_unstated=_names_reset(body),
         offers_other_model=bool(_OTHER_MODEL.search(body)),
         open_ended=True,
     )
@@ -531,7 +568,7 @@ _LIMIT_RESET = re.compile(r"Usage limit reset\b", re.I)
 _TYPED = re.compile(r"^\s*(?:│\s*)?[>❯]\s")
 _UNNAMED = re.compile(r"[(][?]P<\w+>")  # one alternation of every head cannot repeat a group name
 _HEADS_ANY = re.compile(
-    r"(?:\*\*)?(?:API\s+Error:?\s*(?:\d{3}\s+)?)?(?:"
+    r"(?:\*\*)?(?:API\s+Error:?\s*(?:\d{3}\s+)?(?:Request rejected \(\d{3}\)\s*·\s*)?)?(?:"
     + "|".join("(?:" + _UNNAMED.sub("(?:", head.pattern) + ")" for head in (*(h for _, h in _HEADS), *_WALL_HEADS))
     + ")",
     re.I,
@@ -735,12 +772,17 @@ def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] 
             break
         zone_open = reading is not None and reading.zone_open
         more = _continuation(lines[j], at_margin, zone_open)
+        if more is None and reading is not None and reading.open_ended and not reading.complete and lines[j][:1].isspace() \
+                and re.match(r"\s*/(?!/)", lines[j]):
+            more = lines[j].strip()  # the sentence wrapped before a /command it names ("… or" / "/model to switch models.")
         if more is None and _URL_TAIL.search(text) and lines[j][:1].isspace() and lines[j].lstrip().startswith("/"):
             more = lines[j].strip()  # a URL cut at the pane's edge, not a /command hint
         if more is None:
             break
         spaced, glued = reader(text + " " + more, clock, zone), reader(text + more, clock, zone)
         joins = [glued, spaced] if zone_open else [spaced, glued]  # zone names hold no spaces
+        if reading is not None and reading.open_ended and _NOTICE.search(f"{text} {more}"):
+            return None  # the rest of the row makes it a notice ("… See Usage in / Settings")
         if reading is not None and reading.open_ended:
             # A wall read by its sentence runs over every row of its message;
             # a row that turns it into prose ("…limit before, so I will…")
@@ -970,8 +1012,16 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
         earlier = Clock(clock.now - timedelta(days=1), clock.local_zone)
         _, _, reading, auto = _lowest_block(lines, fenced, continuing, earlier, pattern) or found
     reset_at = reading.reset_at if reading.reset_at is not None else (auto.reset_at if auto else None)
-    # The offer of another model may stand in a hint row of the block ("/model to switch models.").
-    other_model = reading.offers_other_model or any(_OTHER_MODEL.search(row) for row in lines[start : last + 1])
+    # The offer of another model may stand in a hint row of the block ("/model
+    # to switch models."), a clause in a row the reading stopped before.
+    tail = next((j for j in range(last + 1, len(lines)) if not lines[j].strip() or _ROW.match(lines[j])["markers"]), len(lines))
+    block_text = " ".join(" ".join(row.split()) for row in lines[start:tail])
+    other_model = reading.offers_other_model or bool(_OTHER_MODEL.search(block_text))
+    kind = "claude.plan" if reading.kind == "claude.auto-continue" else reading.kind
+    if kind == "claude.plan" and _OUT_OF_CREDITS.search(block_text):
+        kind = "claude.extra-usage"
+    elif kind == "claude.extra-usage" and other_model and not re.search(r"\bextra usage\b", reading.text, re.I):
+        kind = "claude.model-cap"  # out of credits for this model: another model goes on
     if reset_at is None and chrome_row is not None:
         # Some admin walls name no time, yet Claude arms its own
         # auto-continue: the footer below the composer is chrome for the
@@ -982,7 +1032,7 @@ def afd_detect(agent: str, lines: list[str], clock: Clock, pattern: re.Pattern[s
         first_row=_block_start(lines, start),
         last_row=last,
         reset_at=reset_at,
-        kind=reading.kind,
+        kind=kind,  # the auto-continue row is the plan wall's own message row
         banner=reading.text,
         chrome_row=chrome_row,
         reset_unstated=reading.reset_unstated,

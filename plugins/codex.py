@@ -51,6 +51,8 @@ _KIND_HEADS = (
         r"Quota exceeded\b|To use Codex with your ChatGPT plan\b"
         r"|Usage limit reached\.\s*You(?:'ve| have) reached your usage limit\b|Your included usage is exhausted\b",
     ),
+    # A model's own limit: "You've hit your usage limit for gpt-5.3-codex-spark."
+    ("codex.model-cap", r"You(?:'ve| have) (?:hit|reached) your usage limit for\b"),
     ("codex.usage-limit", r"You(?:'ve| have) (?:hit|reached) your usage limit\b"),
 )
 _BANNER = re.compile(
@@ -154,13 +156,15 @@ def find_banner(lines: list[str], clock: Clock, pattern: re.Pattern[str] | None 
     text, reset_at = _read_block(body[first : last + 1], clock)
     kind = f"{AGENT}.pattern" if pattern is not None else _kind_of(probe[first])
     last = modal_end(body, last, _MODAL_OPTION, _MODAL_OTHER) or last
-    # The plan's usage window lifts by itself ("or try again later"); a cap
-    # or billing wall that names a reset lifts then, one that names none
-    # waits for a person (`afd.model.person_must_act`).
-    window = kind in (f"{AGENT}.usage-limit", f"{AGENT}.pattern")
+    # A wall that names a reset lifts then; "or try again later" names one
+    # without its time; a wall that names none waits for a person
+    # (`afd.model.person_must_act`). A user's pattern stands for their plan's
+    # wall and is waited out as before.
+    squashed = re.sub(r"\s+", "", text).lower()
+    unstated = kind == f"{AGENT}.pattern" or "tryagain" in squashed
     return Detection(
         AGENT, first, last, reset_at, kind, text, chrome_row,
-        reset_unstated=window, offers_other_model=bool(_OTHER_MODEL.search(re.sub(r"\s+", "", text))),
+        reset_unstated=unstated, offers_other_model=bool(_OTHER_MODEL.search(squashed)),
     )
 
 

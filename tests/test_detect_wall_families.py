@@ -84,24 +84,23 @@ CLAUDE_WALLS = [
      "claude.spend-cap", "2026-12-02T07:40:00Z", False, False),
     ("You've hit your monthly spend limit.", "claude.spend-cap", None, True, False),
     ("You've hit your monthly spend limit · /usage-credits to raise it", "claude.spend-cap", None, True, False),
-    ("You've hit your monthly spend limit. See Usage in Settings", "claude.spend-cap", None, True, False),
     ("You've hit your monthly spend limit. Run /usage-credits to manage your limit and keep using Opus 4.5 or switch "
      "models to continue this chat.", "claude.spend-cap", None, False, True),
     ("You've hit your monthly spend limit. /model to switch models.", "claude.spend-cap", None, False, True),
     ("You've hit your individual spend limit · ask your admin for a higher limit · your 5-hour limit resets 9:42pm (UTC)",
-     "claude.spend-cap", "2026-12-02T21:42:00Z", False, False),
-    (f"You've hit your org's monthly spend limit · ask your admin to raise it at {ADMIN_URL}", "claude.spend-cap", None, True, False),
+     "claude.admin-cap", "2026-12-02T21:42:00Z", False, False),
+    (f"You've hit your org's monthly spend limit · ask your admin to raise it at {ADMIN_URL}", "claude.org-cap", None, True, False),
     (f"You've hit your org's monthly spend limit · ask your admin to raise it at {ADMIN_URL} · your weekly limit resets "
-     "Dec 4, 6:48pm (UTC)", "claude.spend-cap", "2026-12-04T18:48:00Z", False, False),
-    ("You've hit your org's monthly spend limit · manage it in admin settings on the web", "claude.spend-cap", None, True, False),
+     "Dec 4, 6:48pm (UTC)", "claude.org-cap", "2026-12-04T18:48:00Z", False, False),
+    ("You've hit your org's monthly spend limit · manage it in admin settings on the web", "claude.org-cap", None, True, False),
     ("You've hit your channel's monthly spend limit · an org owner or channel manager can raise it in the channel's Claude settings",
      "claude.spend-cap", None, True, False),
     # organisation and team caps
     ("You've hit your org's monthly usage limit", "claude.org-cap", None, True, False),
     ("You've hit your org's monthly usage limit · resets Dec 15, 12am (UTC)", "claude.org-cap", "2026-12-15T00:00:00Z", False, False),
-    ("You've hit your individual usage limit · resets Dec 7, 12am (UTC)", "claude.org-cap", "2026-12-07T00:00:00Z", False, False),
+    ("You've hit your individual usage limit · resets Dec 7, 12am (UTC)", "claude.admin-cap", "2026-12-07T00:00:00Z", False, False),
     ("You've hit your channel's monthly usage limit · an org owner or channel manager can raise it in the channel's Claude "
-     "settings · resets Dec 7, 12am (UTC)", "claude.org-cap", "2026-12-07T00:00:00Z", False, False),
+     "settings · resets Dec 7, 12am (UTC)", "claude.spend-cap", "2026-12-07T00:00:00Z", False, False),
     ("Your org is out of usage · contact your admin", "claude.org-cap", None, True, False),
     ("Your org is out of usage · add funds to continue", "claude.org-cap", None, True, False),
     ("Usage is paused for your organization. For help, please contact support.", "claude.org-cap", None, True, False),
@@ -120,14 +119,17 @@ CLAUDE_WALLS = [
     ("Your seat type doesn't include usage credits", "claude.admin-cap", None, True, False),
     ("Your seat type doesn't include usage", "claude.admin-cap", None, True, False),
     ("This service is disabled for your org", "claude.admin-cap", None, True, False),
-    ("Your usage allocation has been disabled by your admin · ask your admin for a higher limit", "claude.spend-cap", None, True, False),
-    ("Your group's usage limit is set to $0 · ask your admin for a higher limit", "claude.spend-cap", None, True, False),
-    # gateway caps, printed as the gateway words them
+    ("Your usage allocation has been disabled by your admin · ask your admin for a higher limit", "claude.admin-cap", None, True, False),
+    ("Your group's usage limit is set to $0 · ask your admin for a higher limit", "claude.admin-cap", None, True, False),
+    # gateway caps (the organisation's), printed as the gateway words them
     ("spend limit reached · resets Dec 9 · request an increase at https://go.corp.example.com/claude-limits",
-     "claude.spend-cap", "2026-12-09T00:00:00Z", False, False),
-    ("spend limit reached", "claude.spend-cap", None, True, False),
+     "claude.org-cap", "2026-12-09T00:00:00Z", False, False),
+    ("spend limit reached", "claude.org-cap", None, True, False),
     ("API Error: spend limit reached · resets Aug 8 · request an increase at https://llm-gw.example.org/quota",
-     "claude.spend-cap", "2027-08-08T00:00:00Z", False, False),
+     "claude.org-cap", "2027-08-08T00:00:00Z", False, False),
+    ("API Error: Request rejected (429) · spend limit reached · resets Dec 9 · request an increase at https://go.corp.example.com/x",
+     "claude.org-cap", "2026-12-09T00:00:00Z", False, False),
+    ("API Error: Request rejected (429) · spend limit reached", "claude.org-cap", None, True, False),
     # extra usage, also inside an API error's JSON
     ("You're out of extra usage · resets 5pm (America/Los_Angeles)", "claude.extra-usage", "2026-12-02T01:00:00Z", False, False),
     ("You're out of extra usage", "claude.extra-usage", None, True, False),
@@ -144,36 +146,33 @@ CLAUDE_WALLS = [
      "claude.billing", None, True, False),
     ("Failed to authenticate: your claude.ai login expired. Claude Code tried ANTHROPIC_API_KEY instead, but it doesn't have enough "
      "credit. Run `claude auth login` to sign in again, or add funds: https://platform.claude.com/settings/billing", "claude.billing", None, True, False),
-    ("You're out of usage credits", "claude.credits", None, True, False),
-    ("You're out of usage credits · resets 9:42pm (UTC)", "claude.credits", "2026-12-02T21:42:00Z", False, False),
-    ("You're out of usage credits · resets 9:42pm (UTC) · progress saved", "claude.credits", "2026-12-02T21:42:00Z", False, False),
-    ("You're out of usage credits · /usage-credits to buy more", "claude.credits", None, True, False),
-    ("You're out of usage credits. Run /usage-credits to keep using Opus 4.5 or /model to switch models.", "claude.credits", None, False, True),
-    ("You're out of usage credits. Switch to another model to continue.", "claude.credits", None, False, True),
-    ("You're out of usage credits. See Usage in Settings", "claude.credits", None, True, False),
-    ("Usage credits are required for long context", "claude.credits", None, True, False),
+    ("You're out of usage credits", "claude.extra-usage", None, True, False),
+    ("You're out of usage credits · resets 9:42pm (UTC)", "claude.extra-usage", "2026-12-02T21:42:00Z", False, False),
+    ("You're out of usage credits · resets 9:42pm (UTC) · progress saved", "claude.extra-usage", "2026-12-02T21:42:00Z", False, False),
+    ("You're out of usage credits · /usage-credits to buy more", "claude.extra-usage", None, True, False),
+    ("You're out of usage credits. Run /usage-credits to keep using Opus 4.5 or /model to switch models.", "claude.model-cap", None, False, True),
+    ("You're out of usage credits. Switch to another model to continue.", "claude.model-cap", None, False, True),
+    ("Usage credits are required for long context", "claude.extra-usage", None, True, False),
     # model caps
     ("You've hit your Opus limit · resets 12pm (UTC)", "claude.model-cap", "2026-12-02T12:00:00Z", False, False),
     ("You've hit your Fable limit · resets 9:42pm (UTC). Run /usage-credits to continue or switch models with /model.",
      "claude.model-cap", "2026-12-02T21:42:00Z", False, True),
     ("You've reached your Fable limit. Run /usage-credits to continue or switch models with /model.", "claude.model-cap", None, False, True),
     ("You've reached your Sonnet limit for this week. Switch models?", "claude.model-cap", None, False, True),
-    ("You've reached your Fable limit", "claude.model-cap", None, False, False),  # a model's window: it lifts by itself
+    ("You've reached your Fable limit", "claude.model-cap", None, True, False),  # names no reset, offers no model
     ("Opus 5 requires usage credits. Run /usage-credits to continue or switch models with /model.", "claude.model-cap", None, False, True),
     ("Fable 5 requires usage credits", "claude.model-cap", None, True, False),
     ("Sonnet 4.5 requires usage credits. Switch models to continue.", "claude.model-cap", None, False, True),
-    ("Opus 5 needs usage credits, which your admin manages", "claude.model-cap", None, True, False),
     ("Claude stopped here because Opus 5 now requires usage credits. To keep this agent going, switch models or continue with "
      "usage credits.", "claude.model-cap", None, False, True),
     # plan windows, dated, legacy zones, a bare trailing "·"
-    ("You've hit your weekly limit · resets May 2, 2pm (Asia/Jerusalem)", "claude.hit-limit", "2027-05-02T11:00:00Z", False, False),
-    ("You've hit your 5-hour limit · resets Dec 7, 12am (UTC)", "claude.hit-limit", "2026-12-07T00:00:00Z", False, False),
-    ("You've hit your 5-hour limit · resets 3pm (America/Cordoba)", "claude.hit-limit", "2026-12-02T18:00:00Z", False, False),
-    ("You've hit your 5-hour limit · resets 3pm (America/Cordoba) ·", "claude.hit-limit", "2026-12-02T18:00:00Z", False, False),
+    ("You've hit your weekly limit · resets May 2, 2pm (Asia/Jerusalem)", "claude.plan", "2027-05-02T11:00:00Z", False, False),
+    ("You've hit your 5-hour limit · resets Dec 7, 12am (UTC)", "claude.plan", "2026-12-07T00:00:00Z", False, False),
+    ("You've hit your 5-hour limit · resets 3pm (America/Cordoba)", "claude.plan", "2026-12-02T18:00:00Z", False, False),
+    ("You've hit your 5-hour limit · resets 3pm (America/Cordoba) ·", "claude.plan", "2026-12-02T18:00:00Z", False, False),
     ("You've hit your org's monthly usage limit ·", "claude.org-cap", None, True, False),
-    ("You've hit your session limit", "claude.hit-limit", None, False, False),
-    ("You've hit your fast limit · resets in 2h 5m", "claude.hit-limit", "2026-12-02T00:23:32Z", False, False),
-    ("Lower-priority mode ended · you have reached your weekly usage limit", "claude.hit-limit", None, False, False),
+    ("You've hit your session limit", "claude.plan", None, True, False),  # names no reset: the one rule
+    ("You've hit your session limit · resets soon", "claude.plan", None, False, False),  # names one, not when
     # reworded the way a later release may put them
     ("You've reached your organization's monthly usage limit · resets Dec 15, 12am (UTC)", "claude.org-cap", "2026-12-15T00:00:00Z", False, False),
     ("Your team has run out of usage credits. Ask your admin to add more.", "claude.org-cap", None, True, False),
@@ -181,13 +180,13 @@ CLAUDE_WALLS = [
     ("You've used up your monthly spend limit · raise it at claude.ai/settings/usage", "claude.spend-cap", None, True, False),
     ("Usage has been suspended for your team. Contact support.", "claude.org-cap", None, True, False),
     ("monthly spend limit reached · resets Jan 1 · request an increase at https://llm-gw.example.org/quota",
-     "claude.spend-cap", "2027-01-01T00:00:00Z", False, False),
+     "claude.org-cap", "2027-01-01T00:00:00Z", False, False),
     ("Budget limit reached – contact an admin to keep working", "claude.admin-cap", None, True, False),
     ("You have hit your Opus 5 limit · resets Dec 4, 6:48pm (UTC)", "claude.model-cap", "2026-12-04T18:48:00Z", False, False),
     ("You are out of extra usage — add more at claude.ai/settings/usage", "claude.extra-usage", None, True, False),
     ("Sonnet 5 now requires usage credits · switch models with /model", "claude.model-cap", None, False, True),
     ("Your organisation has reached its monthly spend limit · ask your admin to raise it · resets Jan 1, 12am (UTC)",
-     "claude.spend-cap", "2027-01-01T00:00:00Z", False, False),
+     "claude.org-cap", "2027-01-01T00:00:00Z", False, False),
     ("You've exceeded your team's shared budget. Ask your admin to raise it.", "claude.org-cap", None, True, False),
 ]
 
@@ -241,7 +240,7 @@ MENU = """\
 def test_the_rate_limit_menu_with_its_new_options_is_part_of_the_wall(menu):
     wall = "\n".join(claude_rows("You've hit your weekly limit · resets Dec 4, 6:48pm (UTC)", 100))
     screen = f"❯ next task\n{wall}\n\n{menu}\n"
-    assert answer("claude", screen) == ("claude.hit-limit", "2026-12-04T18:48:00Z", False, False)
+    assert answer("claude", screen) == ("claude.plan", "2026-12-04T18:48:00Z", False, False)
 
 
 def test_request_sent_to_the_admin_stays_in_the_episode():
@@ -286,6 +285,17 @@ CLAUDE_NOT_WALLS = [
     "Usage limit reached · wrapping up",
     "Fast limit reached, fast mode paused · resets in 2h 5m",
     "spend limit unavailable",
+    "You've hit your fast limit · resets in 2h 5m",
+    "Lower-priority mode ended · you have reached your weekly usage limit",
+    "Opus 5 needs usage credits, which your admin manages",
+    "You've hit your monthly spend limit. See Usage in Settings",
+    "You're out of usage credits. See Usage in Settings",
+    "You've hit your monthly limit — raise it below, or it resets next month.",
+    "Usage limit reached",
+    "Fast mode disabled · Out of usage credits",
+    "Goal paused · usage is paused for your organization",
+    "Compaction unavailable: model policy only allows Fable, which requires usage credits",
+    "Out of usage credits — buy more below to keep going.",
     "API Error: Request rejected (429) · rate limited",
     "Rate limit reached for requests · try again in 20s",
     "Context limit reached · /compact or /clear to continue",
@@ -381,9 +391,9 @@ CODEX_WALLS = [
      "codex.usage-limit", "2026-12-01T23:30:00Z", False, False),
     ("■ Error running remote compact task: Quota exceeded. Check your plan and billing details.", "codex.billing", None, True, False),
     ("■ You've hit your usage limit for gpt-5.3-codex-spark. Switch to another model now, or try again at 11:02 PM.",
-     "codex.usage-limit", "2026-12-01T23:02:00Z", False, True),
+     "codex.model-cap", "2026-12-01T23:02:00Z", False, True),
     ("■ You've hit your usage limit for gpt-5.3-codex-spark. Switch to another model now, or try again later.",
-     "codex.usage-limit", None, False, True),
+     "codex.model-cap", None, False, True),
     ("■ You've hit your usage limit. To get more access now, send a request to your admin or try again at 11:30 PM.",
      "codex.usage-limit", "2026-12-01T23:30:00Z", False, False),
     ("■ You've hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage "
