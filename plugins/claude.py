@@ -157,10 +157,11 @@ _HEADS = (
 _SENTENCE_KINDS = ("claude.spend-cap", "claude.billing", "claude.extra-usage")
 # The first words of a head, so a banner wrapped inside its head is still tried.
 _HEAD_START = re.compile(
-    r"^(?:\*\*)?(?:API Error:?\s*(?:\d{3}\s+)?(?:Request rejected \(\d{3}\)\s*·\s*)?)?(?:You(?:'ve| have)? (?:hit|exceeded|used up|run out)|You(?:'ve| have)? reached your|"
+    r"^(?:\*\*)?(?:API Error:?\s*(?:\d{3}\s+)?(?:(?:Request rejected \(\d{3}\)|Server is temporarily limiting requests "
+    r"\(not your usage limit\))\s*·\s*)?)?(?:You(?:'ve| have)? (?:hit|exceeded|used up|run out|reached)|"
     r"You(?:'re| are)? (?:all )?out|Claude(?: AI)? usage|Claude stopped|Usage limit|Usage allocation|Usage (?:is|has)|Access (?:is|has)|Usage credits|Extra usage|Your|Spend|"
     r"Add funds|API Error: (?:You|Your|Credit)|Credit balance|\d+-hour|Session|Opus|Sonnet|Weekly|Daily|Monthly|"
-    r"Limit reached|Third-party|This service|Lower-priority|Failed to authenticate|Request rejected \(\d{3}\)\s*·?\s*$(?#a gateway's words on the next row)|"
+    r"Limit reached|Third-party|This service|Lower-priority|Failed to authenticate|Request rejected \(\d{3}\)\s*·?\s*$|Server is temporarily\b|"
     r"(?:Claude\s+)?(?:Fable|Haiku|Mythos)|(?-i:[A-Z][a-z]+)\s+\d+(?:\.\d+)?\s+(?:now\s+)?(?:requires|needs))(?:\b|(?<=·)$)",
     re.I,
 )
@@ -289,7 +290,8 @@ def _read_window(text: str, clock: Clock, zone_default: str | None = None) -> _R
 def _read(text: str, clock: Clock, zone_default: str | None = None) -> _Reading | None:
     """Read a banner's text (markers already removed); None if it is not one."""
     text = _MARKDOWN.sub("", text)
-    if _NOTICE.search(text):
+    lead = _API_LEAD.match(text)
+    if _NOTICE.search(text[lead.end() :] if lead else text):
         return None
     reading = _read_window(text, clock, zone_default)
     if reading is None:
@@ -370,8 +372,12 @@ _WALL_HEADS = tuple(
     )
 )
 # An API error's lead-in: the wall it carries is read as the sentence it is.
-# A gateway's own message comes after the CLI's "Request rejected (429) ·".
-_API_LEAD = re.compile(r"(?:API\s+Error:?\s*)(?:\d{3}\s+)?(?:Request rejected \(\d{3}\)\s*·\s*)?(?!\{)", re.I)
+# A gateway's own message comes after the CLI's words for the status it
+# answered with: "Request rejected (429) ·", or, for a 429 without the plan's
+# headers, "Server is temporarily limiting requests (not your usage limit) ·"
+# — a throttle by itself, a wall when a wall follows.
+_GATEWAY_LEAD = r"(?:Request rejected \(\d{3}\)|Server is temporarily limiting requests \(not your usage limit\))\s*·\s*"
+_API_LEAD = re.compile(rf"(?:API\s+Error:?\s*)(?:\d{{3}}\s+)?(?:{_GATEWAY_LEAD})?(?!\{{)", re.I)
 _MARKDOWN = re.compile(r"\*\*")
 # What the head's words say the wall is. A noun that names no usage wall
 # ("rate limit", "context limit") is no wall at all.
@@ -395,7 +401,7 @@ _FAMILY_WORDS = (
 )
 # A wall that says it resets, though no time could be read from it ("resets
 # soon", "resets next week", a clause the pane cut off), lifts by itself.
-_NAMES_RESET = re.compile(r"\bresets?\b|\breset at\b|\bcontinu\w* automatically\b|\btry again later\b", re.I)
+_NAMES_RESET = re.compile(r"\bresets?\b|\breset at\b|\bregain access\b|\bcontinu\w* automatically\b|\btry again later\b", re.I)
 
 
 def _names_reset(text: str) -> bool:
@@ -429,7 +435,24 @@ _REMEDY = re.compile(
     r"Keep|Turn|Enable|Claude Code|https?:|claude\.ai)",
     re.I,
 )
-_RESET_IN_CLAUSE = re.compile(r"(?:^|\s)resets?(?:\s+(?:at|on))?\s+(?P<when>\S.*)$", re.I | re.S)
+_RESET_IN_CLAUSE = re.compile(
+    r"(?:^|\s)(?:resets?|regain access|(?:is|be|are) available again)(?:\s+(?:at|on))?\s+(?P<when>\S.*)$", re.I | re.S
+)
+# An API's own wording of a time: "2026-12-03 at 10:13 UTC".
+_ISO_DATE = re.compile(r"^(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b")
+_BARE_ZONE = re.compile(r"\s+(?P<zone>UTC|GMT|[A-Z][A-Za-z_]+/[A-Za-z_/]+)(?P<end>\.?)\s*$")
+_MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def _as_banner_clause(when: str) -> str:
+    """A reset clause in the shape Claude's banners print it: "Dec 3, 2026 at 10:13 (UTC)"."""
+    m = _ISO_DATE.match(when)
+    if m and 1 <= int(m["m"]) <= 12:
+        when = f"{_MONTH_NAMES[int(m['m']) - 1]} {int(m['d'])}, {m['y']}{when[m.end():]}"
+    z = _BARE_ZONE.search(when)
+    if z and "(" not in when:
+        when = f"{when[: z.start()]} ({z['zone']}){z['end']}"
+    return when
 _ENDED = re.compile(r"[.!?)]\s*$")
 _SUBJECT = re.compile(r"(?:You|Your|The|This|Usage|Access|Claude|Extra|Third)\b|\S+\s+(?:\d+(?:\.\d+)?\s+)?(?:now\s+)?requires\b", re.I)
 _GLUED_RESET = re.compile(r"\bresets?(?=\d|(?-i:[A-Z]))", re.I)
@@ -500,7 +523,7 @@ def _read_wall(text: str, clock: Clock) -> _Reading | None:
         if sentence and not _REMEDY.match(clause) and when is None:
             return None  # prose after a quoted wall ("I'll wait until then.")
         if when is not None and reset_at is None and not zone_open:
-            read = _read_clause(kind, text, when["when"], clock, None)
+            read = _read_clause(kind, text, _as_banner_clause(when["when"]), clock, None)
             if read is None:
                 return None  # "resets 11pm (UTC), so I'll wait": prose around a quoted wall
             reset_at, zone, zone_open = read.reset_at, read.zone, read.zone_open
@@ -568,7 +591,7 @@ _LIMIT_RESET = re.compile(r"Usage limit reset\b", re.I)
 _TYPED = re.compile(r"^\s*(?:│\s*)?[>❯]\s")
 _UNNAMED = re.compile(r"[(][?]P<\w+>")  # one alternation of every head cannot repeat a group name
 _HEADS_ANY = re.compile(
-    r"(?:\*\*)?(?:API\s+Error:?\s*(?:\d{3}\s+)?(?:Request rejected \(\d{3}\)\s*·\s*)?)?(?:"
+    r"(?:\*\*)?(?:API\s+Error:?\s*(?:\d{3}\s+)?(?:" + _GATEWAY_LEAD + r")?)?(?:"
     + "|".join("(?:" + _UNNAMED.sub("(?:", head.pattern) + ")" for head in (*(h for _, h in _HEADS), *_WALL_HEADS))
     + ")",
     re.I,
@@ -772,6 +795,7 @@ def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] 
             break
         zone_open = reading is not None and reading.zone_open
         more = _continuation(lines[j], at_margin, zone_open)
+        tentative = more is None  # a /command or a URL's rest: the wall's own words only if they read as such
         if more is None and reading is not None and reading.open_ended and not reading.complete and lines[j][:1].isspace() \
                 and re.match(r"\s*/(?!/)", lines[j]):
             more = lines[j].strip()  # the sentence wrapped before a /command it names ("… or" / "/model to switch models.")
@@ -781,7 +805,7 @@ def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] 
             break
         spaced, glued = reader(text + " " + more, clock, zone), reader(text + more, clock, zone)
         joins = [glued, spaced] if zone_open else [spaced, glued]  # zone names hold no spaces
-        if reading is not None and reading.open_ended and _NOTICE.search(f"{text} {more}"):
+        if reading is not None and reading.open_ended and _NOTICE.search(_API_LEAD.sub("", f"{text} {more}", count=1)):
             return None  # the rest of the row makes it a notice ("… See Usage in / Settings")
         if reading is not None and reading.open_ended:
             # A wall read by its sentence runs over every row of its message;
@@ -791,6 +815,8 @@ def _banner_at(lines: list[str], i: int, clock: Clock, pattern: re.Pattern[str] 
             if not zone_open and len(lines[j - 1]) < _message_width(lines, i):
                 joins = [spaced]
             grown = [r for r in joins if r is not None and len(r.text) > len(reading.text)]
+            if not grown and tentative:
+                break  # a hint row under the wall ("/usage-credits to finish …")
             if not grown:
                 return None
             # The join that reads a reset, or reaches into its zone, is the one the wrap made.

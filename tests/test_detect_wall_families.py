@@ -130,6 +130,12 @@ CLAUDE_WALLS = [
     ("API Error: Request rejected (429) · spend limit reached · resets Dec 9 · request an increase at https://go.corp.example.com/x",
      "claude.org-cap", "2026-12-09T00:00:00Z", False, False),
     ("API Error: Request rejected (429) · spend limit reached", "claude.org-cap", None, True, False),
+    # the CLI's words for a 429 without the plan's headers, then the gateway's (a real Claude Code 2.1.332 screen)
+    ("API Error: Server is temporarily limiting requests (not your usage limit) · spend limit reached · resets 9:53am (UTC) · "
+     "request an increase at https://go.corp.example.com/claude-limits", "claude.org-cap", "2026-12-02T09:53:00Z", False, False),
+    # an API key's workspace limit, in the API's own words (a real screen)
+    ("API Error: 400 You have reached your specified workspace API usage limits. You will regain access on 2026-12-03 at 10:13 UTC.",
+     "claude.org-cap", "2026-12-03T10:13:00Z", False, False),
     # extra usage, also inside an API error's JSON
     ("You're out of extra usage · resets 5pm (America/Los_Angeles)", "claude.extra-usage", "2026-12-02T01:00:00Z", False, False),
     ("You're out of extra usage", "claude.extra-usage", None, True, False),
@@ -200,6 +206,20 @@ def test_claude_wall_at_every_width(text, kind, reset, needs_human, other_model,
 @pytest.mark.parametrize(("text", "kind", "reset", "needs_human", "other_model"), CLAUDE_WALLS[::3], ids=[c[0][:60] for c in CLAUDE_WALLS[::3]])
 def test_claude_wall_as_its_own_message(text, kind, reset, needs_human, other_model):
     assert answer("claude", claude_screen(text, 100, marker="● ")) == (kind, reset, needs_human, other_model)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        pytest.param("Your seat type doesn't include usage credits", "claude.admin-cap", id="seat-type"),
+        pytest.param("This service is disabled for your org", "claude.admin-cap", id="service-disabled"),
+        pytest.param("You've hit your org's monthly usage limit", "claude.org-cap", id="org-cap"),
+    ],
+)
+def test_a_wall_without_a_period_keeps_its_hint_row_apart(text, kind):
+    # As the real CLI draws them: the hint row is not the wall's sentence going on.
+    screen = claude_screen(text, 120, hints=("/usage-credits to finish what you're working on.",))
+    assert answer("claude", screen) == (kind, None, True, False)
 
 
 @pytest.mark.parametrize(
