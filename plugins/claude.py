@@ -171,7 +171,6 @@ _LEGACY_CLAUSE = re.compile(r"\s*+Your limit will reset at\s+(?P<clause>.*)$", r
 _RESETS_CLAUSE = re.compile(r"\s*+(?:[·•|,–—]\s*+)?resets?(?:\s++at)?\s++(?P<clause>.*)$", re.I | re.S)
 _AT_CLAUSE = re.compile(r"\s+at\s+(?P<clause>.*)$", re.I | re.S)
 _SEPARATOR = re.compile(r"\s*+[·•|–—]\s*+")
-_CLAUSE_BOUNDARY = re.compile(r"\s*[.·•|,:;–—!]")
 _SEPARATOR_MARK = re.compile(r"[·•|–—]")
 # Where the sentence of a reset clause ends when it names no zone.
 _SENTENCE_END = re.compile(r"\.(?=\s++[A-Z/]|\s*+$)")
