@@ -39,8 +39,8 @@ EXIT_NO_LIST = 5
 FAMILY = re.compile(
     r"hit your|reached your|out of (?:usage|extra usage|credits)|usage credits? (?:limit|cap|balance)"
     r"|spend (?:limit|cap)|usage limit|credit (?:limit|balance)|requires usage credits|needs usage credits"
-    r"|usage is paused|usage allocation|seat type doesn't include|add (?:funds|credits)|\\brefill\\b"
-    r"|pooled group budget|org is out of|organization is out of|disabled for your org\\b|quota exceeded|included usage"
+    r"|usage is paused|usage allocation|seat type doesn't include|add (?:funds|credits)|to refill\b"
+    r"|pooled group budget|org is out of|organization is out of|disabled for your org\b|quota exceeded|included usage"
     r"|extra usage is required|usage credits are required|limit reached\\W+contact|upgrade to (?:plus|pro)\b",
     re.IGNORECASE,
 )
@@ -214,7 +214,7 @@ def codex_messages(binary: Path) -> set[str]:
                 continue
             if not re.search(r"\s", piece.strip()) or re.search(r"[a-z][A-Z][a-z]+[A-Z]|_[a-z]+_", piece):
                 continue  # identifiers run together (`usage_limit_reached`, `creditsDepleted…`)
-            message = _clean(piece)
+            message = _clean(piece.replace("\n", "\\n"))
             if message:
                 found.add(message)
     return found
