@@ -13,7 +13,7 @@ version bump, that is the work to do.
 
 The list's format, one entry a line (``#`` starts a comment line)::
 
-    <message as extracted>\\t<kind | not a wall: why>
+    <message as extracted>\\t<kind | not a wall: why>[\\t<the row as the CLI draws it>]
 
 and, after a line ``[drawn]``, walls as the CLI composes them from the pieces
 above (placeholders in braces: ``{reset}``, ``{model}``, ``{url}``), with their
@@ -52,6 +52,11 @@ _NOT_PROSE = re.compile(r"^[\w.:/-]*$|=>|\bfunction\b|\breturn\b|[;{]\s*$|^\s*[)
 class Entry:
     message: str
     verdict: str  # a kind (``claude.spend-cap``) or ``not a wall: why``
+    drawn_as: str = ""  # the row as the CLI draws it, when the message alone is not that
+
+    @property
+    def shown(self) -> str:
+        return self.drawn_as or self.message
 
     @property
     def is_wall(self) -> bool:
@@ -261,10 +266,11 @@ def read_list(path: Path) -> Reviewed:
         if line.strip() == "[drawn]":
             target = drawn
             continue
-        message, sep, verdict = line.partition("\t")
+        message, sep, rest = line.partition("\t")
+        verdict, _, drawn_as = rest.partition("\t")
         if not sep or not verdict.strip():
-            raise ValueError(f"{path}:{number}: expected '<message><TAB><kind or not a wall: why>'")
-        target.append(Entry(message, verdict.strip()))
+            raise ValueError(f"{path}:{number}: expected '<message><TAB><kind or not a wall: why>[<TAB><as drawn>]'")
+        target.append(Entry(message, verdict.strip(), drawn_as.strip()))
     return Reviewed(found, drawn)
 
 
