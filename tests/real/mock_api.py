@@ -70,12 +70,21 @@ class Handler(BaseHTTPRequestHandler):
     def _serve(self, body: bytes) -> None:
         path = self.path.split("?", 1)[0]
         api = MODEL_PATHS.get(path)
-        answer = self._answer(api) if api else {"status": 200, "body": FIXED.get(path, {})}
+        answer = self._answer(api) if api else {"status": 200, "body": self._fixed(path)}
         self._log(path, api, body, answer)
         if "events" in answer:
             self._send_events(answer)
         else:
             self._send_json(answer.get("status", 200), answer.get("headers", {}), answer.get("body", {}))
+
+    def _fixed(self, path: str) -> object:
+        """The start-up answers; ``DIR/profile.json``, when there, replaces the account's profile."""
+        if path == "/api/oauth/profile":
+            try:
+                return json.loads((self.server.root / "profile.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                pass
+        return FIXED.get(path, {})
 
     def _answer(self, api: str) -> dict:
         try:

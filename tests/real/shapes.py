@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 # --- Claude (POST /v1/messages, server-sent events) ----------------------------
@@ -60,6 +61,65 @@ def claude_limit(reset: int, claim: str = "five_hour") -> dict:
     """The plan's wall: a 429 the unified headers call `rejected` (``claim``: five_hour, seven_day, …)."""
     body = {"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limited"}}
     return {"kind": "limit", "status": 429, "headers": claude_unified("rejected", reset, claim), "body": body}
+
+
+def claude_wall(headers: dict, *, error_type: str = "rate_limit_error", message: str = "Rate limited",
+                status: int = 429) -> dict:
+    """A refusal with any unified headers: the spend, credit, org and admin walls (see FAMILIES)."""
+    body = {"type": "error", "error": {"type": error_type, "message": message}}
+    return {"kind": "limit", "status": status, "headers": {"x-should-retry": "false", **headers}, "body": body}
+
+
+U = "anthropic-ratelimit-unified-"
+
+
+def claude_family(name: str, reset: int) -> dict:
+    """The response that makes Claude Code 2.1.332 (signed in to Max, as an org admin) draw wall ``name``."""
+    rejected = {f"{U}status": "rejected"}
+    session = {f"{U}representative-claim": "five_hour", f"{U}reset": str(reset)}
+    credits = {f"{U}overage-status": "rejected", f"{U}overage-reset": str(reset)}
+    table = {
+        # "You've hit your monthly spend limit · raise it at …" (no reset: a person raises it)
+        "spend-cap": {**rejected, f"{U}overage-status": "rejected",
+                      f"{U}overage-disabled-reason": "org_level_disabled_until"},
+        # the same, and the session window's own reset beside it
+        "spend-cap-with-session-reset": {**rejected, **session, f"{U}overage-disabled-reason": "org_level_disabled_until"},
+        # "You're out of usage credits · resets …" (usage-based plans: "Your org is out of usage · add funds …")
+        "out-of-credits": {**rejected, **credits, f"{U}overage-disabled-reason": "out_of_credits"},
+        # usage-based plans: "You've hit your individual usage limit · resets …" (elsewhere the spend cap's words)
+        "individual-usage-limit": {**rejected, **credits, f"{U}overage-disabled-reason": "org_spend_cap_reached"},
+        # usage-based plans: "You've hit your org's monthly usage limit · resets …"
+        "org-usage-limit": {**rejected, **credits, f"{U}overage-disabled-reason": "org_level_disabled_until"},
+        # "You've hit your team's pooled group budget · resets …"
+        "group-pool": {**rejected, **credits, f"{U}overage-scope": "group_pool"},
+        # "Your seat type doesn't include usage credits"
+        "seat-type": {**rejected, f"{U}overage-status": "rejected", f"{U}overage-disabled-reason": "seat_tier_level_disabled"},
+        # "Your usage allocation has been disabled by your admin · …"
+        "allocation-disabled": {**rejected, f"{U}overage-status": "rejected",
+                                f"{U}overage-disabled-reason": "member_level_disabled"},
+        # "Your group's usage limit is set to $0 · …"
+        "group-zero": {**rejected, f"{U}overage-status": "rejected", f"{U}overage-disabled-reason": "group_zero_credit_limit"},
+        # "This service is disabled for your org"
+        "service-disabled": {**rejected, f"{U}overage-status": "rejected",
+                             f"{U}overage-disabled-reason": "org_service_level_disabled"},
+        # "Usage is paused for your organization. For help, please contact support."
+        "usage-paused": {**rejected, f"{U}overage-daily-cap-paused": "true"},
+        # "You've hit your Opus limit · resets …"
+        "opus-limit": {**rejected, f"{U}representative-claim": "seven_day_opus", f"{U}reset": str(reset)},
+    }
+    if name == "gateway":  # a gateway's own words, printed as they come (no claim, no overage status)
+        day = time.strftime("%b %-d", time.gmtime(reset))  # the CLI redraws this date as its own reset time
+        return claude_wall({f"{U}reset": str(reset)}, error_type="billing_error",
+                           message=f"spend limit reached · resets {day} · request an increase at "
+                                   "https://go.corp.example.com/claude-limits")
+    return claude_wall(table[name])
+
+
+def claude_profile(**organization) -> dict:
+    """The OAuth profile with the organization's fields changed (``billing_type="usage_based"``)."""
+    from mock_api import PROFILE
+
+    return {**PROFILE, "organization": {**PROFILE["organization"], **organization}}
 
 
 def claude_warning(reset: int, claim: str = "five_hour", utilization: float = 0.92) -> dict:
