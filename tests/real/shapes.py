@@ -64,9 +64,9 @@ def claude_limit(reset: int, claim: str = "five_hour") -> dict:
 
 
 def claude_wall(headers: dict, *, error_type: str = "rate_limit_error", message: str = "Rate limited",
-                status: int = 429) -> dict:
-    """A refusal with any unified headers: the spend, credit, org and admin walls (see FAMILIES)."""
-    body = {"type": "error", "error": {"type": error_type, "message": message}}
+                status: int = 429, details: dict | None = None) -> dict:
+    """A refusal with any unified headers: the spend, credit, org and admin walls (see claude_family)."""
+    body = {"type": "error", "error": {"type": error_type, "message": message, **({"details": details} if details else {})}}
     return {"kind": "limit", "status": status, "headers": {"x-should-retry": "false", **headers}, "body": body}
 
 
@@ -107,6 +107,23 @@ def claude_family(name: str, reset: int) -> dict:
         # "You've hit your Opus limit · resets …"
         "opus-limit": {**rejected, f"{U}representative-claim": "seven_day_opus", f"{U}reset": str(reset)},
     }
+    if name == "model-requires-credits":  # a usage-credits-only model (Fable) with the credits used up
+        return claude_wall({**rejected, f"{U}overage-status": "rejected", f"{U}overage-disabled-reason": "out_of_credits"},
+                           details={"error_code": "credits_required", "disabled_reason": "out_of_credits"})
+    if name == "fable-limit":  # the Fable model's included allowance, used up
+        return claude_wall({**rejected, f"{U}representative-claim": "seven_day_overage_included", f"{U}reset": str(reset)})
+    if name == "credit-balance":  # an API key's organization without credits
+        return claude_wall({}, status=400, error_type="invalid_request_error",
+                           message="Your credit balance is too low to access the Anthropic API. "
+                                   "Please go to Plans & Billing to upgrade or purchase credits.")
+    if name == "workspace-api-limit":  # an API key's workspace at the usage limit set for it
+        when = time.strftime("%Y-%m-%d at %H:%M UTC", time.gmtime(reset))
+        return claude_wall({}, status=400, error_type="invalid_request_error",
+                           message=f"You have reached your specified workspace API usage limits. "
+                                   f"You will regain access on {when}.")
+    if name == "extra-usage":  # the server's own words about extra usage, in a 400
+        return claude_wall({}, status=400, error_type="invalid_request_error",
+                           message="You're out of extra usage. Add more at claude.ai/settings/usage and keep going.")
     if name == "gateway":  # a gateway's own words, printed as they come (no claim, no overage status)
         day = time.strftime("%b %-d", time.gmtime(reset))  # the CLI redraws this date as its own reset time
         return claude_wall({f"{U}reset": str(reset)}, error_type="billing_error",

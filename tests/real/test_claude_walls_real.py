@@ -21,24 +21,42 @@ import pytest
 import shapes
 from verdicts import detect, iso, minutes_ahead
 
-# family → (how the CLI's wall row starts (it wraps the rest itself), whether they name a reset, whether they offer another model)
+# family → (how the CLI's wall row starts (it wraps the rest itself), whether it names a reset, whether it offers
+# another model, and how Claude Code is signed in: plan, role, a usage-based organization, an API key, the model)
 FAMILIES = {
-    "spend-cap": ("You've hit your monthly spend limit", False, False),
-    "spend-cap-with-session-reset": ("You've hit your monthly spend limit · raise it", True, False),
-    "out-of-credits": ("You're out of usage credits · resets", True, False),
-    "group-pool": ("You've hit your team's pooled group budget", True, False),
-    "seat-type": ("Your seat type doesn't include usage credits", False, False),
-    "allocation-disabled": ("Your usage allocation has been disabled by your admin", False, False),
-    "group-zero": ("Your group's usage limit is set to $0", False, False),
-    "service-disabled": ("This service is disabled for your org", False, False),
-    "usage-paused": ("Usage is paused for your organization", False, False),
-    "opus-limit": ("You've hit your Opus limit · resets", True, False),
+    "spend-cap": ("You've hit your monthly spend limit", False, False, {}),
+    "spend-cap-with-session-reset": ("You've hit your monthly spend limit · raise it", True, False, {}),
+    "out-of-credits": ("You're out of usage credits · resets", True, False, {}),
+    "group-pool": ("You've hit your team's pooled group budget", True, False, {}),
+    "seat-type": ("Your seat type doesn't include usage credits", False, False, {}),
+    "allocation-disabled": ("Your usage allocation has been disabled by your admin", False, False, {}),
+    "group-zero": ("Your group's usage limit is set to $0", False, False, {}),
+    "service-disabled": ("This service is disabled for your org", False, False, {}),
+    "usage-paused": ("Usage is paused for your organization", False, False, {}),
+    "opus-limit": ("You've hit your Opus limit · resets", True, False, {}),
     # printed after the CLI's own throttle words, which say it is not the usage limit: it is a wall all the same
-    "gateway": ("spend limit reached · resets", True, False),
-    # on a usage-based plan (the account's billingType), where the org's credits are the plan
-    "usage-based-out-of-credits": ("Your org is out of usage · add funds to continue", False, False),
-    "usage-based-individual-usage-limit": ("You've hit your individual usage limit · resets", True, False),
-    "usage-based-org-usage-limit": ("You've hit your org's monthly usage limit · resets", True, False),
+    "gateway": ("spend limit reached · resets", True, False, {}),
+    # on a usage-based plan (the organization's billing type), where the org's credits are the plan
+    "usage-based-out-of-credits": ("Your org is out of usage · add funds to continue", False, False, {"usage_based": True}),
+    "usage-based-individual-usage-limit": ("You've hit your individual usage limit · resets", True, False,
+                                           {"usage_based": True}),
+    "usage-based-org-usage-limit": ("You've hit your org's monthly usage limit · resets", True, False,
+                                    {"usage_based": True}),
+    # a team plan: a member asks an admin, an admin raises the cap
+    "team-member-spend-cap": ("You've hit your org's monthly spend limit", False, False, {"plan": "team", "role": "user"}),
+    "team-member-individual-spend-cap": ("You've hit your individual spend limit", False, False,
+                                         {"plan": "team", "role": "user", "shape": "individual-usage-limit"}),
+    "team-admin-spend-cap": ("You've hit your org's monthly spend limit", False, False, {"plan": "team", "role": "admin"}),
+    "team-member-group-pool": ("You've hit your team's pooled group budget", True, False, {"plan": "team", "role": "user"}),
+    # models: a usage-credits-only model with no credits, and its own included allowance used up
+    "model-requires-credits": ("You're out of usage credits. Run /usage-credits to keep using", False, True,
+                               {"model": "claude-fable-5"}),
+    "fable-limit": ("You've hit your Fable limit · resets", True, False, {"model": "claude-fable-5"}),
+    # the server's own words, shown as an API error
+    "extra-usage": ("out of extra usage", False, False, {}),
+    # an API key, not a plan
+    "credit-balance": ("Credit balance too low · Add funds", False, False, {"subscriber": False}),
+    "workspace-api-limit": ("workspace API usage limits", True, False, {"subscriber": False}),
 }
 
 
@@ -71,13 +89,15 @@ def keep(case: str, shots: list[str], verdict: dict, source: str) -> None:
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_claude_wall_family_is_limited_with_the_one_needs_human_rule(family, rig, shop, afd, tmp_path):
-    words, names_reset, offers_model = FAMILIES[family]
-    usage_based = family.startswith("usage-based-")
-    if usage_based:
+    words, names_reset, offers_model, how = FAMILIES[family]
+    if how.get("usage_based"):
         rig.answer("profile", shapes.claude_profile(billing_type="usage_based"))
-    pane = start(rig, shop)
+    env = {"ANTHROPIC_MODEL": how["model"]} if "model" in how else None
+    pane = start(rig, shop, plan=how.get("plan", "max"), role=how.get("role", "admin"),
+                 subscriber=how.get("subscriber", True), env=env)
     reset = minutes_ahead(150)
-    rig.answer("claude", shapes.claude_family(family.removeprefix("usage-based-"), reset))
+    shape = how.get("shape") or family.removeprefix("usage-based-").removeprefix("team-member-").removeprefix("team-admin-")
+    rig.answer("claude", shapes.claude_family(shape, reset))
     pane.type("fix the login redirect")
     pane.wait_for_text(words, timeout=60)
     # The logo above the transcript animates for a moment after the wall: wait for its resting frame.
