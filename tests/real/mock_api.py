@@ -26,7 +26,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-MODEL_PATHS = {"/v1/messages": "claude", "/v1/responses": "codex"}
+MODEL_PATHS = {"/v1/messages": "claude", "/v1/responses": "codex", "/v1/responses/compact": "codex"}
 
 # Claude Code believes it is signed in to a Max plan only when the profile
 # says so; only then does it draw the subscriber wall and its menu.

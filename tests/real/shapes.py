@@ -196,6 +196,11 @@ def codex_limit(plan_type: str = "plus", reset: int | None = None, headers: dict
     return codex_error(429, error, headers)
 
 
+def codex_workspace(reached_type: str, plan_type: str = "business") -> dict:
+    """A workspace's wall: ``reached_type`` one of workspace_{owner,member}_{credits_depleted,usage_limit_reached}."""
+    return codex_limit(plan_type, None, {"x-codex-rate-limit-reached-type": reached_type})
+
+
 def codex_billing(error_type: str = "insufficient_quota", headers: dict | None = None) -> dict:
     message = {"insufficient_quota": "You exceeded your current quota.", "usage_not_included": "Not included."}
     return codex_error(429, {"type": error_type, "message": message.get(error_type, error_type)}, headers, "billing")
