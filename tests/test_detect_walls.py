@@ -26,7 +26,7 @@ import walls  # noqa: E402
 REAL = Path(__file__).parent / "data" / "real"
 NOW = "2026-12-01T22:18:32Z"
 SAMPLES = {
-    "claude": {"{reset}": "9:42pm (UTC)", "{model}": "Opus"},
+    "claude": {"{reset}": "9:42pm (UTC)", "{model}": "Opus", "{day}": "2026-12-02", "{time}": "9:42pm"},
     "codex": {"{reset}": "11:30 PM", "{model}": "gpt-5.3-codex"},
 }
 OFFERS_MODEL = re.compile(r"/model\b|switch models|switch to another model", re.IGNORECASE)
@@ -70,7 +70,7 @@ def screen(agent: str, row: str) -> str:
 
 
 def names_reset(entry: walls.Entry) -> bool:
-    return "{reset}" in entry.shown
+    return any(p in entry.shown for p in ("{reset}", "{day}", "{time}"))
 
 
 @pytest.mark.parametrize("agent,entry", CASES, ids=[f"{a}:{e.shown[:70]}" for a, e in CASES])

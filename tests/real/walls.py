@@ -16,7 +16,7 @@ The list's format, one entry a line (``#`` starts a comment line)::
     <message as extracted>\\t<kind | not a wall: why>[\\t<the row as the CLI draws it>]
 
 and, after a line ``[drawn]``, walls as the CLI composes them from the pieces
-above (placeholders in braces: ``{reset}``, ``{model}``, ``{url}``), with their
+above (placeholders in braces: ``{reset}``, ``{time}``, ``{day}``, ``{model}``), with their
 kind: the screens the detector test draws.
 """
 
