@@ -196,6 +196,18 @@ def codex_limit(plan_type: str = "plus", reset: int | None = None, headers: dict
     return codex_error(429, error, headers)
 
 
+def codex_model_limit(reset: int, limit_id: str = "codex-spark", name: str = "GPT-5.3-Codex-Spark") -> dict:
+    """The wall of one model's own limit: ``x-codex-active-limit`` names it, its headers give its name and window."""
+    headers = {
+        "x-codex-active-limit": limit_id,
+        f"x-{limit_id}-limit-name": name,
+        f"x-{limit_id}-primary-used-percent": "100",
+        f"x-{limit_id}-primary-window-minutes": "300",
+        f"x-{limit_id}-primary-reset-at": str(reset),
+    }
+    return codex_limit("pro", reset, headers)
+
+
 def codex_workspace(reached_type: str, plan_type: str = "business") -> dict:
     """A workspace's wall: ``reached_type`` one of workspace_{owner,member}_{credits_depleted,usage_limit_reached}."""
     return codex_limit(plan_type, None, {"x-codex-rate-limit-reached-type": reached_type})

@@ -13,7 +13,7 @@ import pytest
 
 import shapes
 from test_claude_walls_real import keep, steady
-from verdicts import detect
+from verdicts import detect, iso, minutes_ahead
 
 COMPOSER = "Ask Codex to do anything"
 
@@ -65,3 +65,20 @@ def test_codex_workspace_wall_during_a_compaction_needs_a_person(rig, shop, afd,
     verdict = judge(pane, "workspace-credits-during-compact", "/compact while the workspace is out of credits", tmp_path)
     assert verdict["limited"] and verdict["reset_at"] is None and verdict["needs_human"] is True, verdict["reason"]
     assert afd.session(pane.pane, "limited")["reset_at"] is None
+
+
+def test_codex_wall_of_one_models_limit_is_limited_until_its_reset(rig, shop, afd, tmp_path):
+    pane = start(rig, shop)
+    reset = minutes_ahead(150)
+    rig.answer("codex", shapes.codex_model_limit(reset))
+    pane.type("fix the login redirect")
+    pane.wait_for_text("■ ", timeout=60)
+    shots = steady(pane)
+    now = datetime.now(timezone.utc)
+    expect = {"agent": "codex", "limited": True, "reset_at": iso(reset), "needs_human": False,
+              "source": "real Codex 0.171.0 on the mock API: one model's own limit (x-codex-active-limit)",
+              "now": now.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    keep("model-limit", shots, expect, "model-limit")
+    verdict = detect("codex", shots, now, tmp_path / "model-limit")
+    assert verdict["limited"] and verdict["reset_at"] == iso(reset) and not verdict["needs_human"], verdict["reason"]
+    assert afd.session(pane.pane, "limited")["reset_at"] == iso(reset)
