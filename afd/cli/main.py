@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "afd.cli.resume",
     "afd.cli.handoff",
     "afd.cli.demo",
+    "afd.cli.web",
 )
 
 

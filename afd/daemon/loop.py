@@ -90,6 +90,7 @@ class Daemon:
     _wake_w: socket.socket | None = None
     _poll_error: str | None = None  # the failure the last poll ended in, said once with its traceback
     _poll_error_repeats: int = 0
+    web: object = None  # the dashboard's server (afd/web), once started
 
     # --- start ----------------------------------------------------------------
 
@@ -160,6 +161,11 @@ class Daemon:
             raise StartupError(str(exc), 1) from None
         # Only a started server is kept: close() must not serve one that never listened.
         self.control = server
+        if self.config.web_enabled:
+            try:
+                self.handler.serve_web()
+            except Exception as exc:  # the dashboard is an extra: afd supervises without it
+                log.error("the dashboard is not served: %s", exc)
 
     def _publish(self, event: Event, event_id: int) -> None:
         if self.control is not None:
@@ -396,6 +402,8 @@ class Daemon:
         if getattr(self, "control", None) is not None:
             self.control.serve_pending(0)
             self.control.close()
+        if getattr(self, "web", None) is not None:
+            self.web.stop()  # after the socket: its pages' event streams have ended; its logins die here
         if getattr(self, "store", None) is not None:
             self.store.close()
         if getattr(self, "lock", None) is not None:

@@ -27,9 +27,10 @@ from afd.record.naming import is_valid_name, unique_name
 from afd.daemon.status import build_status, event_json
 from afd.record.store import SessionRecord
 from afd.daemon.supervisor import GONE, IDLE, UNKNOWN, expected_socket_path
+from afd.web.requests import WebRequests
 
 
-class RequestHandler(JobRequests):
+class RequestHandler(JobRequests, WebRequests):
     def __init__(self, daemon):
         self.daemon = daemon
 
