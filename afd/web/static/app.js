@@ -131,7 +131,7 @@ function newRow(name) {
   open.addEventListener("click", () => select(name));
   tr.cells[0].appendChild(open);
   const chip = document.createElement("span");
-  chip.className = "state";
+  chip.className = "chip";
   const clock = document.createElement("span");
   clock.className = "countdown";
   tr.cells[3].append(chip, clock);
@@ -145,7 +145,7 @@ function fillRow(tr, s) {
   setText(c[2], agent);
   const chip = c[3].firstChild, clock = c[3].lastChild;
   setText(chip, s.state.replace("_", " "));
-  const cls = `state s-${s.state}`;
+  const cls = `chip s-${s.state}`;
   if (chip.className !== cls) chip.className = cls;
   const reset = LIMITED.has(s.state) && s.reset_at ? s.reset_at : "";
   if ((clock.dataset.reset || "") !== reset) {
@@ -199,7 +199,7 @@ function renderAgents() {
     const tr = document.createElement("tr");
     tr.dataset.agent = a.name;
     const state = document.createElement("span");
-    state.className = `state s-${a.state}`;
+    state.className = `chip s-${a.state}`;
     state.textContent = a.state;
     const reset = document.createElement("td");
     if (a.reset_at) {
@@ -212,7 +212,7 @@ function renderAgents() {
     } else {
       reset.textContent = "—";
     }
-    const cells = [a.name, state, reset, localTime(a.observed_at, true) || "never", a.source_session || "—"];
+    const cells = [a.name, state, reset, localTime(a.observed_at) || "never", a.source_session || "—"];
     for (const value of cells) {
       if (value instanceof HTMLTableCellElement) { tr.appendChild(value); continue; }
       const td = document.createElement("td");
@@ -308,6 +308,10 @@ async function loadLedger() {
   }
   if (name !== view.selected) return;
   view.ledgerCount = data.entries.length;
+  const key = JSON.stringify(data);
+  const table = $("#ledger");
+  if (table.dataset.key === key) return;
+  table.dataset.key = key;
   $("#ledger tbody").replaceChildren(...data.entries.map((e) => {
     const tr = document.createElement("tr");
     const how = e.automatic ? "automatic" : "asked by you";
@@ -324,7 +328,8 @@ async function loadLedger() {
   $("#ranges").replaceChildren(...data.ranges.map((r) => {
     const li = document.createElement("li");
     const code = document.createElement("code");
-    code.textContent = r.range;
+    code.textContent = r.range.replace(/[0-9a-f]{40}/g, (sha) => sha.slice(0, 12));
+    code.title = `git log --oneline ${r.range}`;
     li.append(`${r.agent} wrote `, code, r.handed_to ? `, then handed to ${r.handed_to}` : " (working now)");
     return li;
   }));
