@@ -203,7 +203,7 @@ function renderAgents() {
     state.textContent = a.state;
     const reset = document.createElement("td");
     if (a.reset_at) {
-      reset.textContent = localTime(a.reset_at, true) + " ";
+      reset.textContent = localTime(a.reset_at) + " ";
       const clock = document.createElement("span");
       clock.className = "countdown";
       clock.dataset.reset = a.reset_at;
