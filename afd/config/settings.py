@@ -280,7 +280,8 @@ LOOPBACK_BINDS = ("127.0.0.1", "::1")
 def _loopback(value: object) -> str:
     text = _string(value)
     if text not in LOOPBACK_BINDS:
-        raise _Invalid(f'must be a loopback address ("127.0.0.1" or "::1"): the dashboard is never served to the network, got "{text}"')
+        raise _Invalid(f'must be a loopback address ("127.0.0.1" or "::1"): the dashboard is never served '
+                       f'to the network, got "{text}"')
     return text
 
 
@@ -458,7 +459,8 @@ class _Reader:
 
     def read(self, data: dict) -> Config:
         # A table's key written at the top level (socket_name = ...) gets pointed to its table.
-        nested = {leaf: f"tmux.{leaf}" for leaf in _TMUX} | {leaf: f"web.{leaf}" for leaf in _WEB} | {leaf: f"agents.NAME.{leaf}" for leaf in _AGENT}
+        nested = ({leaf: f"tmux.{leaf}" for leaf in _TMUX} | {leaf: f"web.{leaf}" for leaf in _WEB}
+                  | {leaf: f"agents.NAME.{leaf}" for leaf in _AGENT})
         for key, raw in data.items():
             if key in _TOP:
                 self.value((key,), raw, _TOP[key], key)
