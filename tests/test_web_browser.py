@@ -110,6 +110,14 @@ def test_the_page_shows_a_limited_agent_hands_it_to_codex_and_shows_a_refused_re
     assert row.find_element("css selector", ".mission").text == "Fix the login test"
     browser.save_screenshot(str(tmp_path / "dashboard-limited.png"))
 
+    # The filters: limited shows it, working hides it.
+    for which, shown in (("working", False), ("needs", False), ("limited", True), ("all", True)):
+        button = browser.find_element("css selector", f'#filters button[data-filter="{which}"]')
+        button.send_keys(Keys.ENTER)
+        assert button.get_attribute("aria-pressed") == "true"
+        assert row.is_displayed() is shown, which
+    assert browser.find_element("css selector", '#filters button[data-filter="limited"] .n').text == "(1)"
+
     # Keyboard only: open the session, open the picker, choose codex, confirm.
     opener = row.find_element("css selector", "button")
     opener.send_keys(Keys.ENTER)
@@ -156,6 +164,13 @@ def test_the_page_shows_a_limited_agent_hands_it_to_codex_and_shows_a_refused_re
     problems = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"
                 and not (e["source"] == "network" and "status of 409" in e["message"])]  # the refused resume
     assert problems == [], problems
+
+    # Every control has a name a screen reader can say.
+    unnamed = browser.execute_script(
+        "return [...document.querySelectorAll('button, input, select, textarea')].filter(el =>"
+        "  !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.textContent.trim()"
+        ").map(el => el.outerHTML);")
+    assert unnamed == []
 
     # Readable in light and in dark.
     assert contrast(browser) >= 7

@@ -272,3 +272,11 @@ def test_events_stream_as_server_sent_events(limited, port):
         assert event["session"] == name and event["kind"] == "session.mission"
     finally:
         conn.close()
+
+
+def test_enabling_web_in_a_reloaded_config_starts_serving(run_daemon, xdg_dirs, port):
+    write_config(xdg_dirs, FAST)
+    run_daemon()
+    write_config(xdg_dirs, web_config(port))
+    wait_for(lambda: _answers(port), timeout=20, message="the dashboard served after the reload")
+    assert json.loads(afd("web", "--json").stdout)["port"] == port

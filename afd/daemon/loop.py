@@ -161,7 +161,10 @@ class Daemon:
             raise StartupError(str(exc), 1) from None
         # Only a started server is kept: close() must not serve one that never listened.
         self.control = server
-        if self.config.web_enabled:
+        self._serve_web_if_enabled()
+
+    def _serve_web_if_enabled(self) -> None:
+        if self.config.web_enabled and self.control is not None and not (self.web is not None and self.web.running):
             try:
                 self.handler.serve_web()
             except Exception as exc:  # the dashboard is an extra: afd supervises without it
@@ -266,6 +269,7 @@ class Daemon:
             self.server = server_ref(config, self.socket_name, self.socket_path)
             self.supervisor.server = self.server
             self.supervisor.event("config.reloaded", f"config reloaded from {config.path or 'the built-in defaults'}")
+            self._serve_web_if_enabled()  # a running dashboard keeps its port and logins until afd restarts
         notify.ready()
 
     # --- the loop -------------------------------------------------------
