@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "afd.cli.handoff",
     "afd.cli.demo",
     "afd.cli.notify",
+    "afd.cli.web",
 )
 
 # Which module registers each command: `afd status` imports afd.cli.status
