@@ -50,6 +50,7 @@ COMMANDS = {
     "ledger": "afd.cli.handoff",
     "demo": "afd.cli.demo",
     "notify": "afd.cli.notify",
+    "web": "afd.cli.web",
 }
 
 
