@@ -63,6 +63,12 @@ class AgentSpec:
     # (its spinner, "esc to interrupt"). A retry or reconnect row must not
     # match: a spinner on a failing request is no evidence the plan has room.
     busy: tuple[re.Pattern[str], ...] = ()
+    # The agent's turn goes on after its TUI is stopped (Codex runs it in a
+    # detached `app-server` daemon, which a swap leaves alone as every
+    # process in a session of its own): a handoff may only stop it between
+    # turns — limited, or idle at its prompt — or the old turn would keep
+    # editing the worktree beside the new agent.
+    turn_outlives_pane: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from afd.jobs import rules as jobs
 from afd.judge import sessions
 
 from afd.world import tmux
-from afd.act import runner
+from afd.act.view import view_of
 from afd.jobs.book import JobBook
 from afd.jobs.rules import Envelope, EnvelopeState, JobStatus
 
@@ -165,7 +165,7 @@ class Outbox:
             view = None
             if who in live and (env.state is not EnvelopeState.PENDING or state == "idle"):
                 if who not in views:
-                    views[who] = runner.view_of(self.sup, *live[who], now)
+                    views[who] = view_of(self.sup.server, *live[who], now)
                 view = views[who]
             look = None
             if view is not None and view.presence is tmux.Presence.PRESENT:
