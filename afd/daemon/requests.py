@@ -24,7 +24,7 @@ from afd.daemon.control import Stream
 from afd.observe.identity import IdentityKind
 from afd.jobs.requests import JobRequests
 from afd.model import IdentitySource, PromptDelivery
-from afd.record.naming import is_valid_name, unique_name
+from afd.record.naming import is_valid_name
 from afd.daemon.status import build_status, event_json
 from afd.record.store import SessionRecord
 from afd.daemon.supervisor import GONE, UNKNOWN, expected_socket_path
