@@ -6,8 +6,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from afd.act import Finish, Go, KillPane, Result, Wait, create
-from afd.act.create import CreateFacts, Cleanup
+from afd.act import Cleanup, Finish, Go, KillPane, Result, Wait, create
+from afd.act.create import CreateFacts
 from afd.config.settings import Config
 from afd.observe.identity import IdentityKind
 from afd.config.loader import load_plugins

@@ -116,6 +116,15 @@ class KillPane:
 
 
 @dataclass(frozen=True, slots=True)
+class Cleanup:
+    """Remove what a create that never started an agent left: its worktree and/or its branch (says what)."""
+
+    repo: str
+    worktree: str | None
+    branch: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class NewSession:
     """A tmux session of its own for a created agent: `argv` in `cwd`; `typed` pasted once it runs."""
 
@@ -144,7 +153,7 @@ class NoEffect:
     """A step recorded for its own sake (e.g. a respawn confirmed ready)."""
 
 
-Effect = Paste | Key | Respawn | PaneOption | Signal | Submit | KillPane | NewSession | Work | NoEffect
+Effect = Paste | Key | Respawn | PaneOption | Signal | Submit | KillPane | Cleanup | NewSession | Work | NoEffect
 
 
 # --- moves ------------------------------------------------------------------------

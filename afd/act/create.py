@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from afd.act import Finish, Go, KillPane, Move, NewSession, NoEffect, Result, Wait, Work
+from afd.act import Cleanup, Finish, Go, KillPane, Move, NewSession, NoEffect, Result, Wait, Work
 from afd.act.context import ActionContext, Advanced
 from afd.act.intent import from_row, stored, to_row
 from afd.model import IdentitySource, SessionState
@@ -114,15 +114,6 @@ class CreateFacts:
     branch_exists: bool = False
     untouched: bool = False  # the worktree is clean and its branch still at the base commit: nothing to lose
     worker: Worker | None = None  # None: no worker of this run (the row is an earlier run's)
-
-
-@dataclass(frozen=True, slots=True)
-class Cleanup:
-    """Remove what a create that never started an agent left: its worktree and/or its branch (says what)."""
-
-    repo: str
-    worktree: str | None
-    branch: str | None
 
 
 # --- deciding -----------------------------------------------------------------------
@@ -316,7 +307,3 @@ def _base_of(repo: Path, i: CreateIntent) -> str | None:
         return git.commit_of(repo, i.base or "HEAD")
     except git.GitError:
         return None
-
-
-def perform_cleanup(effect: Cleanup) -> str:
-    return git.remove_new_worktree(Path(effect.repo), Path(effect.worktree) if effect.worktree else None, effect.branch)

@@ -28,15 +28,16 @@ import secrets
 import signal
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from datetime import datetime
 
 from afd.act import (
-    DONE_RESULTS, Finish, Go, Key, KillPane, NewSession, NoEffect, PaneOption, Paste, Respawn, Result, Signal,
+    DONE_RESULTS, Cleanup, Finish, Go, Key, KillPane, NewSession, NoEffect, PaneOption, Paste, Respawn, Result, Signal,
     Submit, Wait, Work, deliver,
 )
 from afd.act.context import ActionContext, Advanced, Executor, Workers
 from afd.record.store import JournalEntry, JournalState
-from afd.world import teardown, tmux
+from afd.world import git, teardown, tmux
 
 log = logging.getLogger("afd.actions")
 
@@ -136,9 +137,8 @@ class Engine:
                 return
 
     def _go(self, ctx: ActionContext, executor: Executor, entry: JournalEntry, move: Go, bound, report: Advanced) -> JournalEntry | None:
-        row = {**entry.intent, **move.data, "step": str(move.step), "run": ctx.run, "effect_error": None}
-        if move.step != entry.intent.get("step") or "step_at" not in entry.intent:
-            row["step_at"] = ctx.clock().isoformat()
+        row = {**entry.intent, **move.data, "step": str(move.step), "step_at": ctx.clock().isoformat(), "run": ctx.run,
+               "effect_error": None}
         ctx.store.journal_set_intent(entry.id, row)
         if move.step != entry.intent.get("step"):
             _crash_point(str(move.step))
@@ -146,8 +146,6 @@ class Engine:
         pane_id = _pane_of(row)
         effects = move.effect if isinstance(move.effect, tuple) else (move.effect,)
         for work in (e for e in effects if isinstance(e, Work)):
-            from afd.world import git
-
             self.workers.start(entry.id, work.name, work.call, (git.GitError,))
         rest = tuple(e for e in effects if not isinstance(e, Work))
         result = _perform(ctx, pane_id, Go(move.step, rest, move.data)) if rest else tmux.ActionResult(tmux.Outcome.DONE)
@@ -260,8 +258,7 @@ def _perform_one(ctx: ActionContext, pane_id: str | None, effect) -> tmux.Action
         if started.ok and started.value and effect.typed:
             tmux.send_text(server, started.value, effect.typed)
         return started
-    from afd.act import create
-
-    if isinstance(effect, create.Cleanup):
-        return tmux.ActionResult(tmux.Outcome.DONE, value=create.perform_cleanup(effect))
+    if isinstance(effect, Cleanup):
+        removed = git.remove_new_worktree(Path(effect.repo), Path(effect.worktree) if effect.worktree else None, effect.branch)
+        return tmux.ActionResult(tmux.Outcome.DONE, value=removed)
     raise TypeError(f"no way to perform {effect!r}")
