@@ -175,7 +175,7 @@ class Supervisor:
     # --- the poll -----------------------------------------------------------
 
     def poll(self) -> PollSummary:
-        self.acting = frozenset(self.engine.owning(self.store))
+        self.acting = frozenset(self.engine.owning(self.store))  # a handoff begun between polls owns its pane now
         now = self.clock()
         self._expire_limits(now)
         # No paths or start commands: only adoption reads them, and it asks for its own pane.
@@ -209,13 +209,15 @@ class Supervisor:
 
     def _advance_actions(self, live, now: datetime) -> None:
         """One short, non-blocking move of each pending action, then the resumes policy asks for."""
-        self.advance_actions(live)
-        pending = self.engine.pending(self.store)
+        pending = self.store.pending_journal()
+        if pending:
+            self.advance_actions(live)
+            pending = self.store.pending_journal()
+        busy = {e.session for e in pending}
         ctx = self.context()
         for name, (rec, _pane, _ident) in list(live.items()):
-            if name in pending or name in self.acting:
-                continue
-            planner.plan_wait(ctx, self.store.get_session(name) or rec, self.watches.get(name), now)
+            if name not in busy:
+                planner.plan_wait(ctx, rec, self.watches.get(name), now)
 
     # --- server-level states ------------------------------------------------
 
