@@ -79,6 +79,12 @@ class AgentSpec:
     # (OpenCode's `Rate Limited [retrying in 2h5m …]`): waited out like
     # Claude's armed auto-continue, never typed into.
     self_continuing_kinds: tuple[str, ...] = ()
+    # The agent's turn goes on after its TUI is stopped (Codex runs it in a
+    # detached `app-server` daemon, which a swap leaves alone as every
+    # process in a session of its own): a handoff may only stop it between
+    # turns — limited, or idle at its prompt — or the old turn would keep
+    # editing the worktree beside the new agent.
+    turn_outlives_pane: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,6 +118,7 @@ SPEC = AgentSpec(
     chrome=_CHROME,
     busy=_BUSY,
     argv_patterns=(re.compile(r"@openai/codex|codex-cli"),),
+    turn_outlives_pane=True,  # its turn runs in `codex app-server`, which outlives the TUI
 )
 
 

@@ -170,5 +170,10 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX outbox_open ON outbox (state) WHERE state != 'consumed';
     """,
+    # → +1: the wall an automatic handoff was tried for, and how it went (a restart does not try again).
+    """
+    ALTER TABLE resume_history ADD COLUMN handoff_wall TEXT;
+    ALTER TABLE resume_history ADD COLUMN handoff_tried TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
