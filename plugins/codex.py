@@ -110,6 +110,10 @@ SPEC = AgentSpec(
     chrome=_CHROME,
     busy=_BUSY,
     argv_patterns=(re.compile(r"@openai/codex|codex-cli"),),
+    # Each CODEX_HOME keeps its own login (auth.json); an API key in the environment bills its owner.
+    account_env=("CODEX_HOME",),
+    account_defaults=(("CODEX_HOME", "~/.codex"),),
+    credential_env=("OPENAI_API_KEY", "CODEX_API_KEY"),
 )
 
 
