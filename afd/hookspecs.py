@@ -36,6 +36,17 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 def afd_agents() -> list[AgentSpec]:
     """Return the agents this plugin knows.
 
+    An ``AgentSpec`` says everything that differs per agent; afd's core
+    never names an agent. Besides how to recognise it (``executables``,
+    ``argv_patterns``) and read its screen (``chrome``, ``busy``):
+    ``command`` and ``resume_args`` start it (a user's ``[agents.NAME]``
+    overrides each; one function in ``afd.act.launch`` builds every launch
+    from them), ``prompt_delivery`` says whether its first prompt is an
+    argument or typed, and ``turn_outlives_pane`` marks an agent whose turn
+    goes on in a daemon after its TUI stops: a handoff then waits for the
+    turn to end. A descendant process in a session of its own (such a
+    daemon) is never signalled by a swap.
+
     Called once when plugins are loaded. Every plugin's list is collected;
     when two plugins name the same agent, the one registered later (a
     third-party plugin over a built-in) wins and ``afd plugins`` shows the
@@ -76,8 +87,21 @@ def afd_detect(
 
     A detector that knows where the agent's composer starts sets
     ``Detection.chrome_row``: every row from there down is UI, and the gates
-    count output only above it. A ``kind`` ending in ``.spend-cap`` or
-    ``.billing`` marks a wall no reset lifts (``Detection.needs_human``).
+    count output only above it.
+
+    Whether a person must act (``Detection.needs_human``) follows from what
+    the wall says, never from its ``kind`` (``afd.model.person_must_act``):
+    a wall that names a reset (``reset_at``; or ``reset_unstated=True`` for
+    a plan window that says "try again later" or whose time is unreadable)
+    lifts at that reset, whatever it is called — a spend, org or model cap
+    included. A wall that names none but offers another model
+    (``offers_other_model=True``) is the user's call: not ``needs_human``,
+    and never resumed unattended. Any other wall that names no reset needs
+    a person (a limit raised, credits added, an admin or owner asked). A
+    detector sets both facts; left at their defaults, a wall without
+    ``reset_at`` counts as one only a person lifts.
+    ``kind`` names the family for people and logs (``claude.spend-cap``,
+    ``claude.org-cap``, ``codex.usage-limit``, …).
     """
 
 

@@ -19,7 +19,8 @@ from afd.daemon.status import SCHEMA, StatusSnapshot, build_status
 from afd.decide import nextaction
 from afd.judge.limits import LimitFact, LimitState, unknown_fact
 from afd.model import Event
-from afd.record.store import LedgerEntry, SessionRecord, Store
+from afd.record.store import Store
+from afd.record.types import LedgerEntry, SessionRecord
 
 NOW = datetime(2026, 7, 13, 9, 0, 12, 345678, tzinfo=timezone.utc)
 AGENTS = ("claude", "codex", "devin")

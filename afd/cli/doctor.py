@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+from afd.act.launch import Launch, launch_argv
 from afd.cli.common import add_server_options
 from afd.errors import EXIT_FAIL, EXIT_OK, UserError
 
@@ -78,8 +79,7 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
 
     if plugins is not None:
         for name, spec in sorted(plugins.agents.items()):
-            override = config.agents.get(name) if config else None
-            command = (override.command if override and override.command else spec.command) or (name,)
+            command = launch_argv(spec, config.agents.get(name) if config else None, Launch.FIRST)
             found = shutil.which(command[0])
             add(f"agent {name}", OK if found else WARN, found or f"{command[0]} is not on PATH")
         for failure in plugins.failures:

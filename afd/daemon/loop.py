@@ -21,7 +21,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from afd import __version__
-from afd.act.recovery import has_executor
 from afd.config.loader import PluginSet, load_config_and_plugins
 from afd.config.settings import Config, ConfigError, default_config_path
 from afd.daemon import control, notify
@@ -32,7 +31,6 @@ from afd.model import Event
 from afd.notifiers.worker import NoticeWorker
 from afd.record.store import StateLock, Store, StoreError
 from afd.record.store import default_path as default_db_path
-from afd.record.types import JournalState
 from afd.world import tmux
 
 log = logging.getLogger("afd.daemon")
@@ -90,6 +88,7 @@ class Daemon:
     _wake_w: socket.socket | None = None
     _poll_error: str | None = None  # the failure the last poll ended in, said once with its traceback
     _poll_error_repeats: int = 0
+    web: object = None  # the dashboard's server (afd/web), once started
 
     # --- start ----------------------------------------------------------------
 
@@ -134,7 +133,9 @@ class Daemon:
         self.store.set_meta("started_at", self.started_at.strftime("%Y-%m-%dT%H:%M:%SZ"))
         self.store.set_meta("version", __version__)
         self._store_agent_names()
-        self._recover_journal()
+        # Actions an earlier run left pending are carried on (or rolled back) by the engine from the
+        # first poll on, through the same steps that run them (afd/act/runner.py).
+        self.supervisor.settled = self._settled
         self.supervisor.event("daemon.started", f"afd {__version__} started (pid {os.getpid()})")
 
     def _store_agent_names(self) -> None:
@@ -142,22 +143,6 @@ class Daemon:
         self.store.set_meta("agents", json.dumps(sorted(self.plugins.agents)))
         # And the accounts its config names, so status lists them even before one is seen.
         self.store.set_meta("accounts", json.dumps([[a.name, a.agent] for a in self.config.accounts.values()]))
-
-    def _recover_journal(self) -> None:
-        """Intent committed before a crash, with no outcome: carried on, inspected or rolled back; said."""
-        from afd.act.recovered import recover
-
-        for entry in self.store.pending_journal():
-            if has_executor(entry.action):
-                continue  # its executor finishes it from its recorded step on the next poll
-            if recover(self.supervisor, entry) or self.supervisor.recover_entry(entry):
-                continue
-            outcome = (
-                f"afd stopped before finishing {entry.action}; nothing more was done. "
-                "Check the session's pane and worktree before retrying."
-            )
-            self.store.journal_finish(entry.id, JournalState.ROLLED_BACK, outcome)
-            self.supervisor.event("journal.rolled-back", f"{entry.action} of {entry.session}: {outcome}", entry.session)
 
     def start_control(self) -> None:
         from afd.daemon.requests import RequestHandler
@@ -170,6 +155,14 @@ class Daemon:
             raise StartupError(str(exc), EXIT_FAIL) from None
         # Only a started server is kept: close() must not serve one that never listened.
         self.control = server
+        self._serve_web_if_enabled()
+
+    def _serve_web_if_enabled(self) -> None:
+        if self.config.web_enabled and self.control is not None and not (self.web is not None and self.web.running):
+            try:
+                self.handler.serve_web()
+            except Exception as exc:  # the dashboard is an extra: afd supervises without it
+                log.error("the dashboard is not served: %s", exc)
 
     def _publish(self, event: Event, event_id: int) -> None:
         if self.control is not None:
@@ -182,7 +175,7 @@ class Daemon:
         for s in (self._wake_r, self._wake_w):
             s.setblocking(False)
         signal.set_wakeup_fd(self._wake_w.fileno(), warn_on_full_buffer=False)
-        self.supervisor.creates.wake = self.wake  # a finished worker step is advanced at once
+        self.supervisor.workers.wake = self.wake  # a finished worker step is advanced at once
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, self._on_reload)
@@ -272,6 +265,7 @@ class Daemon:
             self.supervisor.server = self.server
             self._store_agent_names()
             self.supervisor.event("config.reloaded", f"config reloaded from {config.path or 'the built-in defaults'}")
+            self._serve_web_if_enabled()  # a running dashboard keeps its port and logins until afd restarts
         notify.ready()
 
     # --- the loop -------------------------------------------------------
@@ -304,10 +298,7 @@ class Daemon:
         return summary
 
     def act(self) -> None:
-        from afd.act import pending
-
-        pending.start_auto_handoffs(self.supervisor)
-        pending.advance_all(self.supervisor, on_settled=self._settled)
+        self.supervisor.start_handoffs()
 
     def _settled(self, entry_id: int, entry) -> None:
         """Tell a client waiting on this action (`afd handoff` without --no-wait) how it ended."""
@@ -372,7 +363,7 @@ class Daemon:
                                 pass
                         except (BlockingIOError, OSError):
                             pass
-                        self.supervisor.creates.advance()
+                        self.supervisor.advance_actions(actions={"create"})
                         self.store_reports()
                     elif self.control is not None:
                         self.control.serve_pending(0)
@@ -380,10 +371,8 @@ class Daemon:
         return 0
 
     def _interval(self) -> float:
-        from afd.act import pending
-
         # A swap waits on processes and a new agent's screen: look again soon, not a poll later.
-        return min(self.config.poll_interval, ACTING_INTERVAL) if pending.busy(self.supervisor) else self.config.poll_interval
+        return min(self.config.poll_interval, ACTING_INTERVAL) if self.supervisor.busy() else self.config.poll_interval
 
     def _poll_failed(self, exc: Exception) -> None:
         """Log a new failure with its traceback; the same one again only as a count, sparingly."""
@@ -417,6 +406,8 @@ class Daemon:
         if getattr(self, "control", None) is not None:
             self.control.serve_pending(0)
             self.control.close()
+        if getattr(self, "web", None) is not None:
+            self.web.stop()  # after the socket: its pages' event streams have ended; its logins die here
         if getattr(self, "store", None) is not None:
             self.store.close()
         if getattr(self, "lock", None) is not None:

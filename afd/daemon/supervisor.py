@@ -18,7 +18,8 @@ from datetime import datetime, timedelta, timezone
 
 import psutil
 
-from afd.act import create, recovery, runner
+from afd.act import briefing, create, planner, resume, runner, swap
+from afd.act.context import ActionContext, Advanced, Workers
 from afd.config.loader import PluginSet
 from afd.config.settings import Config, compiled_limit_patterns
 from afd.jobs.outbox import Outbox
@@ -87,6 +88,8 @@ class Supervisor:
     emit: Callable[[Event, int], None] = lambda event, event_id: None
     # Hands each event and its notice to the notifier worker (`afd_event` runs there, never here).
     announce: Callable[[Event, Notice], None] | None = None
+    # Told when an action's row closes (a client may wait on it).
+    settled: Callable[[int, object], None] = lambda entry_id, entry: None
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
     watches: dict[str, PaneWatch] = field(default_factory=dict)
     _server_state: str | None = None  # "running" | "down" | "unanswered", for events on change
@@ -103,23 +106,62 @@ class Supervisor:
     read_env: account_env.EnvReader = account_env.process_environ
     # Accounts told this poll and the last, by what they were told from: telling resolves paths.
     _accounts_told: dict = field(default_factory=dict)
-    creates: create.CreateRunner = field(init=False)
     # (agent, directory) pairs that more than one live session shares this poll.
     _crowded: frozenset[tuple[object, str]] | None = None
     _crowd_of: dict = field(default_factory=dict)
     outbox: Outbox = field(init=False)
-
-    # Sessions whose pane an action (a handoff) owns right now: the poll
-    # neither follows nor judges them until the action settles.
-    acting: set[str] = field(default_factory=set)
-    # (session, banner first seen) → "started" | "declined": one automatic handoff try per wall.
-    auto_tried: dict[tuple, str] = field(default_factory=dict)
+    # The one engine that drives every journaled action (afd.act.runner).
+    engine: runner.Engine = field(init=False)
+    workers: Workers = field(default_factory=Workers)
+    run: str = field(default_factory=runner.new_run)
+    # Sessions whose pane an action (a handoff) owns this poll, read from the journal:
+    # the poll neither follows nor judges them until the action settles.
+    acting: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
-        self.creates = create.CreateRunner(self)
+        self._creates = create.CreateExecutor()
+        self.engine = runner.Engine(
+            [resume.ResumeExecutor(), swap.SwapExecutor(), briefing.BriefExecutor(), self._creates], self.workers
+        )
         # A resume that started the agent again before afd stopped: the new process is the session's own.
-        self._awaiting_agent |= runner.respawned_sessions(self.store)
+        self._awaiting_agent |= {
+            name for name, e in self.engine.pending(self.store).items()
+            if e.action == resume.ACTION and e.intent.get("step") == resume.ResumeStep.RESPAWNED
+        }
         self.outbox = Outbox(self)
+
+    # --- what actions may use --------------------------------------------------
+
+    def context(self) -> ActionContext:
+        """What an executor may read and do this turn (never the supervisor itself)."""
+        return ActionContext(self.store, self.server, self.config, self.plugins, self.clock, self.run, self.event, self.workers)
+
+    def advance_actions(self, live=None, *, actions=None) -> Advanced:
+        """One engine turn over the pending journal rows; what it means for the poll is applied here."""
+        report = self.engine.advance(self.context(), live or {}, actions=actions)
+        self._awaiting_agent |= report.restarted
+        for name in report.forget_watch:
+            self.watches.pop(name, None)
+        for entry_id, entry in report.settled.items():
+            self.settled(entry_id, entry)
+        self.acting = frozenset(self.engine.owning(self.store))
+        return report
+
+    def begin_create(self, plan: create.CreatePlan) -> int:
+        return self._creates.begin(self.context(), plan)
+
+    def create_result(self, entry_id: int) -> dict | None:
+        """How a create stands: None while it runs; ValueError with the reason when it failed."""
+        self.advance_actions(actions={create.ACTION})
+        return self._creates.answer(self.store, entry_id)
+
+    def start_handoffs(self) -> None:
+        """Automatic handoffs policy asks for (the daemon calls this after a poll; `run --once` does not)."""
+        planner.start_handoffs(self.context(), set(self.engine.pending(self.store)))
+        self.acting = frozenset(self.engine.owning(self.store))
+
+    def busy(self) -> bool:
+        return self.engine.busy(self.store)
 
     # --- events -----------------------------------------------------------
 
@@ -156,7 +198,7 @@ class Supervisor:
     # --- the poll -----------------------------------------------------------
 
     def poll(self) -> PollSummary:
-        self._advance_creates()
+        self.acting = frozenset(self.engine.owning(self.store))  # a handoff begun between polls owns its pane now
         now = self.clock()
         self._expire_limits(now)
         # No paths or start commands: only adoption reads them, and it asks for its own pane.
@@ -186,15 +228,19 @@ class Supervisor:
         self.outbox.observe_jobs(now)
         self.outbox.advance(live, now)
 
-    def _advance_creates(self) -> None:
-        """Carry every `sessions create` in flight one short step further (its worker does the slow part)."""
-        self.creates.advance()
-
-    # --- acting on limits (afd.act) -------------------------------------
+    # --- acting (afd.act) ------------------------------------------------------
 
     def _advance_actions(self, live, now: datetime) -> None:
-        """One short, non-blocking move of each pending action, and new ones where policy says so."""
-        runner.advance(self, live, now)
+        """One short, non-blocking move of each pending action, then the resumes policy asks for."""
+        pending = self.store.pending_journal()
+        if pending:
+            self.advance_actions(live)
+            pending = self.store.pending_journal()
+        busy = {e.session for e in pending}
+        ctx = self.context()
+        for name, (rec, _pane, _ident) in list(live.items()):
+            if name not in busy:
+                planner.plan_wait(ctx, rec, self.watches.get(name), now)
 
     # --- server-level states ------------------------------------------------
 
@@ -271,19 +317,6 @@ class Supervisor:
         new = limits.observe_limited(old, reset_at=reset_at, at=now, session=session, banner=banner, first_seen=first_seen)
         self._store_fact(old, new, session)
 
-    def recover_entry(self, entry) -> bool:
-        """At start: settle or clean up one action a crash left pending, from what exists now.
-
-        False for an action `afd/recovery.py` does not inspect; the caller deals with it.
-        """
-        if not recovery.inspects_at_start(entry.action):
-            return False
-        step = self.creates.recover(entry)  # the only action inspected at start so far
-        kind = {recovery.Resolution.SETTLE: "journal.settled", recovery.Resolution.ROLL_BACK: "journal.rolled-back",
-                recovery.Resolution.AWAIT: "journal.resumed", recovery.Resolution.LEAVE: "journal.unchecked"}[step.next]
-        self.event(kind, f"{entry.action} of {entry.session}, interrupted by a stop of afd: {step.outcome}", entry.session)
-        return True
-
     def _awaiting_starts(self) -> dict[str, tuple[int, datetime]]:
         """Sessions whose agent afd started and has not seen run yet: name → (journal id, journaled at).
 
@@ -340,7 +373,7 @@ class Supervisor:
                 seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, since, self._account(agent, ident, told))
                 rec = self._apply(rec, sessions.transition(rec, seen, now))
             elif self._should_adopt(pane, ident):
-                rec = self._adopt(pane, ident, inv, records, now, self._account(ident.agent, ident, told))
+                rec = self._adopt(pane, ident, inv, records, now)
                 records[rec.name] = rec
             if rec is not None:
                 live[rec.name] = (rec, pane, ident)
@@ -374,26 +407,36 @@ class Supervisor:
         self._accounts_told[key] = name
         return name
 
-    def _adopt(self, pane, ident: Identity, inv, records, now, account: str | None = None) -> SessionRecord:
-        spec = self.plugins.agents[ident.agent]
+    def _adopt(self, pane, ident: Identity, inv, records, now) -> SessionRecord:
+        return self.adopt(pane, ident, inv, set(records), now)
+
+    def adopt(self, pane: tmux.PaneInfo, ident: Identity, inv: tmux.Inventory, taken, now: datetime, *,
+              name: str | None = None, mission: str | None = None, vouched_agent: str | None = None) -> SessionRecord:
+        """Make a session of a pane: found by the poll (`watch_all_panes`) or asked for (`sessions adopt`)."""
+        agent = ident.agent if ident.kind is IdentityKind.KNOWN else vouched_agent
+        spec = self.plugins.agents[agent]
         if pane.cwd is None or pane.start_command is None:
             # Gone since the listing: adopted without a mission or worktree, as a pane tmux said nothing about.
             pane = tmux.pane_details(self.server, pane) or replace(pane, start_command="", cwd="")
-        mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(
-            pane.start_command, spec
-        )
+        if mission is None and ident.argv:
+            mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(
+                pane.start_command, spec
+            )
+        elif mission is None:
+            mission = identity.mission_from_start_command(pane.start_command, spec) if ident.kind is IdentityKind.KNOWN else None
         t = sessions.adopted(
-            name=unique_name(pane.location, records),
+            name=name or unique_name(pane.location, taken),
             pane_id=pane.pane_id,
             server_socket=inv.socket_path,
             server_pid=inv.server_pid,
             identity=ident,
-            mission=mission,
+            mission=(mission or "").strip() or None,
             worktree=pane.cwd or None,
             branch=git.branch_of(pane.cwd),
             location=pane.location,
             now=now,
-            account=account,
+            vouched_agent=vouched_agent,
+            account=self._account(agent, ident, {}),
         )
         self.store.upsert_session(t.record)
         for note in t.notes:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from afd.judge.limits import LimitFact, LimitState
-from afd.model import IdentityKind, IdentitySource, SessionState
+from afd.model import IdentityKind, IdentitySource, SessionState, person_must_act
 from afd.record.types import ResumeHistory
 
 # A limit seen again within this long after a continuation was not lifted
@@ -29,8 +29,6 @@ BACKOFF_FIRST = timedelta(seconds=30)
 BACKOFF_CAP = timedelta(minutes=30)
 # Claude's own auto-continue fires 30–90 s after the reset it shows.
 NATIVE_JITTER = timedelta(seconds=90)
-
-_HUMAN_SUFFIXES = (".spend-cap", ".billing")
 
 
 class Native(enum.Enum):
@@ -51,10 +49,19 @@ class Limit:
     reset_at: datetime | None
     native: Native = Native.NONE
     native_at: datetime | None = None  # when the agent's own auto-continue fires
+    # What the wall said beside its reset, as the detection read it (`afd.model.Detection`).
+    reset_unstated: bool = False
+    offers_other_model: bool = False
 
     @property
     def needs_human(self) -> bool:
-        return is_human_wall(self.kind)
+        """The same rule as the detection's: only a wall with no reset and no other model waits for a person."""
+        return person_must_act(self.reset_at, reset_unstated=self.reset_unstated, offers_other_model=self.offers_other_model)
+
+    @property
+    def nothing_to_wait_for(self) -> bool:
+        """A wall with no reset that offers another model: waiting lifts nothing, switching is the user's call."""
+        return self.offers_other_model and self.reset_at is None and not self.reset_unstated
 
 
 # --- decisions ----------------------------------------------------------------
@@ -109,13 +116,23 @@ class Park:
 Decision = ResumeAt | ResumeNow | Nothing | NeedsHuman | Refuse | Handoff | Park
 
 
-def is_human_wall(kind: str | None) -> bool:
-    """Spend caps and billing walls: no reset lifts them, a person has to."""
-    return kind is not None and kind.endswith(_HUMAN_SUFFIXES)
+# Words for status only; whether a person is needed is `Limit.needs_human`, never the kind.
+_HUMAN_WHY = (
+    (".spend-cap", "add credits (spend cap)"),
+    (".billing", "settle billing (billing wall)"),
+    (".org-cap", "ask your organisation's admin for more usage (org cap)"),
+    (".admin-cap", "ask an admin for more usage (admin limit)"),
+    (".extra-usage", "add extra usage (out of extra usage)"),
+    (".credits", "add usage credits (out of credits)"),
+    (".model-cap", "add usage credits or switch models (model cap)"),
+)
 
 
 def human_wall_why(kind: str) -> str:
-    return "add credits (spend cap)" if kind.endswith(".spend-cap") else "settle billing (billing wall)"
+    for suffix, why in _HUMAN_WHY:
+        if kind.endswith(suffix):
+            return why
+    return "raise the limit or add credits (the wall names no reset)"
 
 
 def backoff(level: int) -> timedelta:
@@ -126,6 +143,11 @@ def backoff(level: int) -> timedelta:
 
 
 # --- history ------------------------------------------------------------------
+
+
+def _keeping_tries(old: ResumeHistory, new: ResumeHistory) -> ResumeHistory:
+    """A new history keeps what was tried for a wall: the wall's key tells whether it still applies."""
+    return replace(new, handoff_wall=old.handoff_wall, handoff_tried=old.handoff_tried)
 
 
 def observe(history: ResumeHistory, limit: Limit | None, *, now: datetime) -> ResumeHistory:
@@ -140,7 +162,7 @@ def observe(history: ResumeHistory, limit: Limit | None, *, now: datetime) -> Re
             return history
         if history.last_sent_at is not None and now - history.last_sent_at < RELIMIT_WINDOW:
             return history  # too early to call it real work
-        return ResumeHistory()
+        return _keeping_tries(history, ResumeHistory())
     if limit.episode == history.episode:
         return history
     sent = history.last_sent_at
@@ -154,7 +176,7 @@ def observe(history: ResumeHistory, limit: Limit | None, *, now: datetime) -> Re
             relimited_at=limit.first_seen_at,
             unconfirmed=False,
         )
-    return ResumeHistory(episode=limit.episode, first_seen_at=limit.first_seen_at, reset_at=limit.reset_at)
+    return _keeping_tries(history, ResumeHistory(episode=limit.episode, first_seen_at=limit.first_seen_at, reset_at=limit.reset_at))
 
 
 def sent(history: ResumeHistory, *, at: datetime, confirmed: bool) -> ResumeHistory:
@@ -169,6 +191,58 @@ def failed(history: ResumeHistory, *, at: datetime) -> ResumeHistory:
 
 def stopped_for_human(history: ResumeHistory, why: str) -> ResumeHistory:
     return replace(history, needs_human=why)
+
+
+# --- which path a limit takes ----------------------------------------------------------
+
+
+class HandoffTry(enum.StrEnum):
+    """How the automatic handoff tried for one wall went."""
+
+    STARTED = "started"  # a swap began: it owns the session until it settles
+    DECLINED = "declined"  # refused, or every agent is limited: the wait path applies to this wall
+
+
+class Path(enum.Enum):
+    WAIT = "wait"  # the wait policy decides (resume at the reset, report, needs a person)
+    HANDOFF = "handoff"  # try an automatic handoff, once for this wall
+    NONE = "none"  # nothing this poll: a handoff was started for this wall, or the config acts on limits neither way
+
+
+def wall_key(banner_first_seen_at: datetime | None, witnesses: str | None) -> str:
+    """What an automatic handoff is tried once for: a banner's appearance and the witnesses' verdict on it.
+
+    Records that confirm the wall a poll after the pane did make a new key,
+    so a handoff refused for want of them may go ahead then.
+    """
+    seen = banner_first_seen_at.isoformat() if banner_first_seen_at else "-"
+    return f"{seen}|{witnesses or '-'}"
+
+
+def tried_for(history: ResumeHistory, wall: str) -> HandoffTry | None:
+    """What the stored history says was tried for this wall; None when nothing was."""
+    if history.handoff_wall != wall or history.handoff_tried is None:
+        return None
+    return HandoffTry(history.handoff_tried)
+
+
+def tried(history: ResumeHistory, wall: str, how: HandoffTry) -> ResumeHistory:
+    return replace(history, handoff_wall=wall, handoff_tried=how.value)
+
+
+def limit_path(*, limit_action: str, handoff_order: Sequence[str], state: str, tried: HandoffTry | None) -> Path:
+    """Wait or hand off, for a session at `state`, from the config and what was tried for its wall.
+
+    An automatic handoff is tried once per wall, only from `limited`; once
+    it declined (refused, all agents limited) the wait path takes the wall.
+    """
+    if tried is HandoffTry.DECLINED:
+        return Path.WAIT
+    if limit_action == "wait":
+        return Path.WAIT
+    if limit_action == "handoff" and handoff_order and state == "limited" and tried is None:
+        return Path.HANDOFF
+    return Path.NONE
 
 
 # --- the wait policy ------------------------------------------------------------
@@ -191,6 +265,10 @@ def decide_wait(
         return Nothing(None)
     if limit.needs_human:
         return NeedsHuman(human_wall_why(limit.kind))
+    if limit.nothing_to_wait_for:
+        # No reset will come and no person is needed: resuming would only
+        # hit the same wall. Report it and stop; a handoff may still take it.
+        return Nothing(f"the wall names no reset and offers another model: switch models, or hand off with afd handoff {name} --to AGENT", why="other-model")
     if history.needs_human:
         return NeedsHuman(history.needs_human)
     if history.attempts >= max_attempts:

@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from afd.act import create, deliver, runner
+from afd.act import create, deliver
+from afd.act.view import view_of
 from afd.jobs import rules as jobs
 from afd.jobs.book import JobBook
 from afd.judge import sessions
@@ -160,7 +161,7 @@ class Outbox:
             view = None
             if who in live and (env.state is not EnvelopeState.PENDING or state == "idle"):
                 if who not in views:
-                    views[who] = runner.view_of(self.sup, *live[who], now)
+                    views[who] = view_of(self.sup.server, *live[who], now)
                 view = views[who]
             look = None
             if view is not None and view.presence is tmux.Presence.PRESENT:

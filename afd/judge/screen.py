@@ -99,6 +99,14 @@ def menu_kind(menu: Menu) -> str:
     return MenuKind.OTHER
 
 
+_COMPOSER_AGENTS = frozenset({"claude", "codex", "devin"})
+
+
+def reads_composer(agent: str | None) -> bool:
+    """Whether `composer_text` knows this agent's input row (else a missing row proves nothing)."""
+    return agent in _COMPOSER_AGENTS
+
+
 def composer_text(agent: str | None, rows: Sequence[str]) -> str | None:
     """The text in the agent's input row, "" when empty; None when no composer is on screen."""
     for i in range(len(rows) - 1, -1, -1):

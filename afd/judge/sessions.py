@@ -171,31 +171,40 @@ def adopted(
     branch: str | None,
     location: str,
     now: datetime,
+    vouched_agent: str | None = None,
     account: str | None = None,
 ) -> Transition:
-    """A known agent found in a pane no session holds becomes a session."""
+    """A pane no session holds becomes a session: a known agent found in it, or one the user vouched for.
+
+    `vouched_agent` is the user's word (`sessions adopt --agent`) for a pane
+    whose agent afd could not establish: the identity then stays unknown,
+    with the user as its source, never shown as afd's finding.
+    """
+    vouched = vouched_agent is not None and identity.kind is not IdentityKind.KNOWN
+    agent = vouched_agent if vouched else identity.agent
     rec = SessionRecord(
         name=name,
         pane_id=pane_id,
         server_socket=server_socket,
         server_pid=server_pid,
-        agent=identity.agent,
-        identity=IdentityKind.KNOWN,
-        identity_source=IdentitySource.PROCESS,
+        agent=agent,
+        identity=IdentityKind.UNKNOWN if vouched else IdentityKind.KNOWN,
+        identity_source=IdentitySource.USER if vouched else IdentitySource.PROCESS,
         state=S.IDLE,
         created_at=now,
         updated_at=now,
         mission=mission,
         worktree=worktree,
         branch=branch,
-        agent_pid=identity.pid,
-        agent_started_at=identity.create_time,
+        agent_pid=identity.pid if identity.kind is not IdentityKind.NONE else None,
+        agent_started_at=identity.create_time if identity.kind is not IdentityKind.NONE else None,
         location=location,
         account=account,
     )
     what = f" with mission {mission!r}" if mission else " with no mission (none in its command line)"
-    on = f" on account {account}" if account and account != identity.agent else ""
-    return Transition(rec, (Note("session.adopted", f"adopted {identity.agent}{on} in pane {pane_id} ({location}){what}"),))
+    word = " (identity on the user's word)" if vouched else ""
+    on = f" on account {account}" if account and account != agent else ""
+    return Transition(rec, (Note("session.adopted", f"adopted {agent}{on} in pane {pane_id} ({location}){what}{word}"),))
 
 
 def seen_busy(rows: Sequence[str], busy: Sequence[re.Pattern[str]], chrome: Sequence[re.Pattern[str]], tail_lines: int) -> bool:

@@ -170,6 +170,11 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX outbox_open ON outbox (state) WHERE state != 'consumed';
     """,
+    # → +1: the wall an automatic handoff was tried for, and how it went (a restart does not try again).
+    """
+    ALTER TABLE resume_history ADD COLUMN handoff_wall TEXT;
+    ALTER TABLE resume_history ADD COLUMN handoff_tried TEXT;
+    """,
     # → +1, accounts: a limit belongs to an account, not to a program. The map
     # is keyed by account; what was known per agent is its default account's,
     # which is named after the agent. Sessions say their account, the ledger

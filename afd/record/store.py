@@ -727,19 +727,22 @@ class Store:
             needs_human=r["needs_human"],
             first_seen_at=_dt(r["first_seen_at"]),
             reset_at=_dt(r["reset_at"]),
+            handoff_wall=r["handoff_wall"],
+            handoff_tried=r["handoff_tried"],
         )
 
     def save_resume_history(self, session: str, history: ResumeHistory) -> None:
         with self.transaction():
             self._conn.execute(
                 "INSERT INTO resume_history (session, episode, attempts, last_sent_at, backoff_level, relimited_at,"
-                " unconfirmed, retry_after, needs_human, first_seen_at, reset_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
+                " unconfirmed, retry_after, needs_human, first_seen_at, reset_at, handoff_wall, handoff_tried)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
                 " attempts = excluded.attempts, last_sent_at = excluded.last_sent_at,"
                 " backoff_level = excluded.backoff_level, relimited_at = excluded.relimited_at,"
                 " unconfirmed = excluded.unconfirmed, retry_after = excluded.retry_after,"
                 " needs_human = excluded.needs_human, first_seen_at = excluded.first_seen_at,"
-                " reset_at = excluded.reset_at",
+                " reset_at = excluded.reset_at, handoff_wall = excluded.handoff_wall,"
+                " handoff_tried = excluded.handoff_tried",
                 (
                     session,
                     history.episode,
@@ -752,6 +755,8 @@ class Store:
                     history.needs_human,
                     _iso(history.first_seen_at),
                     _iso(history.reset_at),
+                    history.handoff_wall,
+                    history.handoff_tried,
                 ),
             )
 

@@ -75,6 +75,10 @@ class ResumeHistory:
     unconfirmed: bool = False  # the last continuation was not seen to land
     retry_after: datetime | None = None  # an attempt failed before sending: not again before this
     needs_human: str | None = None  # this episode stopped for a person, and why
+    # The wall an automatic handoff was last tried for (`wall_key`), and how that went
+    # (`HandoffTry`): stored, so a restart between trying and deciding does not try again.
+    handoff_wall: str | None = None
+    handoff_tried: str | None = None
 
 
 # --- events, the journal, the ledger ---------------------------------------
