@@ -328,3 +328,23 @@ def _is_fake(pid: int) -> bool:
             return b"claude" in f.read()
     except OSError:
         return False
+
+
+@pytest.mark.tmux
+def test_a_pane_whose_environment_cannot_be_read_is_not_handed_off_automatically(tmux_server, supervise, worktree):
+    wt = worktree("feature")
+    fake = start_fake(tmux_server, "claude", cwd=wt, prompt="Fix the login test", scenario={"limit_now": True})
+    fake.wait_for_event("limit")
+    config = Config(poll_interval=0.05, limit_action="handoff", handoff_order=("codex",), handoff_requires_witness=False,
+                    accounts={"claude-work": WORK})
+    sup = supervise(config, read_env=lambda pid: None if _is_fake(pid) else process_environ(pid))
+    rec = settle(sup, fake.pane, lambda r: r.state == "limited", "limited")
+    assert rec.account == UNKNOWN
+    sup.start_handoffs()
+    refused = [e.event for e in sup.store.recent_events(50) if e.event.kind == "handoff.refused"]
+    assert refused and "cannot tell which account" in refused[0].message
+    for _ in range(5):
+        sup.poll()
+    rec = session_of(sup, fake.pane)
+    assert rec.agent == "claude" and rec.state == "limited" and sup.store.ledger(rec.name) == []
+    assert not [e for e in fake.events() if e.get("agent") == "codex"]  # codex never started in the pane
