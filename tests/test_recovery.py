@@ -8,7 +8,6 @@ import pytest
 
 from afd.act import Cleanup, Finish, Go, KillPane, Result, Wait, create
 from afd.act.create import CreateFacts
-from afd.act.recovery import CreateFacts
 from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.supervisor import Supervisor
