@@ -119,6 +119,10 @@ SPEC = AgentSpec(
     busy=_BUSY,
     argv_patterns=(re.compile(r"@openai/codex|codex-cli"),),
     turn_outlives_pane=True,  # its turn runs in `codex app-server`, which outlives the TUI
+    # Each CODEX_HOME keeps its own login (auth.json); an API key in the environment bills its owner.
+    account_env=("CODEX_HOME",),
+    account_defaults=(("CODEX_HOME", "~/.codex"),),
+    credential_env=("OPENAI_API_KEY", "CODEX_API_KEY"),
 )
 
 
