@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from afd.model import Clock
+from afd.model import AgentSpec, Clock
 from afd.world.tmux import Presence
 
 
@@ -50,6 +50,7 @@ class PaneView:
     presence: Presence
     rows: tuple[str, ...]
     agent: str | None
+    spec: AgentSpec | None = None  # the agent's, for how it draws its input row
     in_mode: bool = False  # copy mode or any other tmux mode
     dead: bool = False  # a dead pane kept by remain-on-exit
     shell: bool = False  # the pane's own shell is in the foreground (no agent runs)
