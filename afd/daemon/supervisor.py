@@ -34,7 +34,7 @@ from afd.observe.identity_cache import IdentityCache, rules_key
 from afd.observe.watch import PaneWatch, occurrence_key
 from afd.record.naming import is_ignored, unique_name
 from afd.record.store import Store
-from afd.record.types import JournalState, SessionRecord
+from afd.record.types import SessionRecord
 from afd.world import git, tmux
 
 log = logging.getLogger("afd.supervisor")
@@ -93,8 +93,9 @@ class Supervisor:
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
     watches: dict[str, PaneWatch] = field(default_factory=dict)
     _server_state: str | None = None  # "running" | "down" | "unanswered", for events on change
-    # Sessions afd created whose agent it has not seen yet, from the journal: name → (entry id, since).
-    _awaiting: dict[str, tuple[int, datetime]] = field(default_factory=dict)
+    # Sessions afd created whose agent it has not seen yet, from the journal (the create's
+    # executor settles its row once this poll has recorded the agent running, or the pane ending).
+    _awaiting: set[str] = field(default_factory=set)
     # Sessions whose pane an action of this run restarted: the next agent there is theirs, and a
     # launcher in front of it is waited for, as for a created session.
     _awaiting_agent: set[str] = field(default_factory=set)
@@ -281,11 +282,7 @@ class Supervisor:
             self.event(note.kind, note.message, name)
         if t.settled is not None:
             self._awaiting_agent.discard(name)
-        if t.settled is not None and name in self._awaiting:
-            entry_id, _ = self._awaiting.pop(name)
-            entry = self.store.journal_entry(entry_id)
-            if entry is not None and entry.state is JournalState.PENDING:
-                self.store.journal_finish(entry_id, JournalState.DONE, t.settled)
+            self._awaiting.discard(name)
         return new
 
     def _observe(self, sighting: sessions.Sighting, now: datetime) -> None:
@@ -313,14 +310,14 @@ class Supervisor:
         new = limits.observe_limited(old, reset_at=reset_at, at=now, session=session, banner=banner, first_seen=first_seen)
         self._store_fact(old, new, session)
 
-    def _awaiting_starts(self) -> dict[str, tuple[int, datetime]]:
-        """Sessions whose agent afd started and has not seen run yet: name → (journal id, journaled at).
+    def _awaiting_starts(self) -> set[str]:
+        """Sessions whose agent afd created and has not seen run yet.
 
         Read from the journal, not kept in memory, so a restart in between
         still waits for the agent instead of letting its pane go.
         """
         return {
-            e.session: (e.id, e.at)
+            e.session
             for e in self.store.pending_journal()
             if e.action == create.ACTION and e.intent.get("step") == create.STEP_AWAITING
         }
