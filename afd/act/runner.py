@@ -26,7 +26,7 @@ import logging
 import os
 import secrets
 import signal
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -74,10 +74,20 @@ def _crash_point(step: str) -> None:
 # --- beginning an action ------------------------------------------------------------
 
 
-def begin(ctx: ActionContext, session: str, action: str, intent: Mapping, *, at: datetime | None = None) -> int:
-    """Commit an action's intent (its first step in it) before anything touches the world; returns the row's id."""
+def begin(ctx: ActionContext, session: str, action: str, intent: Mapping, *, at: datetime | None = None,
+          also: Callable[[], object] | None = None) -> int:
+    """Commit an action's intent (its first step in it) before anything touches the world; returns the row's id.
+
+    `also` writes what else the action's start changes in the store (an envelope
+    turning attempting), in the same commit as the row.
+    """
     row = {**intent, "run": ctx.run}
-    entry_id = ctx.store.journal_begin(session, action, row, at=at or ctx.clock())
+    if also is None:
+        entry_id = ctx.store.journal_begin(session, action, row, at=at or ctx.clock())
+    else:
+        with ctx.store.transaction():
+            entry_id = ctx.store.journal_begin(session, action, row, at=at or ctx.clock())
+            also()
     if "step" in row:
         _crash_point(str(row["step"]))
     return entry_id
@@ -189,8 +199,7 @@ class Engine:
         executor.finished(ctx, entry, end, report)
         fresh = ctx.store.journal_entry(entry.id)
         if fresh is not None and fresh.state is JournalState.PENDING:
-            state = JournalState.DONE if end.result in DONE_RESULTS else JournalState.ROLLED_BACK
-            ctx.store.journal_finish(entry.id, state, _outcome(end), at=ctx.clock())
+            ctx.store.journal_finish(entry.id, *closing(end), at=ctx.clock())
             fresh = ctx.store.journal_entry(entry.id)
         self.workers.drop(entry.id)
         if fresh is not None:
@@ -220,10 +229,15 @@ class Engine:
                 ctx.store.journal_finish(entry.id, JournalState.ROLLED_BACK, end.outcome)
 
 
-def _outcome(end: Finish) -> str:
+def closing(end: Finish) -> tuple[JournalState, str]:
+    """How a row is closed for an ending: its state, and its outcome with the result word where it adds one.
+
+    For an executor that closes its row itself, in one commit with what else the ending changes.
+    """
+    state = JournalState.DONE if end.result in DONE_RESULTS else JournalState.ROLLED_BACK
     if end.result in (Result.DONE, Result.ROLLED_BACK):
-        return end.outcome
-    return f"{end.result.value}: {end.outcome}"
+        return state, end.outcome
+    return state, f"{end.result.value}: {end.outcome}"
 
 
 def _pane_of(row: Mapping) -> str | None:

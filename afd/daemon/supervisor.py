@@ -22,6 +22,7 @@ from afd.act import briefing, create, planner, resume, runner, swap
 from afd.act.context import ActionContext, Advanced, Workers
 from afd.config.loader import PluginSet
 from afd.config.settings import Config, compiled_limit_patterns
+from afd.jobs import delivery
 from afd.jobs.outbox import Outbox
 from afd.judge import limits, sessions
 from afd.judge.gates import judge
@@ -106,7 +107,7 @@ class Supervisor:
     # (agent, directory) pairs that more than one live session shares this poll.
     _crowded: frozenset[tuple[str | None, str]] | None = None
     _crowd_of: dict = field(default_factory=dict)
-    outbox: Outbox = field(init=False)
+    outbox: Outbox = field(default_factory=Outbox)
     # The one engine that drives every journaled action (afd.act.runner).
     engine: runner.Engine = field(init=False)
     workers: Workers = field(default_factory=Workers)
@@ -118,14 +119,15 @@ class Supervisor:
     def __post_init__(self) -> None:
         self._creates = create.CreateExecutor()
         self.engine = runner.Engine(
-            [resume.ResumeExecutor(), swap.SwapExecutor(), briefing.BriefExecutor(), self._creates], self.workers
+            [resume.ResumeExecutor(), swap.SwapExecutor(), briefing.BriefExecutor(), self._creates,
+             delivery.EnvelopeExecutor()],
+            self.workers,
         )
         # A resume that started the agent again before afd stopped: the new process is the session's own.
         self._awaiting_agent |= {
             name for name, e in self.engine.pending(self.store).items()
             if e.action == resume.ACTION and e.intent.get("step") == resume.ResumeStep.RESPAWNED
         }
-        self.outbox = Outbox(self)
 
     # --- what actions may use --------------------------------------------------
 
@@ -215,15 +217,21 @@ class Supervisor:
 
         live = self._bind_panes(inv, now)
         captured = self._capture_and_judge(live, inv, now)
-        self._advance_actions(live, now)
+        # Jobs first: a delivery begun for an idle recipient takes its first step in this poll's turn.
         self._advance_jobs(live, now)
+        self._advance_actions(live, now)
         limited = tuple(sorted(name for name, (rec, _, _) in live.items() if rec.state == LIMITED))
         return PollSummary(True, True, len(inv.panes), len(live), captured, limited)
 
     def _advance_jobs(self, live, now: datetime) -> None:
-        """Jobs' statuses from what this poll saw, then one short step for each envelope in the outbox."""
-        self.outbox.observe_jobs(now)
-        self.outbox.advance(live, now)
+        """Jobs' statuses from what this poll saw, then a delivery begun for each envelope a recipient can take."""
+        ctx = self.context()
+        self.outbox.observe_jobs(ctx, now)
+        for name in self.outbox.route(ctx, live):
+            if (watch := self.watches.get(name)) is not None:
+                # Seen idle within a poll or two of settling, not only when an unchanged
+                # fingerprint's capture is next refreshed.
+                watch.look_again()
 
     # --- acting (afd.act) ------------------------------------------------------
 
