@@ -393,25 +393,26 @@ class Supervisor:
               name: str | None = None, mission: str | None = None, vouched_agent: str | None = None) -> SessionRecord:
         """Make a session of a pane: found by the poll (`watch_all_panes`) or asked for (`sessions adopt`)."""
         agent = ident.agent if ident.kind is IdentityKind.KNOWN else vouched_agent
+        if agent is None:
+            raise ValueError(f"pane {pane.pane_id}: no agent to adopt it as (none identified, none vouched for)")
         spec = self.plugins.agents[agent]
         if pane.cwd is None or pane.start_command is None:
             # Gone since the listing: adopted without a mission or worktree, as a pane tmux said nothing about.
             pane = tmux.pane_details(self.server, pane) or replace(pane, start_command="", cwd="")
+        start_command, cwd = pane.start_command or "", pane.cwd or ""
         if mission is None and ident.argv:
-            mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(
-                pane.start_command, spec
-            )
+            mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(start_command, spec)
         elif mission is None:
-            mission = identity.mission_from_start_command(pane.start_command, spec) if ident.kind is IdentityKind.KNOWN else None
+            mission = identity.mission_from_start_command(start_command, spec) if ident.kind is IdentityKind.KNOWN else None
         t = sessions.adopted(
             name=name or unique_name(pane.location, taken),
             pane_id=pane.pane_id,
-            server_socket=inv.socket_path,
+            server_socket=inv.socket_path or "",  # an answered listing always names its socket
             server_pid=inv.server_pid,
             identity=ident,
             mission=(mission or "").strip() or None,
-            worktree=pane.cwd or None,
-            branch=git.branch_of(pane.cwd),
+            worktree=cwd or None,
+            branch=git.branch_of(cwd),
             location=pane.location,
             now=now,
             vouched_agent=vouched_agent,
@@ -446,8 +447,9 @@ class Supervisor:
         for name in wanted:
             rec, pane, _ident = live[name]
             result = results.get(pane.pane_id)
+            seen: sessions.Observation
             if result is None or result.presence is tmux.Presence.UNKNOWN:
-                seen = sessions.CaptureUnanswered(result and result.error)
+                seen = sessions.CaptureUnanswered(result.error if result is not None else None)
             elif result.presence is tmux.Presence.GONE:
                 seen = sessions.PaneClosed("the pane vanished during the poll")
             elif result.server_pid is not None and result.server_pid != inv.server_pid:
@@ -472,12 +474,14 @@ class Supervisor:
         """The facts of one fresh capture: detection, banner sighting, idle gate, verdict, busy marker."""
         now = clock.now
         rows = capture_rows(text)
-        spec = self.plugins.agents[rec.agent]
+        agent = rec.agent
+        assert agent is not None  # only a session of an agent some plugin knows is captured
+        spec = self.plugins.agents[agent]
         watch, rules = self.watches[name], (self.config, self.plugins)
         if watch.repeats(rows, rules):
             found = watch.detections[-1]
         else:
-            found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
+            found = self.plugins.detect(agent, rows, clock, patterns.get(agent))
         watch.detected_under, watch.text = rules, text
         idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome)
         sighting = None
@@ -494,7 +498,7 @@ class Supervisor:
         verdict = None
         if idle:
             verdict = judge(
-                rec.agent,
+                agent,
                 list(watch.captures),
                 list(watch.detections),
                 spec.chrome,
@@ -561,8 +565,8 @@ class Supervisor:
 
 def crowded_dirs(pairs) -> frozenset[tuple[str | None, str]]:
     """The (agent, directory) pairs given more than once."""
-    seen: set = set()
-    crowded = set()
+    seen: set[tuple[str | None, str]] = set()
+    crowded: set[tuple[str | None, str]] = set()
     for pair in pairs:
         if pair[1]:
             (crowded if pair in seen else seen).add(pair)
