@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from afd.model import AgentSpec, Clock
+from afd.model import AgentSpec, Clock, SessionState
 from afd.world.tmux import Presence
 
 
@@ -58,7 +58,7 @@ class PaneView:
     # Seconds since an attached client last pressed a key, as tmux's clock saw
     # it at capture time (None: no client attached).
     client_idle: float | None = None
-    session_state: str = "unknown"
+    session_state: SessionState = SessionState.UNKNOWN
     limited: bool = False  # the gates call the session limited this poll
     clock: Clock | None = None
 
