@@ -7,7 +7,6 @@ import os
 import shutil
 from pathlib import Path
 
-from afd.act.launch import Launch, launch_argv
 from afd.cli.common import add_server_options
 from afd.errors import EXIT_FAIL, EXIT_OK, UserError
 
@@ -78,6 +77,9 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
             add("tmux server", OK, f"{inv.socket_path}: {len(inv.panes)} panes")
 
     if plugins is not None:
+        # Imported here: `afd --help` registers every command and must not load the config reader.
+        from afd.act.launch import Launch, launch_argv
+
         for name, spec in sorted(plugins.agents.items()):
             command = launch_argv(spec, config.agents.get(name) if config else None, Launch.FIRST)
             found = shutil.which(command[0])
