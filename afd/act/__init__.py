@@ -1,6 +1,7 @@
 """The acting half: one engine, and one executor per action.
 
-Every action — resume, handoff, a pending brief, `sessions create` — is a row
+Every action — resume, handoff, a pending brief, `sessions create`, a job's
+envelope typed into its supervisor's pane (afd/jobs/delivery.py) — is a row
 in the journal and an executor of one shape (`afd.act.context.Executor`):
 
 * `facts(ctx, row, bound)` looks at the world (the pane, its processes, git,
