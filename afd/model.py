@@ -85,10 +85,14 @@ class AgentSpec:
     # (its spinner, "esc to interrupt"). A retry or reconnect row must not
     # match: a spinner on a failing request is no evidence the plan has room.
     busy: tuple[re.Pattern[str], ...] = ()
-    # Environment variables that select which account the agent runs as, and
-    # those that carry its credentials (names only; read by accounts, later).
+    # Environment variables that select which account the agent runs as
+    # (`CLAUDE_CONFIG_DIR`), the value each has when unset (`~/.claude`: set
+    # to that, it is still the default account), and those that carry its
+    # credentials: afd reads only whether one of these is set, never its
+    # value (afd.judge.accounts says how an account is told).
     account_env: tuple[str, ...] = ()
     credential_env: tuple[str, ...] = ()
+    account_defaults: tuple[tuple[str, str], ...] = ()
     # Detection kinds of walls the agent retries past by itself at the reset
     # (OpenCode's `Rate Limited [retrying in 2h5m …]`): waited out like
     # Claude's armed auto-continue, never typed into.
@@ -195,7 +199,7 @@ class Notice:
     text: str  # one sentence: "shop-fix (claude) needs you: spend cap — add credits"
     where: str | None  # the session's location: "shop:1.0 (%3) · ~/src/shop-fix · afd/shop-fix"
     agent: str | None  # the session's agent, when the event is about a session
-    account: str | None  # the agent's account; None until afd knows accounts
+    account: str | None  # the session's account (`claude-work`, `unknown`); None when the event is about no session
     host: str  # the machine afd runs on
     priority: int = 3  # 1 (least) to 5 (most urgent), ntfy's scale
     tags: tuple[str, ...] = ()  # short words a notifier may show (ntfy tags, emoji shortcodes)
@@ -220,6 +224,11 @@ class AgentProcess:
     pid: int | None
     cwd: str | None
     start_time: datetime | None  # aware UTC
+    # The account variables (and HOME) of the process as afd read them when
+    # it named the agent, so the witness reads that account's records (the
+    # transcript under that CLAUDE_CONFIG_DIR); None: not read, the witness
+    # reads the process's own environment.
+    account_env: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,6 +108,14 @@ def afd_agents() -> list[AgentSpec]:
             busy=_BUSY,
             argv_patterns=(re.compile(r"@anthropic-ai/claude-code|claude-code/cli\.js"),),
             input_rows=_INPUT_ROWS,
+            # A second subscription is a second config directory; a token or API key
+            # in the environment bills whoever owns it, which no directory names.
+            account_env=("CLAUDE_CONFIG_DIR",),
+            account_defaults=(("CLAUDE_CONFIG_DIR", "~/.claude"),),
+            credential_env=(
+                "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+                "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
+            ),
         )
     ]
 

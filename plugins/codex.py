@@ -122,6 +122,10 @@ SPEC = AgentSpec(
     # `› text`; a menu's highlighted option (`› 1. Switch to …`) has the glyph too.
     input_rows=(InputRow(re.compile(r"^›(?!\s*\d+\.\s+\S)(?P<text>.*)$")),),
     input_placeholders=("Ask Codex to do anything",),
+    # Each CODEX_HOME keeps its own login (auth.json); an API key in the environment bills its owner.
+    account_env=("CODEX_HOME",),
+    account_defaults=(("CODEX_HOME", "~/.codex"),),
+    credential_env=("OPENAI_API_KEY", "CODEX_API_KEY"),
 )
 
 

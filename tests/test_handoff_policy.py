@@ -67,6 +67,9 @@ OK = HandoffFacts(
         ({"identity": "unknown"}, {}, "cannot rule out handing it to itself"),
         ({"identity": "unknown", "identity_source": "user"}, {}, "only vouched for by the user"),
         ({"identity_source": "user"}, {"automatic": True}, "never handed off automatically"),
+        ({"account": "unknown"}, {"automatic": True}, "cannot tell which account its agent runs on"),
+        ({"account": "unknown"}, {}, None),  # the user's own word may still hand it off
+        ({"account": "claude@/home/u/.claude-x"}, {"automatic": True}, None),
         ({"outgoing": "codex"}, {}, "codex is the agent running there now"),
         ({"mission": None}, {}, "give the new agent its goal with --brief"),
         ({"mission": None}, {"brief": "Do X"}, None),

@@ -183,6 +183,7 @@ def gather(ctx: ActionContext, rec: SessionRecord, target: str) -> Gathered:
         max_per_session=config.handoff_max_per_session,
         # Only an agent whose turn outlives its pane (its work goes on in a daemon) must be between turns.
         turn_ended=ended or not (outgoing is not None and outgoing.turn_outlives_pane),
+        account=rec.account,
         witnessed=witness.handoff_witnessed(
             rec.witnesses, rec.agent is not None and ctx.plugins.has_witness(rec.agent), config.handoff_requires_witness
         ),

@@ -28,6 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def checks(config_path: str | None, socket_name: str | None = None, socket_path: str | None = None) -> list[dict]:
+    # imported here: `afd --help` registers every command and must not load the engine
+    from afd.act.launch import Launch, launch_argv
     from afd.cli.common import load_effective
     from afd.cli.service import UNIT_NAME, enablement_links, user_unit_dir
     from afd.config.paths import state_dir

@@ -141,6 +141,8 @@ class Daemon:
     def _store_agent_names(self) -> None:
         # `afd status` with the daemon down lists these agents without loading every plugin itself.
         self.store.set_meta("agents", json.dumps(sorted(self.plugins.agents)))
+        # And the accounts its config names, so status lists them even before one is seen.
+        self.store.set_meta("accounts", json.dumps([[a.name, a.agent] for a in self.config.accounts.values()]))
 
     def start_control(self) -> None:
         from afd.daemon.requests import RequestHandler

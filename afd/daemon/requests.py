@@ -22,6 +22,7 @@ from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.jobs.requests import JobRequests
 from afd.model import IdentitySource, PromptDelivery
 from afd.observe import identity
+from afd.observe.account_env import with_account_env
 from afd.observe.identity import IdentityKind
 from afd.record.naming import is_valid_name
 from afd.record.types import SessionRecord
@@ -160,7 +161,8 @@ class RequestHandler(JobRequests, WebRequests):
                 raise UserError(f"a session named {name!r} already exists", EXIT_USAGE)
         overrides = {n: o.command for n, o in self.daemon.config.agents.items() if o.command}
         procs = [] if info.dead else identity.pane_processes(info.pane_pid)
-        ident = identity.identify(procs, self.daemon.plugins.agents, overrides)
+        # With its account variables, as the poll reads them when it names an agent.
+        ident = with_account_env(identity.identify(procs, self.daemon.plugins.agents, overrides), self.daemon.plugins.agents)
         if agent is not None:
             self._agent_spec(agent)
             if ident.kind is IdentityKind.KNOWN and ident.agent != agent:

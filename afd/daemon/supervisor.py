@@ -24,12 +24,12 @@ from afd.config.loader import PluginSet
 from afd.config.settings import Config, compiled_limit_patterns
 from afd.jobs import delivery
 from afd.jobs.outbox import Outbox
-from afd.judge import limits, sessions
+from afd.judge import accounts, limits, sessions
 from afd.judge.gates import judge
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows
 from afd.model import AgentProcess, Clock, Event, Notice, SessionState, WitnessState, WitnessVerdict
-from afd.observe import identity
+from afd.observe import account_env, identity
 from afd.observe.identity import Identity, IdentityKind
 from afd.observe.identity_cache import IdentityCache, rules_key
 from afd.observe.watch import PaneWatch, occurrence_key
@@ -104,8 +104,12 @@ class Supervisor:
     # Identity is re-walked only when a pane's probe changes; see identity_cache.
     identities: IdentityCache = field(default_factory=IdentityCache)
     monotonic: Callable[[], float] = time.monotonic  # for the capture cadence; tests step it
+    # Reads an agent process's environment when its identity is established (None: unreadable).
+    read_env: account_env.EnvReader = account_env.process_environ
+    # Accounts told this poll and the last, by what they were told from: telling resolves paths.
+    _accounts_told: dict = field(default_factory=dict)
     # (agent, directory) pairs that more than one live session shares this poll.
-    _crowded: frozenset[tuple[str | None, str]] | None = None
+    _crowded: frozenset[tuple[object, str]] | None = None
     _crowd_of: dict = field(default_factory=dict)
     outbox: Outbox = field(default_factory=Outbox)
     # The one engine that drives every journaled action (afd.act.runner).
@@ -184,7 +188,7 @@ class Supervisor:
         rec = self.store.get_session(event.session) if event.session else None
         about = None if rec is None else About(
             agent=rec.agent, location=rec.location, pane=rec.pane_id, worktree=rec.worktree, branch=rec.branch,
-            reset_at=rec.reset_at,
+            reset_at=rec.reset_at, account=rec.account,
         )
         return compose(event, about, now=event.at, zone=local_zone(), host=socket.gethostname(), event_id=event_id)
 
@@ -295,26 +299,26 @@ class Supervisor:
 
     def _observe(self, sighting: sessions.Sighting, now: datetime) -> None:
         if isinstance(sighting, sessions.SeenWorking):
-            self._observe_working(sighting.agent, sighting.session, now)
+            self._observe_working(sighting.agent, sighting.account, sighting.session, now)
         elif isinstance(sighting, sessions.SeenDisputed):
-            fact = self._fact(sighting.agent)
+            fact = self._fact(sighting.agent, sighting.account)
             if fact.state is limits.LimitState.LIMITED and fact.source_session == sighting.session:
                 # The limit every session was told of came from the banner now disputed.
-                self.store.save_limit(limits.unknown_fact(sighting.agent))
-                self.event("agent.unknown", f"{sighting.agent} is unknown again: the limit seen in {sighting.session} "
+                self.store.save_limit(limits.unknown_fact(sighting.agent, sighting.account))
+                self.event("agent.unknown", f"{sighting.account} is unknown again: the limit seen in {sighting.session} "
                            "is disputed by its own records", sighting.session)
         else:
-            self._observe_limited(sighting.agent, sighting.session, sighting.banner, sighting.reset_at, now,
-                                  sighting.first_seen)
+            self._observe_limited(sighting.agent, sighting.account, sighting.session, sighting.banner, sighting.reset_at,
+                                  now, sighting.first_seen)
 
-    def _observe_working(self, agent: str, session: str, now: datetime) -> None:
-        old = self._fact(agent)
+    def _observe_working(self, agent: str, account: str, session: str, now: datetime) -> None:
+        old = self._fact(agent, account)
         if old.state is limits.LimitState.AVAILABLE and old.observed_at and timedelta(0) <= now - old.observed_at < AVAILABLE_REFRESH:
             return
         self._store_fact(old, limits.observe_working(old, at=now, session=session), session)
 
-    def _observe_limited(self, agent, session, banner, reset_at, now, first_seen) -> None:
-        old = self._fact(agent)
+    def _observe_limited(self, agent, account, session, banner, reset_at, now, first_seen) -> None:
+        old = self._fact(agent, account)
         new = limits.observe_limited(old, reset_at=reset_at, at=now, session=session, banner=banner, first_seen=first_seen)
         self._store_fact(old, new, session)
 
@@ -340,11 +344,15 @@ class Supervisor:
         live: dict[str, tuple[SessionRecord, tmux.PaneInfo, Identity]] = {}
 
         self.identities.begin_poll(rules_key(self.plugins.agents, overrides))
+        told, self._accounts_told = self._accounts_told, {}
         for pane in inv.panes:
             held = bound.get(pane.pane_id)
             procs, ident = self.identities.lookup(
                 pane,
-                lambda ps: identity.identify(ps, self.plugins.agents, overrides),
+                # The account is read with the identity, not every poll.
+                lambda ps: account_env.with_account_env(
+                    identity.identify(ps, self.plugins.agents, overrides), self.plugins.agents, self.read_env
+                ),
                 (held.agent_pid, held.agent_started_at) if held is not None else None,
             )
             rec = bound.pop(pane.pane_id, None)
@@ -366,7 +374,8 @@ class Supervisor:
                 since = rec.created_at if rec.name in self._awaiting else None
                 if since is None and rec.name in self._awaiting_agent:
                     since = rec.updated_at
-                seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, since)
+                agent = ident.agent if ident.kind is IdentityKind.KNOWN else rec.agent
+                seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, since, self._account(agent, ident, told))
                 rec = self._apply(rec, sessions.transition(rec, seen, now))
             elif self._should_adopt(pane, ident):
                 rec = self._adopt(pane, ident, inv, records, now)
@@ -385,6 +394,23 @@ class Supervisor:
             and ident.kind is IdentityKind.KNOWN
             and not is_ignored(pane.location, self.config.watch_ignore)
         )
+
+    def _account(self, agent: str | None, ident: Identity, told: dict) -> str | None:
+        """The account `agent` runs on in this pane, from the environment read with its identity."""
+        if agent is None or ident.pid is None:
+            return None
+        spec = self.plugins.agents.get(agent)
+        key = (agent, ident.pid, ident.create_time, ident.env, tuple(self.config.accounts.values()), spec)
+        if key in told:
+            name = told[key]
+        elif spec is None:
+            name = accounts.UNKNOWN
+        else:
+            variables = accounts.AgentVars(spec.account_env, spec.account_defaults, spec.credential_env)
+            name = accounts.account_of(agent, variables, ident.env, self.config.accounts.values(),
+                                       home=os.path.expanduser("~"), resolve=os.path.realpath)
+        self._accounts_told[key] = name
+        return name
 
     def _adopt(self, pane, ident: Identity, inv, records, now) -> SessionRecord:
         return self.adopt(pane, ident, inv, set(records), now)
@@ -416,6 +442,7 @@ class Supervisor:
             location=pane.location,
             now=now,
             vouched_agent=vouched_agent,
+            account=self._account(agent, ident, {}),
         )
         self.store.upsert_session(t.record)
         for note in t.notes:
@@ -462,7 +489,7 @@ class Supervisor:
                 self.watches[name].refresh(pane.fingerprint, mono)
                 continue
             else:
-                seen = self._look(name, rec, pane, result.text or "", clock, patterns, mono)
+                seen = self._look(name, rec, pane, _ident, result.text or "", clock, patterns, mono)
             rec = self._apply(rec, sessions.transition(rec, seen, now))
             if rec.state == GONE:
                 del live[name]
@@ -470,7 +497,9 @@ class Supervisor:
                 live[name] = (rec, pane, _ident)
         return len(wanted)
 
-    def _look(self, name: str, rec: SessionRecord, pane, text: str, clock: Clock, patterns, mono: float) -> sessions.Looked:
+    def _look(
+        self, name: str, rec: SessionRecord, pane, ident: Identity, text: str, clock: Clock, patterns, mono: float
+    ) -> sessions.Looked:
         """The facts of one fresh capture: detection, banner sighting, idle gate, verdict, busy marker."""
         now = clock.now
         rows = capture_rows(text)
@@ -507,28 +536,40 @@ class Supervisor:
                 contents=list(watch.contents),
             )
         busy = sessions.seen_busy(rows, spec.busy, spec.chrome, self.config.tail_lines)
-        record = self._ask_witness(rec, sighting.first_seen_at if sighting else None, now) if idle else None
+        record = self._ask_witness(rec, ident, sighting.first_seen_at if sighting else None, now) if idle else None
         return sessions.Looked(idle, found, sighting, verdict, busy, record)
 
     # --- the second witness: the agent's own records ------------------------
 
-    def _ask_witness(self, rec: SessionRecord, banner_seen_at: datetime | None, now: datetime) -> WitnessVerdict | None:
+    def _ask_witness(
+        self, rec: SessionRecord, ident: Identity, banner_seen_at: datetime | None, now: datetime
+    ) -> WitnessVerdict | None:
         """The agent's own records' verdict for an idle pane, or None when no plugin reads them.
 
         Asked at most once a poll; the plugins re-read a file only when its
-        size or mtime changed.
+        size or mtime changed. The records read are the session's account's
+        (the transcript under its CLAUDE_CONFIG_DIR), as afd read its
+        environment when it named the agent.
         """
         if rec.agent is None or not self.plugins.has_witness(rec.agent):
             return None
+        env = ident.env if ident.pid is not None and ident.pid == rec.agent_pid else None
+        if env is None and rec.account == accounts.UNKNOWN:
+            # Its environment could not be read: the default account's records may be another's.
+            return WitnessVerdict(WitnessState.UNKNOWN, "its environment could not be read, so which account's records "
+                                                        "are its own is unknown")
         start = datetime.fromtimestamp(rec.agent_started_at, timezone.utc) if rec.agent_started_at else None
-        process = AgentProcess(pid=rec.agent_pid, cwd=_process_cwd(rec.agent_pid) or rec.worktree, start_time=start)
+        shown = None if env is None else (*env.selecting, *((("HOME", env.home),) if env.home else ()))
+        process = AgentProcess(pid=rec.agent_pid, cwd=_process_cwd(rec.agent_pid) or rec.worktree, start_time=start,
+                               account_env=shown)
         if self._crowded is None:
+            # Two sessions of one account in one directory: records are found by both.
             self._crowded = crowded_dirs(
-                (r.agent, _process_cwd(r.agent_pid) or r.worktree)
+                ((r.agent, r.account), _process_cwd(r.agent_pid) or r.worktree)
                 for r, _, _ in self._crowd_of.values()
                 if r.state not in (EXITED, GONE)
             )
-        if (rec.agent, process.cwd) in self._crowded:
+        if ((rec.agent, rec.account), process.cwd) in self._crowded:
             # Records are found by directory and recency: with two of them at
             # work in one directory, the newest file may be the other one's.
             return WitnessVerdict(WitnessState.UNKNOWN, f"another {rec.agent} session works in {process.cwd}; whose records are whose is unknown")
@@ -539,8 +580,8 @@ class Supervisor:
             since = (banner_seen_at or now) - timedelta(seconds=self.config.poll_interval + 1)
         return self.plugins.witness(rec.agent, process, since, now)
 
-    def _fact(self, agent: str) -> limits.LimitFact:
-        return self.store.load_limits().get(agent) or limits.unknown_fact(agent)
+    def _fact(self, agent: str, account: str) -> limits.LimitFact:
+        return self.store.load_limits().get(account) or limits.unknown_fact(agent, account)
 
     def _store_fact(self, old: limits.LimitFact, new: limits.LimitFact, session: str | None) -> None:
         if new == old:
@@ -549,21 +590,21 @@ class Supervisor:
         if new.state != old.state:
             if new.state is limits.LimitState.LIMITED:
                 when = new.reset_at.strftime("%Y-%m-%dT%H:%M:%SZ") if new.reset_at else "no reset time stated"
-                msg = f"{new.agent} is limited for every session ({when}), seen in {new.source_session}"
+                msg = f"{new.account_name} is limited for every session ({when}), seen in {new.source_session}"
             elif new.state is limits.LimitState.AVAILABLE:
-                msg = f"{new.agent} is available: seen working without a banner in {new.source_session}"
+                msg = f"{new.account_name} is available: seen working without a banner in {new.source_session}"
             elif old.state is limits.LimitState.AVAILABLE:
-                msg = f"{new.agent} is unknown again: not seen working for {AVAILABLE_FOR}"
+                msg = f"{new.account_name} is unknown again: not seen working for {AVAILABLE_FOR}"
             else:
-                msg = f"{new.agent} is unknown again: its limit's reset time has passed"
-            self.event(f"agent.{new.state.value}", msg, session)
+                msg = f"{new.account_name} is unknown again: its limit's reset time has passed"
+            self.event(f"agent.{new.state.value}", msg, session, agent=new.agent, account=new.account_name)
 
     def _expire_limits(self, now: datetime) -> None:
         for fact in self.store.load_limits().values():
             self._store_fact(fact, limits.expire(fact, now, available_for=AVAILABLE_FOR), fact.source_session)
 
 
-def crowded_dirs(pairs) -> frozenset[tuple[str | None, str]]:
+def crowded_dirs(pairs) -> frozenset[tuple[object, str]]:
     """The (agent, directory) pairs given more than once."""
     seen: set[tuple[str | None, str]] = set()
     crowded: set[tuple[str | None, str]] = set()

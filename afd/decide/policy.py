@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
 from afd.judge.limits import LimitFact, LimitState
 from afd.model import IdentityKind, IdentitySource, SessionState, person_must_act
 from afd.record.types import ResumeHistory
@@ -381,6 +382,9 @@ class HandoffFacts:
     # Whether the limit is witnessed well enough for an unattended swap
     # (`handoff_requires_witness`: pane and the agent's own records agree).
     witnessed: bool = True
+    # The account the outgoing agent runs on; "unknown" (an environment afd could
+    # not read, a credential in it) never authorises an unattended swap.
+    account: str | None = None
 
 
 def _when(at: datetime | None) -> str:
@@ -403,6 +407,9 @@ def handoff_refusal(f: HandoffFacts, target: str, *, brief: str | None, force: b
         return f"afd cannot tell which agent runs in the pane{vouched}, so it cannot rule out handing it to itself"
     if automatic and f.identity_source != IdentitySource.PROCESS:
         return "its agent was vouched for with `adopt --agent`, and such a pane is never handed off automatically"
+    if automatic and f.account == UNKNOWN_ACCOUNT:
+        return ("afd cannot tell which account its agent runs on (its environment could not be read, or a "
+                "credential in it chooses), and such a pane is never handed off automatically")
     if f.outgoing == target:
         return f"{target} is the agent running there now"
     if not (brief or "").strip() and not (f.mission or "").strip():

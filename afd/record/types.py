@@ -47,6 +47,9 @@ class SessionRecord:
     # Who says the session is limited: "pane", "record", "pane+record", or
     # "disputed" (a banner the agent's records contradict); None otherwise.
     witnesses: str | None = None
+    # The account the agent runs on (`claude`, `claude-work`, `claude@/home/u/.claude-x`,
+    # or `unknown`: its environment could not be read, or a credential chose it); None without an agent.
+    account: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,8 @@ class LedgerEntry:
     from_conversation: str | None = None  # the outgoing agent's conversation id, when known
     base_sha: str | None = None  # where the branch's range starts (the first agent's commits are base..)
     journal_id: int | None = None  # the swap that wrote it: a recovered swap writes its entry once
+    from_account: str | None = None  # the accounts on each side (None: written before afd knew accounts)
+    to_account: str | None = None
 
 
 # --- jobs and their envelopes (afd/jobs) ------------------------------------

@@ -21,6 +21,8 @@ _FAILURES = (control.ControlError, control.DaemonUnavailable, OSError)
 
 
 class Refused(AfdError):
+    """The daemon refused or could not confirm; `status` is the HTTP answer the page gets."""
+
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
