@@ -38,7 +38,9 @@ def afd_agents() -> list[AgentSpec]:
 
     An ``AgentSpec`` says everything that differs per agent; afd's core
     never names an agent. Besides how to recognise it (``executables``,
-    ``argv_patterns``) and read its screen (``chrome``, ``busy``):
+    ``argv_patterns``) and read its screen (``chrome``, ``busy``, and
+    ``input_rows`` with ``input_placeholders``: where its input row is, so
+    afd never types over a person's text and sees its own text land):
     ``command`` and ``resume_args`` start it (a user's ``[agents.NAME]``
     overrides each; one function in ``afd.act.launch`` builds every launch
     from them), ``prompt_delivery`` says whether its first prompt is an

@@ -49,6 +49,20 @@ class PromptDelivery(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class InputRow:
+    """One way an agent draws its input row (its composer), for afd to read what sits there before typing."""
+
+    # Matched (re.match) against one captured row. What sits in the input row
+    # is its group named "text" when it has one, else the rest of the row
+    # after the match; either is read stripped.
+    pattern: re.Pattern[str]
+    # The row counts only with a horizontal rule (a row of `─`) directly above
+    # and below it: a prompt echoed into the transcript may be drawn with the
+    # same glyph, but not between two rules.
+    between_rules: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class AgentSpec:
     """What afd knows about one kind of agent CLI; supplied by a plugin."""
 
@@ -89,6 +103,13 @@ class AgentSpec:
     # turns — limited, or idle at its prompt — or the old turn would keep
     # editing the worktree beside the new agent.
     turn_outlives_pane: bool = False
+    # How the agent draws its input row, tried on each captured row from the
+    # bottom of the screen up: the first row one of them matches is the input
+    # row. Empty: afd cannot find this agent's input row, so not seeing one
+    # proves nothing, and typing is judged from the last rows instead.
+    input_rows: tuple[InputRow, ...] = ()
+    # What the input row shows while nothing is typed in it (read as empty).
+    input_placeholders: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,10 +107,9 @@ def test_a_new_wall_is_tried_afresh():
 # --- no agent's name in core code ------------------------------------------------------------
 
 AFD = Path(__file__).resolve().parent.parent / "afd"
-# Where naming an agent is the point: fakes and scenarios for tests and the demo, and the screen
-# reader's per-agent input-row layouts (not yet a field of AgentSpec). Help texts and examples
-# may mention agents; code must not compare with one, which is a string that is just its name.
-NAMES_ALLOWED = ("testing/", "cli/demo.py", "judge/screen.py")
+# Where naming an agent is the point: fakes and scenarios for tests and the demo. Help texts and
+# examples may mention agents; code must not compare with one, which is a string that is just its name.
+NAMES_ALLOWED = ("testing/", "cli/demo.py")
 AGENT_NAME = re.compile(r"[rbuf]*(['\"])(claude|codex|devin)\1", re.IGNORECASE)
 
 

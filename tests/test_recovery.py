@@ -11,6 +11,7 @@ from afd.act.create import CreateFacts
 from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.supervisor import Supervisor
+from afd.model import SessionState
 from afd.observe.identity import IdentityKind
 from afd.record.store import Store
 from afd.record.types import JournalState
@@ -72,6 +73,26 @@ def test_create_recovery_decisions(found, expected, effects, step):
     assert what(move) == (expected, set(effects))
     if isinstance(move, Finish):
         assert move.outcome and "nothing more was done" not in move.outcome
+
+
+AWAITING = [
+    ("the poll recorded its agent running: settled", facts(pane="%4", identity=IdentityKind.KNOWN, record_exists=True, agent_pid=42),
+     Finish(Result.DONE, "claude seen running in pane %4 (pid 42)")),
+    ("a launcher still in front of it: waits", facts(pane="%4", identity=IdentityKind.UNKNOWN, record_exists=True,
+                                                      session_state=SessionState.IDLE), Wait("waiting to see the agent run")),
+    ("its pane closed first: settled", facts(record_exists=True, session_state=SessionState.GONE),
+     Finish(Result.DONE, "pane %4 closed before its agent was seen running")),
+    ("no agent appeared: settled", facts(pane="%4", record_exists=True, session_state=SessionState.EXITED),
+     Finish(Result.DONE, "no agent was seen running in pane %4; the session is exited (its events say why)")),
+]
+
+
+@pytest.mark.parametrize("run", ["this-run", "an-earlier-run"])
+@pytest.mark.parametrize("found, expected", [a[1:] for a in AWAITING], ids=[a[0] for a in AWAITING])
+def test_a_create_awaiting_its_agent_settles_from_what_the_poll_recorded(found, expected, run):
+    # The create's last step: the row is closed by its own executor, from the session the poll keeps.
+    row = {**INTENT, "agent": "claude", "pane": "%4", "step": create.STEP_AWAITING, "run": run}
+    assert create.step(row, found) == expected
 
 
 # --- carried out on a real tmux server and git repository ---------------------

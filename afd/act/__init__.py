@@ -1,6 +1,7 @@
 """The acting half: one engine, and one executor per action.
 
-Every action — resume, handoff, a pending brief, `sessions create` — is a row
+Every action — resume, handoff, a pending brief, `sessions create`, a job's
+envelope typed into its supervisor's pane (afd/jobs/delivery.py) — is a row
 in the journal and an executor of one shape (`afd.act.context.Executor`):
 
 * `facts(ctx, row, bound)` looks at the world (the pane, its processes, git,
@@ -31,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from afd.model import Clock
+from afd.model import AgentSpec, Clock, SessionState
 from afd.world.tmux import Presence
 
 
@@ -50,6 +51,7 @@ class PaneView:
     presence: Presence
     rows: tuple[str, ...]
     agent: str | None
+    spec: AgentSpec | None = None  # the agent's, for how it draws its input row
     in_mode: bool = False  # copy mode or any other tmux mode
     dead: bool = False  # a dead pane kept by remain-on-exit
     shell: bool = False  # the pane's own shell is in the foreground (no agent runs)
@@ -57,7 +59,7 @@ class PaneView:
     # Seconds since an attached client last pressed a key, as tmux's clock saw
     # it at capture time (None: no client attached).
     client_idle: float | None = None
-    session_state: str = "unknown"
+    session_state: SessionState = SessionState.UNKNOWN
     limited: bool = False  # the gates call the session limited this poll
     clock: Clock | None = None
 

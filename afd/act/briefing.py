@@ -8,8 +8,10 @@ first when an earlier run may have typed it already.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 from afd.act import Finish, Go, Move, Result, Submit, Wait
 from afd.act.context import ActionContext, Advanced
@@ -21,14 +23,19 @@ from afd.world import tmux
 ACTION = "brief"
 
 
+class BriefStep(enum.StrEnum):
+    WAITING = "waiting"  # the swap settled; the brief waits for the new agent to be idle
+    DELIVERING = "delivering"  # typed (or being typed) into the pane
+
+
 @dataclass(frozen=True, slots=True)
 class BriefIntent:
     pane: str = ""
     brief: str = ""
     target: str = ""
     handoff: int | None = None  # the swap's journal row
-    step: str = "waiting"
-    step_at: object = None
+    step: BriefStep = BriefStep.WAITING
+    step_at: datetime | None = None
     run: str | None = None
     effect_error: str | None = None
     delivering: bool = False
@@ -36,7 +43,7 @@ class BriefIntent:
 
 @dataclass(frozen=True, slots=True)
 class BriefFacts:
-    session_state: str | None  # None: the session is gone from the store
+    session_state: SessionState | None  # None: the session is gone from the store
     pane_present: bool | None  # None: tmux did not answer
     earlier: bool
     on_screen: str = ""
@@ -61,7 +68,7 @@ def step(row: Mapping | BriefIntent, f: BriefFacts) -> Move:
     if f.session_state != SessionState.IDLE or f.pane_present is None:
         return Wait(f"the session is {f.session_state}; the brief waits until it is idle")
     # A failed try is tried again on a later turn; a landed one was looked for above.
-    return Go("delivering", Submit(i.brief), stored(delivering=True))
+    return Go(BriefStep.DELIVERING, Submit(i.brief), stored(delivering=True))
 
 
 class BriefExecutor:

@@ -8,8 +8,10 @@ each step to the journal before its effect:
 
     worktree  (worker: git worktree add)
     session   (tmux new-session; the session record is written with the next step)
-    awaiting  (afd started the agent and waits to see it run; the poll settles
-               the row when it does, see afd/judge/sessions.py)
+    awaiting  (afd started the agent and waits to see it run: the poll records
+               the agent in the session once it sees it — past a launcher, see
+               afd/judge/sessions.py — or the pane ending first; this step then
+               settles the row from that record)
 
 A row an earlier run left has no worker of this run: its step then looks at
 what exists (pane, agent, worktree, branch) and settles it, waits on, or
@@ -115,6 +117,10 @@ class CreateFacts:
     branch_exists: bool = False
     untouched: bool = False  # the worktree is clean and its branch still at the base commit: nothing to lose
     worker: Worker | None = None  # None: no worker of this run (the row is an earlier run's)
+    # What the poll recorded in the session since: the agent it saw running there (its pid),
+    # and the session's state (exited or gone: the pane ended before an agent was seen).
+    agent_pid: int | None = None
+    session_state: SessionState | None = None
 
 
 # --- deciding -----------------------------------------------------------------------
@@ -141,11 +147,17 @@ def step(row: Mapping | CreateIntent, f: CreateFacts) -> Move:
         # A failed first start leaves nothing worth keeping in the new worktree.
         return Finish(Result.FAILED, f"tmux could not start the agent: {i.effect_error or 'no pane was made'}",
                       effects=(Cleanup(i.repo, i.worktree, i.branch),))
-    # Awaiting: the poll settles the row when it sees the agent run (or its pane end).
+    # Awaiting: settled from what the poll recorded of the session since.
     if f.pane is not None and not f.record_exists:
         return Go(CreateStep.AWAITING, NoEffect(), stored(pane=f.pane))  # the record is written with this step
     if f.pane is None and not f.record_exists:
         return recover(i, f)
+    if f.agent_pid is not None:
+        return Finish(Result.DONE, f"{i.agent} seen running in pane {i.pane} (pid {f.agent_pid})")
+    if f.session_state is SessionState.GONE:
+        return Finish(Result.DONE, f"pane {i.pane} closed before its agent was seen running")
+    if f.session_state is SessionState.EXITED:
+        return Finish(Result.DONE, f"no agent was seen running in pane {i.pane}; the session is exited (its events say why)")
     return Wait("waiting to see the agent run")
 
 
@@ -212,13 +224,16 @@ class CreateExecutor:
         kind = None
         if pane is not None and not pane.dead:
             kind = identity.identify(identity.pane_processes(pane.pane_pid), ctx.plugins.agents, ctx.overrides()).kind
+        rec = ctx.store.get_session(entry.session)
         facts = CreateFacts(
             tmux_answered=inv.answered,
             pane=pane.pane_id if pane is not None else None,
             pane_dead=bool(pane and pane.dead),
             identity=kind,
-            record_exists=ctx.store.get_session(entry.session) is not None,
+            record_exists=rec is not None,
             worker=worker,
+            agent_pid=rec.agent_pid if rec is not None else None,
+            session_state=rec.state if rec is not None else None,
         )
         if worker is None and inv.answered:
             return replace(facts, **self._left(i))

@@ -185,7 +185,7 @@ def gather(ctx: ActionContext, rec: SessionRecord, target: str) -> Gathered:
         turn_ended=ended or not (outgoing is not None and outgoing.turn_outlives_pane),
         account=rec.account,
         witnessed=witness.handoff_witnessed(
-            rec.witnesses, bool(rec.agent) and ctx.plugins.has_witness(rec.agent), config.handoff_requires_witness
+            rec.witnesses, rec.agent is not None and ctx.plugins.has_witness(rec.agent), config.handoff_requires_witness
         ),
     )
     return Gathered(facts, pane, worktree, spec, client_path, resolved, ledger, outgoing, how)
@@ -242,7 +242,7 @@ def begin(
     argv = (resolved, *launch_argv(spec, config.agents.get(target), how_launched, prompt=text)[1:])
     old_argv: tuple[str, ...] = ()
     if outgoing is not None:
-        old_argv = launch_argv(outgoing, config.agents.get(rec.agent), Launch.RESUME)
+        old_argv = launch_argv(outgoing, config.agents.get(outgoing.name), Launch.RESUME)
         old_argv = (preflight.resolve(old_argv, client_path) or old_argv[0], *old_argv[1:])
     unverified = facts.target_fact is None or facts.target_fact.state is not LimitState.AVAILABLE
     intent = HandoffIntent(

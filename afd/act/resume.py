@@ -113,7 +113,7 @@ def _deliver(intent: ResumeIntent, view: PaneView, now: datetime, guard: float) 
         return Go(intent.step, Key(key))
     if hold:
         return Wait(hold=hold)
-    if screen.reads_composer(view.agent) and screen.composer_text(view.agent, view.rows) is None:
+    if screen.reads_composer(view.spec) and screen.composer_text(view.spec, view.rows) is None:
         return Wait("the agent's input row is not on screen")
     return Go(ResumeStep.TEXT_PASTED, Paste(intent.text))
 
@@ -134,7 +134,7 @@ def _respawn(intent: ResumeIntent, view: PaneView, now: datetime, guard: float) 
 
 
 def _after_respawn(intent: ResumeIntent, view: PaneView, now: datetime, step_at: datetime, timeout: timedelta, guard: float) -> Move:
-    ready = not view.dead and not view.shell and screen.composer_text(view.agent, view.rows) is not None
+    ready = not view.dead and not view.shell and screen.composer_text(view.spec, view.rows) is not None
     if ready and not screen.busy(view.rows):
         return _deliver(intent, view, now, guard)
     if view.dead and now - step_at > timeout:
@@ -146,11 +146,11 @@ def _after_respawn(intent: ResumeIntent, view: PaneView, now: datetime, step_at:
 
 def _after_paste(intent: ResumeIntent, view: PaneView, now: datetime, step_at: datetime, timeout: timedelta, guard: float, earlier: bool) -> Move:
     text = intent.text
-    if screen.text_seen(text, view.agent, view.rows):
+    if screen.text_seen(text, view.spec, view.rows):
         return Go(ResumeStep.SUBMITTED, Key("Enter"), stored(enters=1, submitted_at=now))
     if now - step_at < PASTE_SETTLE:
         return Wait("waiting for the pasted text to show")
-    held = screen.composer_text(view.agent, view.rows)
+    held = screen.composer_text(view.spec, view.rows)
     if held:
         return Finish(Result.FAILED, "the agent's input row holds other text; nothing was submitted")
     if earlier and held == "" and not intent.repasted and deliver.typing_hold(view, now, guard) is None:
@@ -164,7 +164,7 @@ def _after_paste(intent: ResumeIntent, view: PaneView, now: datetime, step_at: d
 def _after_enter(intent: ResumeIntent, view: PaneView, now: datetime, step_at: datetime, timeout: timedelta, earlier: bool) -> Move:
     text = intent.text
     sent_at = intent.submitted_at or step_at
-    if screen.text_seen(text, view.agent, view.rows):
+    if screen.text_seen(text, view.spec, view.rows):
         enters = intent.enters
         if earlier and now - step_at >= ENTER_SETTLE and enters < MAX_ENTERS:
             # Still in the input row, and the run that recorded the Enter stopped: perhaps before pressing it.
@@ -204,7 +204,8 @@ class ResumeExecutor:
         now = ctx.clock()
         rec, pane, ident = bound if bound is not None else (ctx.store.get_session(entry.session), None, None)
         settings = {"deliver_timeout": ctx.config.deliver_timeout, "typing_guard": ctx.config.typing_guard, "run": ctx.run}
-        return ResumeFacts(view_of(ctx.server, rec, pane, ident, now), now, settings)
+        spec = ctx.plugins.agents.get(rec.agent) if rec is not None and rec.agent else None
+        return ResumeFacts(view_of(ctx.server, rec, pane, ident, now, spec), now, settings)
 
     def step(self, intent: Mapping, facts: ResumeFacts) -> Move:
         return decide(intent, facts.view, facts.now, facts.settings)

@@ -26,7 +26,7 @@ import logging
 import os
 import secrets
 import signal
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -74,10 +74,20 @@ def _crash_point(step: str) -> None:
 # --- beginning an action ------------------------------------------------------------
 
 
-def begin(ctx: ActionContext, session: str, action: str, intent: Mapping, *, at: datetime | None = None) -> int:
-    """Commit an action's intent (its first step in it) before anything touches the world; returns the row's id."""
+def begin(ctx: ActionContext, session: str, action: str, intent: Mapping, *, at: datetime | None = None,
+          also: Callable[[], object] | None = None) -> int:
+    """Commit an action's intent (its first step in it) before anything touches the world; returns the row's id.
+
+    `also` writes what else the action's start changes in the store (an envelope
+    turning attempting), in the same commit as the row.
+    """
     row = {**intent, "run": ctx.run}
-    entry_id = ctx.store.journal_begin(session, action, row, at=at or ctx.clock())
+    if also is None:
+        entry_id = ctx.store.journal_begin(session, action, row, at=at or ctx.clock())
+    else:
+        with ctx.store.transaction():
+            entry_id = ctx.store.journal_begin(session, action, row, at=at or ctx.clock())
+            also()
     if "step" in row:
         _crash_point(str(row["step"]))
     return entry_id
@@ -147,9 +157,10 @@ class Engine:
             if isinstance(move, Wait):
                 executor.progress(ctx, entry, move, report)
                 return
-            entry = self._go(ctx, executor, entry, move, bound, report)
-            if entry is None or entry.state is not JournalState.PENDING:
+            stepped = self._go(ctx, executor, entry, move, bound, report)
+            if stepped is None or stepped.state is not JournalState.PENDING:
                 return
+            entry = stepped
 
     def _go(self, ctx: ActionContext, executor: Executor, entry: JournalEntry, move: Go, bound, report: Advanced) -> JournalEntry | None:
         row = {**entry.intent, **move.data, "step": str(move.step), "step_at": ctx.clock().isoformat(), "run": ctx.run,
@@ -189,8 +200,7 @@ class Engine:
         executor.finished(ctx, entry, end, report)
         fresh = ctx.store.journal_entry(entry.id)
         if fresh is not None and fresh.state is JournalState.PENDING:
-            state = JournalState.DONE if end.result in DONE_RESULTS else JournalState.ROLLED_BACK
-            ctx.store.journal_finish(entry.id, state, _outcome(end), at=ctx.clock())
+            ctx.store.journal_finish(entry.id, *closing(end), at=ctx.clock())
             fresh = ctx.store.journal_entry(entry.id)
         self.workers.drop(entry.id)
         if fresh is not None:
@@ -205,7 +215,8 @@ class Engine:
                    "Check the session's pane and worktree before retrying.")
         ctx.store.journal_finish(entry.id, JournalState.ROLLED_BACK, outcome)
         ctx.event("journal.rolled-back", f"{entry.action} of {entry.session}: {outcome}", entry.session)
-        report.settled[entry.id] = ctx.store.journal_entry(entry.id)
+        if (fresh := ctx.store.journal_entry(entry.id)) is not None:
+            report.settled[entry.id] = fresh
 
     def _crashed(self, ctx: ActionContext, executor: Executor, entry: JournalEntry, exc: Exception, report: Advanced) -> None:
         fresh = ctx.store.journal_entry(entry.id)
@@ -220,10 +231,15 @@ class Engine:
                 ctx.store.journal_finish(entry.id, JournalState.ROLLED_BACK, end.outcome)
 
 
-def _outcome(end: Finish) -> str:
+def closing(end: Finish) -> tuple[JournalState, str]:
+    """How a row is closed for an ending: its state, and its outcome with the result word where it adds one.
+
+    For an executor that closes its row itself, in one commit with what else the ending changes.
+    """
+    state = JournalState.DONE if end.result in DONE_RESULTS else JournalState.ROLLED_BACK
     if end.result in (Result.DONE, Result.ROLLED_BACK):
-        return end.outcome
-    return f"{end.result.value}: {end.outcome}"
+        return state, end.outcome
+    return state, f"{end.result.value}: {end.outcome}"
 
 
 def _pane_of(row: Mapping) -> str | None:
@@ -248,21 +264,10 @@ def _perform_one(ctx: ActionContext, pane_id: str | None, effect) -> tmux.Action
     server = ctx.server
     if isinstance(effect, NoEffect):
         return tmux.ActionResult(tmux.Outcome.DONE)
-    if isinstance(effect, Paste):
-        return deliver.paste(server, pane_id, effect.text)
-    if isinstance(effect, Key):
-        return deliver.press(server, pane_id, effect.name)
-    if isinstance(effect, Submit):
-        pasted = deliver.paste(server, pane_id, effect.text)
-        return deliver.press(server, pane_id, "Enter") if pasted.ok else pasted
-    if isinstance(effect, Respawn):
-        if effect.client_path is not None:
-            return tmux.respawn_pane_from(server, pane_id, effect.cwd, list(effect.argv), effect.client_path, kill=effect.kill)
-        return tmux.respawn_pane(server, pane_id, effect.cwd, list(effect.argv), kill=effect.kill)
-    if isinstance(effect, PaneOption):
-        if effect.restore:
-            return tmux.restore_pane_option(server, pane_id, effect.name, effect.value)
-        return tmux.set_pane_option(server, pane_id, effect.name, effect.value)
+    if isinstance(effect, Paste | Key | Submit | Respawn | PaneOption):
+        if pane_id is None:
+            return tmux.ActionResult(tmux.Outcome.FAILED, error="the action's journal row names no pane")
+        return _perform_in_pane(server, pane_id, effect)
     if isinstance(effect, Signal):
         teardown.signal_group(effect.pgid, effect.signum)
         return tmux.ActionResult(tmux.Outcome.DONE)  # an empty group is no failure: what is gone is confirmed later
@@ -277,3 +282,20 @@ def _perform_one(ctx: ActionContext, pane_id: str | None, effect) -> tmux.Action
         removed = git.remove_new_worktree(Path(effect.repo), Path(effect.worktree) if effect.worktree else None, effect.branch)
         return tmux.ActionResult(tmux.Outcome.DONE, value=removed)
     raise TypeError(f"no way to perform {effect!r}")
+
+
+def _perform_in_pane(server: tmux.ServerRef, pane_id: str, effect: Paste | Key | Submit | Respawn | PaneOption) -> tmux.ActionResult:
+    if isinstance(effect, Paste):
+        return deliver.paste(server, pane_id, effect.text)
+    if isinstance(effect, Key):
+        return deliver.press(server, pane_id, effect.name)
+    if isinstance(effect, Submit):
+        pasted = deliver.paste(server, pane_id, effect.text)
+        return deliver.press(server, pane_id, "Enter") if pasted.ok else pasted
+    if isinstance(effect, Respawn):
+        if effect.client_path is not None:
+            return tmux.respawn_pane_from(server, pane_id, effect.cwd, list(effect.argv), effect.client_path, kill=effect.kill)
+        return tmux.respawn_pane(server, pane_id, effect.cwd, list(effect.argv), kill=effect.kill)
+    if effect.restore or effect.value is None:  # None: back to what the window says
+        return tmux.restore_pane_option(server, pane_id, effect.name, effect.value)
+    return tmux.set_pane_option(server, pane_id, effect.name, effect.value)

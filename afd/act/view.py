@@ -8,7 +8,7 @@ from datetime import datetime
 from afd.act import Liveness, PaneView
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows
-from afd.model import Clock, SessionState
+from afd.model import AgentSpec, Clock, SessionState
 from afd.observe.identity import IdentityKind
 from afd.world import tmux
 
@@ -25,8 +25,11 @@ def liveness(ident) -> Liveness:
     return Liveness.UNKNOWN
 
 
-def view_of(server: tmux.ServerRef, rec, pane, ident, now: datetime) -> PaneView:
-    """A fresh capture of the session's pane, its tmux mode, its client's last key and its agent's liveness."""
+def view_of(server: tmux.ServerRef, rec, pane, ident, now: datetime, spec: AgentSpec | None = None) -> PaneView:
+    """A fresh capture of the session's pane, its tmux mode, its client's last key and its agent's liveness.
+
+    `spec` is the session's agent's (how it draws its input row).
+    """
     if pane is None:
         return PaneView(presence=tmux.Presence.GONE, rows=(), agent=rec.agent if rec else None)
     result = tmux.capture_panes(server, [pane.pane_id])[pane.pane_id]
@@ -41,6 +44,7 @@ def view_of(server: tmux.ServerRef, rec, pane, ident, now: datetime) -> PaneView
         presence=tmux.Presence.PRESENT,
         rows=tuple(capture_rows(result.text or "")),
         agent=rec.agent,
+        spec=spec,
         in_mode=pane.in_mode,
         dead=pane.dead,
         shell=not pane.dead and ident is not None and ident.kind is IdentityKind.NONE,

@@ -79,6 +79,9 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
             add("tmux server", OK, f"{inv.socket_path}: {len(inv.panes)} panes")
 
     if plugins is not None:
+        # Imported here: `afd --help` registers every command and must not load the config reader.
+        from afd.act.launch import Launch, launch_argv
+
         for name, spec in sorted(plugins.agents.items()):
             command = launch_argv(spec, config.agents.get(name) if config else None, Launch.FIRST)
             found = shutil.which(command[0])

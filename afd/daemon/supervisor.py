@@ -22,6 +22,7 @@ from afd.act import briefing, create, planner, resume, runner, swap
 from afd.act.context import ActionContext, Advanced, Workers
 from afd.config.loader import PluginSet
 from afd.config.settings import Config, compiled_limit_patterns
+from afd.jobs import delivery
 from afd.jobs.outbox import Outbox
 from afd.judge import accounts, limits, sessions
 from afd.judge.gates import judge
@@ -34,7 +35,7 @@ from afd.observe.identity_cache import IdentityCache, rules_key
 from afd.observe.watch import PaneWatch, occurrence_key
 from afd.record.naming import is_ignored, unique_name
 from afd.record.store import Store
-from afd.record.types import JournalState, SessionRecord
+from afd.record.types import SessionRecord
 from afd.world import git, tmux
 
 log = logging.getLogger("afd.supervisor")
@@ -93,8 +94,9 @@ class Supervisor:
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
     watches: dict[str, PaneWatch] = field(default_factory=dict)
     _server_state: str | None = None  # "running" | "down" | "unanswered", for events on change
-    # Sessions afd created whose agent it has not seen yet, from the journal: name → (entry id, since).
-    _awaiting: dict[str, tuple[int, datetime]] = field(default_factory=dict)
+    # Sessions afd created whose agent it has not seen yet, from the journal (the create's
+    # executor settles its row once this poll has recorded the agent running, or the pane ending).
+    _awaiting: set[str] = field(default_factory=set)
     # Sessions whose pane an action of this run restarted: the next agent there is theirs, and a
     # launcher in front of it is waited for, as for a created session.
     _awaiting_agent: set[str] = field(default_factory=set)
@@ -109,7 +111,7 @@ class Supervisor:
     # (agent, directory) pairs that more than one live session shares this poll.
     _crowded: frozenset[tuple[object, str]] | None = None
     _crowd_of: dict = field(default_factory=dict)
-    outbox: Outbox = field(init=False)
+    outbox: Outbox = field(default_factory=Outbox)
     # The one engine that drives every journaled action (afd.act.runner).
     engine: runner.Engine = field(init=False)
     workers: Workers = field(default_factory=Workers)
@@ -121,14 +123,15 @@ class Supervisor:
     def __post_init__(self) -> None:
         self._creates = create.CreateExecutor()
         self.engine = runner.Engine(
-            [resume.ResumeExecutor(), swap.SwapExecutor(), briefing.BriefExecutor(), self._creates], self.workers
+            [resume.ResumeExecutor(), swap.SwapExecutor(), briefing.BriefExecutor(), self._creates,
+             delivery.EnvelopeExecutor()],
+            self.workers,
         )
         # A resume that started the agent again before afd stopped: the new process is the session's own.
         self._awaiting_agent |= {
             name for name, e in self.engine.pending(self.store).items()
             if e.action == resume.ACTION and e.intent.get("step") == resume.ResumeStep.RESPAWNED
         }
-        self.outbox = Outbox(self)
 
     # --- what actions may use --------------------------------------------------
 
@@ -218,15 +221,21 @@ class Supervisor:
 
         live = self._bind_panes(inv, now)
         captured = self._capture_and_judge(live, inv, now)
-        self._advance_actions(live, now)
+        # Jobs first: a delivery begun for an idle recipient takes its first step in this poll's turn.
         self._advance_jobs(live, now)
+        self._advance_actions(live, now)
         limited = tuple(sorted(name for name, (rec, _, _) in live.items() if rec.state == LIMITED))
         return PollSummary(True, True, len(inv.panes), len(live), captured, limited)
 
     def _advance_jobs(self, live, now: datetime) -> None:
-        """Jobs' statuses from what this poll saw, then one short step for each envelope in the outbox."""
-        self.outbox.observe_jobs(now)
-        self.outbox.advance(live, now)
+        """Jobs' statuses from what this poll saw, then a delivery begun for each envelope a recipient can take."""
+        ctx = self.context()
+        self.outbox.observe_jobs(ctx, now)
+        for name in self.outbox.route(ctx, live):
+            if (watch := self.watches.get(name)) is not None:
+                # Seen idle within a poll or two of settling, not only when an unchanged
+                # fingerprint's capture is next refreshed.
+                watch.look_again()
 
     # --- acting (afd.act) ------------------------------------------------------
 
@@ -285,11 +294,7 @@ class Supervisor:
             self.event(note.kind, note.message, name)
         if t.settled is not None:
             self._awaiting_agent.discard(name)
-        if t.settled is not None and name in self._awaiting:
-            entry_id, _ = self._awaiting.pop(name)
-            entry = self.store.journal_entry(entry_id)
-            if entry is not None and entry.state is JournalState.PENDING:
-                self.store.journal_finish(entry_id, JournalState.DONE, t.settled)
+            self._awaiting.discard(name)
         return new
 
     def _observe(self, sighting: sessions.Sighting, now: datetime) -> None:
@@ -317,14 +322,14 @@ class Supervisor:
         new = limits.observe_limited(old, reset_at=reset_at, at=now, session=session, banner=banner, first_seen=first_seen)
         self._store_fact(old, new, session)
 
-    def _awaiting_starts(self) -> dict[str, tuple[int, datetime]]:
-        """Sessions whose agent afd started and has not seen run yet: name → (journal id, journaled at).
+    def _awaiting_starts(self) -> set[str]:
+        """Sessions whose agent afd created and has not seen run yet.
 
         Read from the journal, not kept in memory, so a restart in between
         still waits for the agent instead of letting its pane go.
         """
         return {
-            e.session: (e.id, e.at)
+            e.session
             for e in self.store.pending_journal()
             if e.action == create.ACTION and e.intent.get("step") == create.STEP_AWAITING
         }
@@ -414,25 +419,26 @@ class Supervisor:
               name: str | None = None, mission: str | None = None, vouched_agent: str | None = None) -> SessionRecord:
         """Make a session of a pane: found by the poll (`watch_all_panes`) or asked for (`sessions adopt`)."""
         agent = ident.agent if ident.kind is IdentityKind.KNOWN else vouched_agent
+        if agent is None:
+            raise ValueError(f"pane {pane.pane_id}: no agent to adopt it as (none identified, none vouched for)")
         spec = self.plugins.agents[agent]
         if pane.cwd is None or pane.start_command is None:
             # Gone since the listing: adopted without a mission or worktree, as a pane tmux said nothing about.
             pane = tmux.pane_details(self.server, pane) or replace(pane, start_command="", cwd="")
+        start_command, cwd = pane.start_command or "", pane.cwd or ""
         if mission is None and ident.argv:
-            mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(
-                pane.start_command, spec
-            )
+            mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(start_command, spec)
         elif mission is None:
-            mission = identity.mission_from_start_command(pane.start_command, spec) if ident.kind is IdentityKind.KNOWN else None
+            mission = identity.mission_from_start_command(start_command, spec) if ident.kind is IdentityKind.KNOWN else None
         t = sessions.adopted(
             name=name or unique_name(pane.location, taken),
             pane_id=pane.pane_id,
-            server_socket=inv.socket_path,
+            server_socket=inv.socket_path or "",  # an answered listing always names its socket
             server_pid=inv.server_pid,
             identity=ident,
             mission=(mission or "").strip() or None,
-            worktree=pane.cwd or None,
-            branch=git.branch_of(pane.cwd),
+            worktree=cwd or None,
+            branch=git.branch_of(cwd),
             location=pane.location,
             now=now,
             vouched_agent=vouched_agent,
@@ -468,8 +474,9 @@ class Supervisor:
         for name in wanted:
             rec, pane, _ident = live[name]
             result = results.get(pane.pane_id)
+            seen: sessions.Observation
             if result is None or result.presence is tmux.Presence.UNKNOWN:
-                seen = sessions.CaptureUnanswered(result and result.error)
+                seen = sessions.CaptureUnanswered(result.error if result is not None else None)
             elif result.presence is tmux.Presence.GONE:
                 seen = sessions.PaneClosed("the pane vanished during the poll")
             elif result.server_pid is not None and result.server_pid != inv.server_pid:
@@ -496,12 +503,14 @@ class Supervisor:
         """The facts of one fresh capture: detection, banner sighting, idle gate, verdict, busy marker."""
         now = clock.now
         rows = capture_rows(text)
-        spec = self.plugins.agents[rec.agent]
+        agent = rec.agent
+        assert agent is not None  # only a session of an agent some plugin knows is captured
+        spec = self.plugins.agents[agent]
         watch, rules = self.watches[name], (self.config, self.plugins)
         if watch.repeats(rows, rules):
             found = watch.detections[-1]
         else:
-            found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
+            found = self.plugins.detect(agent, rows, clock, patterns.get(agent))
         watch.detected_under, watch.text = rules, text
         idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome)
         sighting = None
@@ -518,7 +527,7 @@ class Supervisor:
         verdict = None
         if idle:
             verdict = judge(
-                rec.agent,
+                agent,
                 list(watch.captures),
                 list(watch.detections),
                 spec.chrome,
@@ -597,8 +606,8 @@ class Supervisor:
 
 def crowded_dirs(pairs) -> frozenset[tuple[object, str]]:
     """The (agent, directory) pairs given more than once."""
-    seen: set = set()
-    crowded = set()
+    seen: set[tuple[str | None, str]] = set()
+    crowded: set[tuple[str | None, str]] = set()
     for pair in pairs:
         if pair[1]:
             (crowded if pair in seen else seen).add(pair)
