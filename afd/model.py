@@ -75,6 +75,12 @@ class AgentSpec:
     # those that carry its credentials (names only; read by accounts, later).
     account_env: tuple[str, ...] = ()
     credential_env: tuple[str, ...] = ()
+    # Regexes for spans of a row that change while the agent does nothing (a
+    # spinner's cells, a countdown to its own retry): masked out of every row
+    # before two captures are compared (`afd.kit.text.masked`), so a wall the
+    # agent animates while it waits still counts as unchanged. Match the
+    # span, never a whole row: what is masked can never show work.
+    volatile: tuple[re.Pattern[str], ...] = ()
     # Detection kinds of walls the agent retries past by itself at the reset
     # (OpenCode's `Rate Limited [retrying in 2h5m …]`): waited out like
     # Claude's armed auto-continue, never typed into.

@@ -431,7 +431,7 @@ class Supervisor:
         else:
             found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
         watch.detected_under, watch.text = rules, text
-        idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome)
+        idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome, spec.volatile)
         sighting = None
         if found is not None:
             key = occurrence_key(rows, found, spec.chrome)

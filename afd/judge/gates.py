@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from afd.kit.text import masked
 from afd.model import Detection
 
 
@@ -56,13 +57,16 @@ def strip_bottom_chrome(rows: Sequence[str], chrome: Sequence[re.Pattern[str]]) 
     return list(rows[:end])
 
 
-def content_of(rows: Sequence[str], chrome: Sequence[re.Pattern[str]]) -> tuple[str, ...]:
-    """What the agent has printed, with every chrome row removed.
+def content_of(
+    rows: Sequence[str], chrome: Sequence[re.Pattern[str]], volatile: Sequence[re.Pattern[str]] = ()
+) -> tuple[str, ...]:
+    """What the agent has printed, with every chrome row removed and its volatile spans masked.
 
-    Compared between polls: a ticking clock or context counter in a footer
-    must not make a stalled pane look busy.
+    Compared between polls: a ticking clock or context counter in a footer,
+    or a spinner beside a wall the agent waits out, must not make a stalled
+    pane look busy.
     """
-    kept = [r for r in rows if not is_chrome(r, chrome)]
+    kept = [masked(r, volatile) if volatile else r for r in rows if not is_chrome(r, chrome)]
     while kept and not kept[-1].strip():
         kept.pop()
     return tuple(kept)
@@ -126,10 +130,12 @@ def judge(
     tail_lines: int,
     stability_polls: int,
     contents: Sequence[tuple[str, ...]] | None = None,
+    volatile: Sequence[re.Pattern[str]] = (),
 ) -> Verdict:
     """Apply both gates to a pane's captures (oldest first) and their detections.
 
-    ``contents`` may carry `content_of` of each capture, already computed.
+    ``contents`` may carry `content_of` of each capture, already computed;
+    else they are computed with the agent's ``volatile`` spans masked.
     """
     if not captures:
         return Verdict(agent, False, False, False, None, "no capture to judge")
@@ -142,7 +148,7 @@ def judge(
 
     if contents is None:
         recent_pairs = zip(captures[-stability_polls:], detections[-stability_polls:], strict=True)
-        contents = [content_of(above_chrome(c, d), chrome) for c, d in recent_pairs]
+        contents = [content_of(above_chrome(c, d), chrome, volatile) for c, d in recent_pairs]
     recent = list(zip(contents[-stability_polls:], detections[-stability_polls:], strict=True))
     stable = len(recent) >= stability_polls and all(d is not None and d.banner == found.banner for _, d in recent)
     if stable:

@@ -81,6 +81,7 @@ class PaneWatch:
         fingerprint: tuple,
         now: float,
         chrome: Sequence[re.Pattern[str]],
+        volatile: Sequence[re.Pattern[str]] = (),
     ) -> bool | None:
         """Add a fresh capture; return whether the pane is idle (content unchanged since the last one).
 
@@ -88,7 +89,7 @@ class PaneWatch:
         """
         repeated = bool(self.captures) and list(rows) == self.captures[-1] and detection == self.detections[-1]
         # a ticking statusLine is not work
-        content = self.contents[-1] if repeated else content_of(above_chrome(rows, detection), chrome)
+        content = self.contents[-1] if repeated else content_of(above_chrome(rows, detection), chrome, volatile)
         idle = self.contents[-1] == content if self.contents else None
         self.captures.append(list(rows))
         self.detections.append(detection)

@@ -32,6 +32,10 @@ FAR_FUTURE_MS = 4102444800000
 API_KEY = "sk-ant-api03-afd-test-key-0000000000000000000000000000000000000000-AAAAAAAA"
 
 
+# OpenCode talks to an OpenAI-compatible chat endpoint, which the mock calls `chat`.
+API_OF = {"opencode": "chat"}
+
+
 @dataclass
 class AgentPane:
     rig: Rig
@@ -39,6 +43,11 @@ class AgentPane:
     agent: str
     home: Path
     cwd: Path
+
+    @property
+    def api(self) -> str:
+        """The mock's name for the API this agent calls (`requests.jsonl`'s `api`)."""
+        return API_OF.get(self.agent, self.agent)
 
     def capture(self) -> str:
         return self.rig.tmux.capture(self.pane)
@@ -64,7 +73,7 @@ class AgentPane:
 
         ``submits``: the text goes to the model, so wait until the mock saw the call.
         """
-        before = len(self.rig.requests(self.agent))
+        before = len(self.rig.requests(self.api))
         self.rig.tmux.send_keys(self.pane, text, literal=True)
         # Keys sent before the composer is back (after /new, /clear) are lost;
         # and Enter in the same burst as the text reads as a pasted newline.
@@ -74,7 +83,7 @@ class AgentPane:
             if not submits:
                 return
             try:
-                wait_for(lambda: len(self.rig.requests(self.agent)) > before, timeout=8, interval=0.2)
+                wait_for(lambda: len(self.rig.requests(self.api)) > before, timeout=8, interval=0.2)
                 return
             except AssertionError:
                 continue  # an Enter while the CLI was still starting up is dropped; an extra one on an empty composer is not
@@ -100,6 +109,7 @@ class Rig:
     ca: tuple[Path, Path, Path]
     socket_prefix: str = "afd-test-"
     gemini_bin: Path | None = None
+    opencode_bin: Path | None = None
     ns: Namespace | None = None
     mock: subprocess.Popen | None = None
     tmux: TmuxServer | None = None
@@ -115,6 +125,7 @@ class Rig:
         shapes.write_answer(self.mock_dir, "claude", shapes.claude_answer())
         shapes.write_answer(self.mock_dir, "codex", shapes.codex_answer())
         shapes.write_answer(self.mock_dir, "gemini", shapes.gemini_answer())
+        shapes.write_answer(self.mock_dir, "chat", shapes.chat_answer())
         _, cert, key = self.ca
         self.mock = subprocess.Popen(
             self.ns.command([sys.executable, str(MOCK), str(self.mock_dir), "--http-port", str(CODEX_PORT),
@@ -230,6 +241,17 @@ class Rig:
                                   width=width, height=height)
         return AgentPane(self, pane, "gemini", home, cwd)
 
+    def start_opencode(self, cwd: Path, *, width: int = 120, height: int = 40) -> AgentPane:
+        """OpenCode on the mock's chat endpoint (a custom OpenAI-compatible provider), nothing fetched at start.
+
+        Its TUI draws nothing on tmux 3.3a until it gets a first key; callers send one (`wake_opencode`).
+        """
+        home = self._home("opencode")
+        _write_opencode_config(home)
+        pane = self.tmux.new_pane(str(self.opencode_bin), cwd=cwd, env={**self._base_env(home), **OPENCODE_ENV},
+                                  width=width, height=height)
+        return AgentPane(self, pane, "opencode", home, cwd)
+
     def swap_env(self, cwd: Path) -> dict:
         """What a pane needs for afd to start either CLI in it on the mock: a CODEX_HOME, and both commands on PATH."""
         home = self._home("swap")
@@ -293,6 +315,35 @@ GEMINI_ENV = {
     "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{CODEX_PORT}",
     "COLORTERM": "truecolor",  # else a warning about colours is printed into the history
 }
+
+
+OPENCODE_ENV = {
+    "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+    "OPENCODE_DISABLE_SHARE": "1",
+    "OPENCODE_DISABLE_TERMINAL_TITLE": "1",
+    "COLORTERM": "truecolor",
+}
+
+
+def _write_opencode_config(home: Path) -> None:
+    """One provider, the mock's OpenAI-compatible chat endpoint, and its one model chosen."""
+    folder = home / ".config" / "opencode"
+    folder.mkdir(parents=True, exist_ok=True)
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": False,
+        "share": "disabled",
+        "model": "mock/mock-model",
+        "provider": {"mock": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Mock",
+            "options": {"baseURL": f"http://127.0.0.1:{CODEX_PORT}/v1", "apiKey": "mock-key"},
+            "models": {"mock-model": {"name": "Mock Model"}},
+        }},
+    }
+    (folder / "opencode.json").write_text(json.dumps(config), encoding="utf-8")
 
 
 def _write_gemini_settings(home: Path) -> None:
