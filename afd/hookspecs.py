@@ -76,8 +76,21 @@ def afd_detect(
 
     A detector that knows where the agent's composer starts sets
     ``Detection.chrome_row``: every row from there down is UI, and the gates
-    count output only above it. A ``kind`` ending in ``.spend-cap`` or
-    ``.billing`` marks a wall no reset lifts (``Detection.needs_human``).
+    count output only above it.
+
+    Whether a person must act (``Detection.needs_human``) follows from what
+    the wall says, never from its ``kind`` (``afd.model.person_must_act``):
+    a wall that names a reset (``reset_at``; or ``reset_unstated=True`` for
+    a plan window that says "try again later" or whose time is unreadable)
+    lifts at that reset, whatever it is called — a spend, org or model cap
+    included. A wall that names none but offers another model
+    (``offers_other_model=True``) is the user's call: not ``needs_human``,
+    and never resumed unattended. Any other wall that names no reset needs
+    a person (a limit raised, credits added, an admin or owner asked). A
+    detector sets both facts; left at their defaults, a wall without
+    ``reset_at`` counts as one only a person lifts.
+    ``kind`` names the family for people and logs (``claude.spend-cap``,
+    ``claude.org-cap``, ``codex.usage-limit``, …).
     """
 
 

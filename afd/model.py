@@ -110,6 +110,15 @@ class Detection:
     # None when the detector saw no composer. The tail gate counts output
     # only above it, whatever text those rows carry.
     chrome_row: int | None = None
+    # The wall says waiting lifts it but not when ("try again later", a plan
+    # window whose reset clause is cut off or unreadable). With `reset_at`
+    # set this changes nothing; without it, it is what keeps a plan window
+    # from reading as a wall only a person can lift.
+    reset_unstated: bool = False
+    # The wall offers another model to go on with ("switch models with
+    # /model", "Switch to another model now"): nothing to wait for, but no
+    # person has to raise a limit either; switching is the user's call.
+    offers_other_model: bool = False
 
     @property
     def has_reset_time(self) -> bool:
@@ -117,11 +126,28 @@ class Detection:
 
     @property
     def needs_human(self) -> bool:
-        """A spend cap or billing wall: no reset will lift it, a person has to act."""
-        return self.kind.endswith(NEEDS_HUMAN_KINDS)
+        """Only a person lifts this wall (raise a limit, add credits, ask an admin); see `person_must_act`."""
+        return person_must_act(self.reset_at, reset_unstated=self.reset_unstated, offers_other_model=self.offers_other_model)
 
 
-# Suffixes of `Detection.kind` for walls that waiting does not lift.
+def person_must_act(reset_at: datetime | None, *, reset_unstated: bool = False, offers_other_model: bool = False) -> bool:
+    """The one rule for "a person must act", whatever the wall is called.
+
+    A wall that names a reset (a time, or "try again later") lifts at that
+    reset: a spend cap, org cap or model cap that also says `· resets 2pm`
+    is waited out like a plan window. A wall that names none but offers
+    another model is the user's call, not a person's chore. Any other wall
+    that names no reset stays until someone raises a limit, adds credits or
+    asks an admin or owner. The wall's name (its `kind`) never decides.
+    """
+    if reset_at is not None or reset_unstated:
+        return False
+    return not offers_other_model
+
+
+# Suffixes of `Detection.kind` that used to decide `needs_human`. Kept so
+# plugins importing the name still load; nothing decides by it any more
+# (`person_must_act` does, from what the wall says).
 NEEDS_HUMAN_KINDS = (".spend-cap", ".billing")
 
 

@@ -69,7 +69,8 @@ def find_banner(m: Manifest, lines: list[str], clock: Clock, pattern: re.Pattern
     if pattern is not None:
         return Detection(agent, first, last, None, f"{agent}.pattern", shown, chrome_row)
     rule = rule_of(body[first])
-    return Detection(agent, first, last, read_reset(rule, text, clock), f"{agent}.{rule.kind}", shown, chrome_row)
+    return Detection(agent, first, last, read_reset(rule, text, clock), f"{agent}.{rule.kind}", shown, chrome_row,
+                     offers_other_model=rule.offers_other_model)
 
 
 def _is_chrome(m: Manifest, row: str) -> bool:

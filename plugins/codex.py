@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from afd import hookimpl
 from afd.kit.resettime import parse_relative, parse_reset
 from afd.kit.text import answered_prompt_below, composer_top, is_own_banner_row, lowest_block, modal_end
-from afd.model import NEEDS_HUMAN_KINDS, AgentSpec, Clock, Detection, PromptDelivery
+from afd.model import AgentSpec, Clock, Detection, PromptDelivery
 
 AGENT = "codex"
 
@@ -34,17 +34,25 @@ _MARKER = r"(?:[■🖐⚠✖✗]\ufe0f?\s*)"
 _LEAD_IN = r"(?:\[[^\]]{1,40}\]\s*)?(?:(?:[A-Za-z]+\s+){0,2}error\b[^:]{0,40}:\s*)"
 # The walls, by kind. A spend cap or a billing wall states no reset and is
 # lifted by a person (an owner, a payment), not by waiting.
+# Each is a sentence shape (who, a wall verb, a credit/spend noun), not one
+# wording: "Your workspace is out of credits", "You're out of credits",
+# "You've reached your workspace credit limit", "Your organization's spend
+# cap has been reached".
+_WHO = r"(?:workspace|organi[sz]ation|org|team|account)"
 _KIND_HEADS = (
     (
         "codex.spend-cap",
-        r"You(?:'ve| have)? hit your spend cap\b|Your workspace is out of credits\b"
-        r"|(?:Your |The )?(?:workspace(?:'s)? )?spend cap (?:has been )?(?:reached|exceeded)\b",
+        rf"You(?:'ve| have)? (?:hit|reached|exceeded) your (?:{_WHO}(?:'s)? )?(?:spend(?:ing)? (?:cap|limit)|credit (?:cap|limit))\b"
+        rf"|(?:Your|The) {_WHO}(?:'s)? (?:is|has) (?:run )?out of (?:credits|funds)\b|You(?:'re| are) out of (?:credits|funds)\b"
+        rf"|(?:Your |The )?(?:{_WHO}(?:'s)? )?(?:spend(?:ing)? (?:cap|limit)|credit limit) (?:has been |is |was )?(?:reached|exceeded)\b",
     ),
     (
         "codex.billing",
         r"Quota exceeded\b|To use Codex with your ChatGPT plan\b"
-        r"|Usage limit reached\.\s*You(?:'ve| have) reached your usage limit\b",
+        r"|Usage limit reached\.\s*You(?:'ve| have) reached your usage limit\b|Your included usage is exhausted\b",
     ),
+    # A model's own limit: "You've hit your usage limit for gpt-5.3-codex-spark."
+    ("codex.model-cap", r"You(?:'ve| have) (?:hit|reached) your usage limit for\b"),
     ("codex.usage-limit", r"You(?:'ve| have) (?:hit|reached) your usage limit\b"),
 )
 _BANNER = re.compile(
@@ -65,7 +73,7 @@ _FENCE = re.compile(r"^\s*(?:[•›]\s*)?(?:```|~~~)")
 # reads like the rest of codex's message (or the tail of a split URL/word).
 _NEXT_SENTENCE = re.compile(
     r"^(?:[a-z0-9(/:.,)]|Upgrade|To |Try again|Visit|Limits|Purchase|Please|Or |Your |Wait|You can|"
-    r"Contact|Send|Learn|See |Check|Go to|https?:)"
+    r"Contact|Send|Learn|See |Check|Go to|https?:|Increase|Ask |Add |Request|Refill|Switch|Get |Buy )"
 )
 _SENTENCE_END = re.compile(r"[.!?][)\"']?$")
 _MAX_BLOCK_ROWS = 8
@@ -135,18 +143,53 @@ def find_banner(lines: list[str], clock: Clock, pattern: re.Pattern[str] | None 
     """
     chrome_row = composer_top(lines, _COMPOSER, _OWN_BELOW_COMPOSER)
     body = lines[:chrome_row] if chrome_row is not None else lines
-    block = lowest_block(body, lambda row: is_own_banner_row(row, _BANNER, _NOT_OWN_ROW, pattern), lambda i: _block_end(body, i), _FENCE)
+    # Each row as the start of a banner would read: a head the TUI wrapped
+    # ("■ Error running remote compact task: You" / "r workspace is out of
+    # credits") is judged with the rows it runs into.
+    probe = body if pattern is not None else [_head_of(body, i) for i in range(len(body))]
+    block = lowest_block(probe, lambda row: is_own_banner_row(row, _BANNER, _NOT_OWN_ROW, pattern), lambda i: _block_end(body, i), _FENCE)
     if block is None:
-        return None
+        return _dialog(body) if chrome_row is None and pattern is None else None
     first, last = block
     if answered_prompt_below(body, last, _SUBMITTED, _ANSWER):
         return None
     text, reset_at = _read_block(body[first : last + 1], clock)
-    kind = f"{AGENT}.pattern" if pattern is not None else _kind_of(body[first])
-    if reset_at is not None and kind != f"{AGENT}.pattern":
-        kind = f"{AGENT}.usage-limit"  # a reset named beside a purchase option: a plan window, not a cap
+    kind = f"{AGENT}.pattern" if pattern is not None else _kind_of(probe[first])
     last = modal_end(body, last, _MODAL_OPTION, _MODAL_OTHER) or last
-    return Detection(AGENT, first, last, None if kind.endswith(NEEDS_HUMAN_KINDS) else reset_at, kind, text, chrome_row)
+    # A wall that names a reset lifts then; "or try again later" names one
+    # without its time; a wall that names none waits for a person
+    # (`afd.model.person_must_act`). A user's pattern stands for their plan's
+    # wall and is waited out as before.
+    squashed = re.sub(r"\s+", "", text).lower()
+    unstated = kind == f"{AGENT}.pattern" or "tryagain" in squashed
+    return Detection(
+        AGENT, first, last, reset_at, kind, text, chrome_row,
+        reset_unstated=unstated, offers_other_model=bool(_OTHER_MODEL.search(squashed)),
+    )
+
+
+# "Switch to another model now, or try again at 8:02 PM.", read with every
+# space removed: the TUI breaks a row inside a word.
+_OTHER_MODEL = re.compile(r"switchto(?:another|adifferent)model|switchmodels", re.IGNORECASE)
+# The credit-limit dialogs that take the composer's place, with or without
+# a banner above: a wall of their own, lifted by an owner.
+_DIALOG = (
+    ("codex.spend-cap", re.compile(rf"^\s*(?:Your {_WHO}(?:'s)? is out of credits|You(?:'ve| have) reached your {_WHO} credit limit)\b", re.I)),
+    ("codex.billing", re.compile(r"^\s*Your included usage is exhausted\b", re.I)),
+)
+
+
+def _dialog(lines: list[str]) -> Detection | None:
+    """A credit-limit dialog (its question, then options) at the bottom of a screen with no composer."""
+    for k in range(len(lines) - 1, max(-1, len(lines) - 16), -1):
+        for kind, head in _DIALOG:
+            if head.match(lines[k]):
+                end = modal_end(lines, k, _MODAL_OPTION, _MODAL_OTHER)
+                if end is None:
+                    return None
+                first = k - 1 if k and lines[k - 1].strip() and _MODAL_OTHER.match(lines[k - 1]) else k  # its title
+                return Detection(AGENT, first, end, None, kind, " ".join(lines[k].split()))
+    return None
 
 
 # The composer's row (`› Ask Codex…`, typed text); `› 1. …` is a modal's option.
@@ -158,6 +201,28 @@ _ANSWER = re.compile(r"^(?:[•■🖐⚠✖✗─]|\s+└)")
 _MODAL_OPTION = re.compile(r"^\s*(?:›\s*)?\d+\.\s+\S")
 # What else a modal shows: its title and question (indented or not), its key hints.
 _MODAL_OTHER = re.compile(r"^(?!\s*[•■🖐└›])\s*\S")
+
+
+# How many rows a wrapped head may span before the words that name the wall.
+_HEAD_ROWS = 3
+
+
+def _head_of(lines: list[str], i: int) -> str:
+    """Row ``i``, or, when a banner's head wraps from it, the rows joined the way that reads as one."""
+    row = lines[i]
+    if not row.strip() or _NOT_OWN_ROW.match(row) or _BANNER.match(row):
+        return row
+    texts = [row.rstrip()]
+    for j in range(i + 1, min(len(lines), i + _HEAD_ROWS)):
+        nxt = lines[j]
+        if not nxt.strip() or (_NOT_OWN_ROW.match(nxt) and not _WRAPPED_AT_A_SPACE.match(nxt)):
+            break
+        # A break at the row's end may have been a space or the middle of a word.
+        texts = [t + sep + nxt.strip() for t in texts for sep in (" ", "")]
+        hit = next((t for t in texts if _BANNER.match(t)), None)
+        if hit is not None:
+            return hit
+    return row
 
 
 def _kind_of(row: str) -> str:

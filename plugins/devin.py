@@ -78,7 +78,10 @@ def find_banner(lines: list[str], pattern: re.Pattern[str] | None = None) -> Det
     if answered_prompt_below(body, last, _SUBMITTED, _ANSWER):
         return None
     kind = f"{AGENT}.pattern" if pattern is not None else f"{AGENT}.quota-exhausted"
-    return Detection(AGENT, first, last, None, kind, " ".join(r.strip() for r in body[first : last + 1]), chrome_row)
+    # Devin's quota is a window (its status line counts down to the reset):
+    # it lifts by itself though the banner does not say when.
+    text = " ".join(r.strip() for r in body[first : last + 1])
+    return Detection(AGENT, first, last, None, kind, text, chrome_row, reset_unstated=True)
 
 
 _COMPOSER = re.compile(r"^❭(?:\s|$)")

@@ -24,7 +24,8 @@ panes; 100 panes with 10 % working; 100 idle panes with 10,000 lines of
 scrollback each. Then `afd run` itself at 100 idle panes with the default
 poll interval: its share of one core and its resident memory over time.
 And, without tmux: detection throughput on a 50-row capture, and
-`afd status --json` latency with 200 sessions in the store.
+`afd status --json` latency with 200 sessions in the store, and the
+dashboard's page load and one refresh with them (headless chromium).
 
 Not measured yet: action latency (banner stable → continuation or brief
 delivered).
@@ -629,6 +630,88 @@ def _latency_facts(db: Path, logs: Path) -> dict:
     return out
 
 
+def dashboard_latency(work: Path, sessions: int, repeat: int) -> dict:
+    """The dashboard with the `sessions` of status_latency's store: its page load and one refresh, in headless chromium.
+
+    A daemon on an empty private tmux server serves that store; the page is
+    loaded through its login address until every session's row is drawn, then
+    refreshed once (one /api/status and the re-render) `repeat` times.
+    """
+    chromium, driver_path = shutil.which("chromium") or shutil.which("chromium-browser"), shutil.which("chromedriver")
+    if chromium is None or driver_path is None or importlib.util.find_spec("selenium") is None:
+        return {"measured": False, "why": "needs chromium, chromedriver and selenium (scripts/test installs them)"}
+    import socket
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "XDG_STATE_HOME": str(work / "sstate"), "XDG_CONFIG_HOME": str(work / "scfg"),
+           "XDG_RUNTIME_DIR": str(work / "srun")}  # fmt: skip
+    (work / "scfg" / "afd").mkdir(parents=True, exist_ok=True)
+    (work / "scfg" / "afd" / "config.toml").write_text(f"[web]\nenabled = true\nport = {port}\n")
+    server = f"afd-bench-web-{os.getpid()}"
+    subprocess.run(["tmux", "-L", server, "-f", "/dev/null", "start-server", ";", "set-option", "-g", "exit-empty", "off"], check=True)
+    daemon = subprocess.Popen([sys.executable, "-m", "afd", "run", "-L", server], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
+                 "--disable-background-networking", "--disable-component-update", "--window-size=1500,1000",
+                 f"--user-data-dir={work / 'chromium'}"):  # fmt: skip
+        options.add_argument(flag)
+    driver = None
+    try:
+        login = None
+        for _ in range(100):
+            out = subprocess.run([sys.executable, "-m", "afd", "web", "--json"], env=env, capture_output=True, text=True)
+            if out.returncode == 0:
+                login = json.loads(out.stdout)["login_url"]
+                break
+            time.sleep(0.2)
+        if login is None:
+            raise RuntimeError("the bench's daemon did not serve the dashboard")
+        driver = webdriver.Chrome(service=Service(driver_path), options=options)
+        count = f"return document.querySelectorAll('#sessions tbody tr').length === {sessions};"
+        t = time.perf_counter()
+        driver.get(login)
+        while not driver.execute_script(count):
+            time.sleep(0.005)
+        load = time.perf_counter() - t
+        # Again, logged in and warm: what opening the page costs once chromium has started.
+        driver.execute_script("window.benchOldPage = true; location.reload();")
+        t = time.perf_counter()
+        while not driver.execute_script("return !window.benchOldPage && " + count[len("return "):]):
+            time.sleep(0.005)
+        reload = time.perf_counter() - t
+        timing = driver.execute_script(
+            "const n = performance.getEntriesByType('navigation')[0];"
+            "const s = performance.getEntriesByType('resource').find(e => e.name.endsWith('/api/status'));"
+            "return {dom: n.domContentLoadedEventEnd, status: s ? s.duration : null};")
+        refreshes = []
+        for _ in range(repeat):
+            refreshes.append(driver.execute_async_script(
+                "const done = arguments[0]; const t = performance.now();"
+                "setTimeout(() => refresh().then(() => done(performance.now() - t)), 600);") - 600)  # past the status cache
+        return {
+            "measured": True, "sessions": sessions,
+            "page_load_ms": round(load * 1000, 1),
+            "page_reload_ms": round(reload * 1000, 1),
+            "reload_dom_ready_ms": round(timing["dom"], 1),
+            "reload_status_fetch_ms": round(timing["status"], 1) if timing["status"] is not None else None,
+            "refresh_ms_median": round(statistics.median(refreshes), 1),
+        }  # fmt: skip
+    finally:
+        if driver is not None:
+            driver.quit()
+        daemon.terminate()
+        daemon.wait(timeout=20)
+        subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, timeout=10)
+        Path(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}", server).unlink(missing_ok=True)
+
+
 # --- the run ----------------------------------------------------------------
 
 
@@ -725,6 +808,8 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
         result["action_latency"] = action_latency(100, Config().poll_interval, 240, say)
     else:
         result["action_latency"] = {"measured": False, "why": "--no-actions"}
+    say("the dashboard at 200 sessions: page load and one refresh")
+    result["dashboard"] = dashboard_latency(work / "status", 200, 3 if args.quick else 7)
     shutil.rmtree(work, ignore_errors=True)
     result["ratios"] = ratios(result)
     return result
@@ -855,6 +940,14 @@ def render(result: dict) -> None:
     if d:
         other.add_row(f"afd run, {d.get('panes', '')} idle panes: share of one core (%); RSS first / last / max (MiB)",
                       f"{d['afd_core_percent']}; {d['rss_mib_first']} / {d['rss_mib_last']} / {d['rss_mib_max']}")  # fmt: skip
+    w = result.get("dashboard")
+    if w and w["measured"]:
+        other.add_row(f"dashboard, {w['sessions']} sessions: first load through the login to every row drawn (ms)", f"{w['page_load_ms']}")
+        other.add_row(f"dashboard, {w['sessions']} sessions: reload to every row drawn (ms; DOM ready {w['reload_dom_ready_ms']}, "
+                      f"/api/status {w['reload_status_fetch_ms']})", f"{w['page_reload_ms']}")
+        other.add_row(f"dashboard, {w['sessions']} sessions: one refresh, /api/status and re-render (ms)", f"{w['refresh_ms_median']}")
+    elif w:
+        other.add_row("dashboard", "not measured: " + w["why"])
     if "control_mode" in result:
         cm = result["control_mode"]
         other.add_row("-C client: attached clients before → while", f"{cm['before']['clients']} → {cm['while_attached']['clients']}")

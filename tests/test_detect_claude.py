@@ -85,23 +85,23 @@ FAMILIES = [
     ),
     pytest.param("  ⎿  Weekly limit reached · resets Jul 20, 1pm (UTC)", "claude.limit-reached", "2026-07-20T13:00", id="weekly"),
     pytest.param(
-        "  ⎿  You've hit your limit · resets 11pm (America/Anchorage)", "claude.hit-limit", "2026-07-14T07:00",
+        "  ⎿  You've hit your limit · resets 11pm (America/Anchorage)", "claude.plan", "2026-07-14T07:00",
         id="hit-limit-anchorage",
     ),
     pytest.param(
-        "  ⎿  You've hit your session limit · resets 3pm (America/Bogota)", "claude.hit-limit", "2026-07-13T20:00",
+        "  ⎿  You've hit your session limit · resets 3pm (America/Bogota)", "claude.plan", "2026-07-13T20:00",
         id="hit-session-bogota",
     ),
     pytest.param(
-        "  ⎿  You've hit your weekly limit · resets Sep 15 at 7pm", "claude.hit-limit", "2026-09-15T19:00",
+        "  ⎿  You've hit your weekly limit · resets Sep 15 at 7pm", "claude.plan", "2026-09-15T19:00",
         id="hit-weekly-at",
     ),
     pytest.param(
-        "  ⎿  You've hit your weekly limit · resets Jul 31, 2am (UTC)", "claude.hit-limit", "2026-07-31T02:00",
+        "  ⎿  You've hit your weekly limit · resets Jul 31, 2am (UTC)", "claude.plan", "2026-07-31T02:00",
         id="hit-weekly-utc",
     ),
     pytest.param(
-        "  ⎿  You've hit your Opus limit · resets 6:30pm (Europe/Paris)", "claude.hit-limit", "2026-07-13T16:30",
+        "  ⎿  You've hit your Opus limit · resets 6:30pm (Europe/Paris)", "claude.model-cap", "2026-07-13T16:30",
         id="hit-opus-paris",
     ),
     pytest.param(
@@ -110,15 +110,15 @@ FAMILIES = [
     ),
     pytest.param(
         "⏺ Usage limit reached · continuing automatically at 7pm · esc or type to cancel",
-        "claude.auto-continue", "2026-07-13T19:00", id="auto-continue-alone",
+        "claude.plan", "2026-07-13T19:00", id="auto-continue-alone",
     ),
-    pytest.param("● You've hit your limit · resets 11pm (America/Anchorage)", "claude.hit-limit", "2026-07-14T07:00", id="bullet-marker"),
+    pytest.param("● You've hit your limit · resets 11pm (America/Anchorage)", "claude.plan", "2026-07-14T07:00", id="bullet-marker"),
     pytest.param("⏺ Session limit reached · resets 8pm", "claude.limit-reached", "2026-07-13T20:00", id="record-marker"),
-    pytest.param("You've hit your limit · resets 11pm (America/Anchorage)", "claude.hit-limit", "2026-07-14T07:00", id="margin"),
+    pytest.param("You've hit your limit · resets 11pm (America/Anchorage)", "claude.plan", "2026-07-14T07:00", id="margin"),
 
-    pytest.param("  ⎿  You've hit your limit", "claude.hit-limit", None, id="no-reset-clause"),
-    pytest.param("  ⎿  You've hit your limit · resets soon", "claude.hit-limit", None, id="unparseable-clause"),
-    pytest.param("  ⎿  You've hit your limit · resets 3pm (Mars/Olympus)", "claude.hit-limit", None, id="unknown-zone"),
+    pytest.param("  ⎿  You've hit your limit", "claude.plan", None, id="no-reset-clause"),
+    pytest.param("  ⎿  You've hit your limit · resets soon", "claude.plan", None, id="unparseable-clause"),
+    pytest.param("  ⎿  You've hit your limit · resets 3pm (Mars/Olympus)", "claude.plan", None, id="unknown-zone"),
     pytest.param("Claude AI usage limit reached|", "claude.headless", None, id="headless-without-epoch"),
 ]
 
@@ -140,7 +140,7 @@ def test_deep_indented_banner_after_a_reply_is_a_limit():
     # with a blank row in it), so this shape counts only after a reply.
     text = "> fix it\n\n⏺ I'll run the tests.\n\n        You've hit your limit · resets 11pm\n" + COMPOSER
     found = detect(text)
-    assert found.kind == "claude.hit-limit"
+    assert found.kind == "claude.plan"
     assert found.reset_at == utc("2026-07-13T23:00")
 
 
@@ -190,7 +190,7 @@ def test_ansi_and_curly_quotes_in_a_raw_capture_are_read():
         "(America/Anchorage)\x1b[0m\r"
     )
     found = detect(raw)
-    assert found.kind == "claude.hit-limit"
+    assert found.kind == "claude.plan"
     assert found.banner == "You've hit your limit · resets 11pm (America/Anchorage)"
     assert found.reset_at == utc("2026-07-14T07:00")
 
@@ -385,7 +385,7 @@ def test_auto_continue_line_takes_the_zone_of_its_banner():
         "⏺ Usage limit reached · continuing automatically at 7pm · esc or type to cancel"
     )
     found = detect(text)
-    assert found.kind == "claude.hit-limit"
+    assert found.kind == "claude.plan"
     assert (found.first_row, found.last_row) == (row_of(text, "You've hit"), row_of(text, "continuing automatically"))
     assert found.reset_at == utc("2026-07-13T10:00")
 
@@ -393,7 +393,7 @@ def test_auto_continue_line_takes_the_zone_of_its_banner():
 def test_auto_continue_time_fills_a_banner_that_states_none():
     text = screen("  ⎿  You've hit your limit\n\n⏺ Usage limit reached · continuing automatically at 7pm")
     found = detect(text, clock=Clock(NOW, ZoneInfo("America/New_York")))
-    assert found.kind == "claude.hit-limit"
+    assert found.kind == "claude.plan"
     assert found.reset_at == utc("2026-07-13T23:00")
 
 
@@ -410,7 +410,7 @@ def test_a_later_auto_continue_line_takes_the_zone_of_the_banner_above():
         "⏺ Usage limit reached · continuing automatically at 7pm"
     )
     found = detect(text)
-    assert found.kind == "claude.auto-continue"
+    assert found.kind == "claude.plan"
     assert found.reset_at == utc("2026-07-13T10:00")
 
 

@@ -122,7 +122,7 @@ MENU_BOXED = """\
 def test_rate_limit_menu_and_the_rows_before_it_are_one_block(afd_detect, menu, first):
     body = menu.format(a="❯ " if first else "  ", b="  " if first else "❯ ")
     head = claude_screen("").split("\n\n" + RULE)[0]
-    expect_limited(afd_detect("claude", head + "\n\n" + body), "2026-12-04T18:48:00Z", "claude.hit-limit")
+    expect_limited(afd_detect("claude", head + "\n\n" + body), "2026-12-04T18:48:00Z", "claude.plan")
 
 
 MENU_OPTIONS = ["❯ 1. Stop and wait for limit to reset", "  2. Wait here, then continue automatically at Dec 4, 6:48pm", "  3. Switch to usage credits"]
@@ -150,7 +150,7 @@ def test_rate_limit_menu_in_a_narrow_pane_is_one_block(afd_detect, width, boxed)
 
 
 def test_armed_wall_with_its_message_row_and_footer_is_a_limit(afd_detect):
-    expect_limited(afd_detect("claude", claude_screen(ARMED, ARMED_FOOTER)), RESET, "claude.hit-limit")
+    expect_limited(afd_detect("claude", claude_screen(ARMED, ARMED_FOOTER)), RESET, "claude.plan")
 
 
 def test_cancelled_auto_continue_is_still_the_wall(afd_detect):
@@ -382,16 +382,16 @@ NEEDS_HUMAN = [
         "codex.billing", id="codex-owner-limit",
     ),
     pytest.param("claude", "  ⎿  You've reached your monthly spend limit · Contact your admin to raise it.", "claude.spend-cap", id="claude-monthly-spend"),
-    pytest.param("claude", "  ⎿  Your organization's usage allocation has been disabled.", "claude.spend-cap", id="claude-allocation-disabled"),
-    pytest.param("claude", "  ⎿  Your group's usage limit is set to $0", "claude.spend-cap", id="claude-zero-limit"),
-    pytest.param("claude", "  ⎿  You're out of usage credits · add funds to continue", "claude.spend-cap", id="claude-add-funds"),
+    pytest.param("claude", "  ⎿  Your organization's usage allocation has been disabled.", "claude.admin-cap", id="claude-allocation-disabled"),
+    pytest.param("claude", "  ⎿  Your group's usage limit is set to $0", "claude.admin-cap", id="claude-zero-limit"),
+    pytest.param("claude", "  ⎿  You're out of usage credits · add funds to continue", "claude.extra-usage", id="claude-add-funds"),
     pytest.param("claude", "  ⎿  API Error: Credit balance is too low", "claude.billing", id="claude-credit-balance"),
-    pytest.param("claude", "  ⎿  Your organization has reached its monthly spend limit.", "claude.spend-cap", id="claude-org-spend"),
+    pytest.param("claude", "  ⎿  Your organization has reached its monthly spend limit.", "claude.org-cap", id="claude-org-spend"),
     pytest.param(
-        "claude", "  ⎿  Usage allocation disabled by your admin · /status for details", "claude.spend-cap", id="claude-allocation-by-admin",
+        "claude", "  ⎿  Usage allocation disabled by your admin · /status for details", "claude.admin-cap", id="claude-allocation-by-admin",
     ),
     pytest.param(
-        "claude", "  ⎿  Your organization's monthly spend limit\n     has been reached. Contact your admin.", "claude.spend-cap",
+        "claude", "  ⎿  Your organization's monthly spend limit\n     has been reached. Contact your admin.", "claude.org-cap",
         id="claude-spend-wrapped",
     ),
 ]

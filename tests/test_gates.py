@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime, timezone
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from afd.judge.gates import content_of, is_anchored, judge, strip_bottom_chrome
-from afd.model import Detection
+from afd.judge.gates import content_of, is_anchored, judge, same_content, strip_bottom_chrome
+from afd.model import Detection, person_must_act
 
 CHROME = (re.compile(r"^─{3,}"), re.compile(r"^❯"), re.compile(r"^\s*⏵⏵ "), re.compile(r"^\s*\? for shortcuts"), re.compile(r"^\s*\d\d:\d\d:\d\d$"))
 BANNER = "You've hit your limit · resets 11pm"
@@ -154,9 +155,52 @@ def test_a_needs_human_wall_says_so_in_its_reason():
     assert "a person has to act" in v.reason
 
 
+RESET = datetime(2026, 12, 2, 0, 30, tzinfo=timezone.utc)
+
+# (kind, reset_at, reset_unstated, offers_other_model, needs_human): the kind never decides.
+NEEDS_HUMAN_RULE = [
+    pytest.param("claude.spend-cap", RESET, False, False, False, id="spend-cap-that-names-a-reset-waits"),
+    pytest.param("claude.org-cap", RESET, False, False, False, id="org-cap-that-names-a-reset-waits"),
+    pytest.param("claude.model-cap", RESET, False, False, False, id="model-cap-that-names-a-reset-waits"),
+    pytest.param("claude.spend-cap", None, False, False, True, id="spend-cap-without-a-reset-needs-a-person"),
+    pytest.param("claude.admin-cap", None, False, False, True, id="admin-cap-without-a-reset-needs-a-person"),
+    pytest.param("codex.billing", None, False, False, True, id="billing-needs-a-person"),
+    pytest.param("claude.hit-limit", None, False, False, True, id="any-wall-naming-nothing-needs-a-person"),
+    pytest.param("claude.model-cap", None, False, True, False, id="no-reset-but-another-model-is-the-users-call"),
+    pytest.param("codex.usage-limit", None, True, False, False, id="try-again-later-names-a-reset"),
+    pytest.param("devin.quota-exhausted", None, True, False, False, id="a-window-that-lifts-by-itself"),
+]
+
+
+@pytest.mark.parametrize(("kind", "reset_at", "unstated", "other_model", "needs_human"), NEEDS_HUMAN_RULE)
+def test_needs_human_follows_the_one_rule_not_the_kind(kind, reset_at, unstated, other_model, needs_human):
+    found = Detection("x", 0, 0, reset_at, kind, "b", reset_unstated=unstated, offers_other_model=other_model)
+    assert found.needs_human is needs_human
+    assert person_must_act(reset_at, reset_unstated=unstated, offers_other_model=other_model) is needs_human
+
+
+ROWS = ("a", "b", "c", "d", "banner")
+
+
 @pytest.mark.parametrize(
-    ("kind", "needs_human"),
-    [("claude.spend-cap", True), ("codex.billing", True), ("codex.usage-limit", False), ("claude.hit-limit", False), ("devin.quota-exhausted", False)],
+    ("a", "b", "same"),
+    [
+        pytest.param(ROWS, ROWS, True, id="identical"),
+        pytest.param(ROWS, ROWS[1:], True, id="top-row-scrolled-off-by-a-footer-notice"),
+        pytest.param(ROWS[2:], ROWS, True, id="two-rows-came-back"),
+        pytest.param(ROWS + ("x", "y"), ROWS[1:] + ("x", "y"), True, id="same-bottom"),
+        pytest.param(ROWS, ROWS[1:] + ("new output",), False, id="new-output-at-the-bottom"),
+        pytest.param(ROWS, ROWS[:-1], False, id="bottom-row-gone"),
+        pytest.param(("0", "1", "2", "3") + ROWS, ROWS, False, id="more-than-the-slack"),
+        pytest.param(ROWS, (), False, id="empty"),
+    ],
 )
-def test_needs_human_follows_the_kind(kind, needs_human):
-    assert Detection("x", 0, 0, None, kind, "b").needs_human is needs_human
+def test_rows_lost_at_the_top_are_the_same_pane(a, b, same):
+    assert same_content(a, b) is same and same_content(b, a) is same
+
+
+def test_a_banner_whose_pane_scrolled_by_a_transient_row_is_stable():
+    a = ["old", "work", BANNER, "────", "❯ ", "────", "  ⏵⏵ auto mode on"]
+    b = ["work", BANNER, "────", "❯ ", "────", "  ⏵⏵ auto mode on", "  tmux focus-events off · add 'set -g focus-events on'"]
+    v = judge("claude", [a, b], [det_above(2, 3), det_above(1, 2)], CHROME, tail_lines=3, stability_polls=2)
+    assert v.limited, v.reason

@@ -135,8 +135,8 @@ def test_what_is_not_a_wall(mycli, rows):
 def test_a_wall_that_offers_another_model_keeps_its_kind_and_states_no_reset(mycli):
     found = detect(mycli, ["■ Your workspace spent its budget.", *SCREEN_TAIL])
     assert found.kind == "mycli.spend-cap" and found.reset_at is None
-    rule = mycli.manager.get_plugin("mycli").manifest.banners[1]
-    assert rule.offers_other_model is True
+    # the manifest states the offer; needs_human follows from it, never declared
+    assert found.offers_other_model is True and found.needs_human is False
 
 
 def test_a_users_limit_pattern_replaces_the_banner_rules(mycli):

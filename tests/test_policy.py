@@ -14,8 +14,13 @@ NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
 MIN = timedelta(minutes=1)
 
 
-def limit(kind="claude.session", reset=NOW + 60 * MIN, seen=NOW - 10 * MIN, native=Native.NONE, episode="b@1"):
-    return Limit(kind=kind, episode=episode, first_seen_at=seen, reset_at=reset, native=native, native_at=reset if native is Native.ARMED else None)
+def limit(kind="claude.session", reset=NOW + 60 * MIN, seen=NOW - 10 * MIN, native=Native.NONE, episode="b@1", unstated=True, other_model=False):
+    """A plan window by default: one that lifts by itself, whether or not its banner said when."""
+    return Limit(kind=kind, episode=episode, first_seen_at=seen, reset_at=reset, native=native, native_at=reset if native is Native.ARMED else None,
+                 reset_unstated=unstated, offers_other_model=other_model)
+
+
+OTHER_MODEL = "the wall names no reset and offers another model: switch models, or hand off with afd handoff work --to AGENT"
 
 
 HISTORY = ResumeHistory(episode="b@1")
@@ -37,9 +42,22 @@ CASES = [
     ("no reset, retry due", limit(reset=None, seen=NOW - 31 * MIN), ResumeHistory(), {}, ResumeNow(1, "retry")),
     ("no reset and retry off: report only", limit(reset=None), ResumeHistory(), {"retry": None},
      Nothing("no reset time stated and limit_retry_interval is off; resume with: afd resume work", why="report")),
-    ("spend cap needs a human", limit(kind="codex.spend-cap", reset=None), ResumeHistory(), {}, NeedsHuman("add credits (spend cap)")),
-    ("billing needs a human even with auto off", limit(kind="claude.billing", reset=None), ResumeHistory(), {"auto": False},
+    ("spend cap needs a human", limit(kind="codex.spend-cap", reset=None, unstated=False), ResumeHistory(), {}, NeedsHuman("add credits (spend cap)")),
+    ("billing needs a human even with auto off", limit(kind="claude.billing", reset=None, unstated=False), ResumeHistory(), {"auto": False},
      NeedsHuman("settle billing (billing wall)")),
+    ("an org cap with no reset needs a human", limit(kind="claude.org-cap", reset=None, unstated=False), ResumeHistory(), {},
+     NeedsHuman("ask your organisation's admin for more usage (org cap)")),
+    ("a spend cap that names a reset waits for it", limit(kind="claude.spend-cap", unstated=False), ResumeHistory(), {},
+     ResumeAt(NOW + 62 * MIN, 1, "reset")),
+    ("a model cap that names a reset waits for it", limit(kind="claude.model-cap", unstated=False), ResumeHistory(), {},
+     ResumeAt(NOW + 62 * MIN, 1, "reset")),
+    ("another model and no reset: reported, never resumed", limit(kind="claude.model-cap", reset=None, unstated=False, other_model=True),
+     ResumeHistory(), {}, Nothing(OTHER_MODEL, why="other-model")),
+    ("another model and no reset, even long after: never resumed",
+     limit(kind="codex.usage-limit", reset=None, unstated=False, other_model=True, seen=NOW - 300 * MIN), ResumeHistory(), {},
+     Nothing(OTHER_MODEL, why="other-model")),
+    ("another model beside a reset: waits for the reset", limit(kind="claude.model-cap", unstated=False, other_model=True), ResumeHistory(), {},
+     ResumeAt(NOW + 62 * MIN, 1, "reset")),
     ("attempt cap needs a human", limit(reset=NOW - 30 * MIN), ResumeHistory(episode="b@1", attempts=5), {},
      NeedsHuman("5 resumes did not get past this limit (resume_max_attempts = 5)")),
     ("third attempt after two re-limits backs off 60 s", limit(reset=NOW - 30 * MIN),
@@ -132,3 +150,26 @@ def test_next_action_in_words_and_machine_form(decision, words):
     assert nextaction.loads(nextaction.dumps(plan)) == plan
     if plan["at"] is not None:
         assert plan["at"].endswith("Z")
+
+
+# A wall's facts decide between waiting, a person and a handoff; its kind never does.
+OTHER_MODEL_WALL = limit(kind="claude.model-cap", reset=None, unstated=False, other_model=True)
+HUMAN_WALL = limit(kind="claude.org-cap", reset=None, unstated=False)
+CAPPED_WITH_RESET = limit(kind="claude.spend-cap", unstated=False)
+
+WALL_PATHS = [
+    ("another model, no reset: the wait path stops, a handoff takes it", OTHER_MODEL_WALL, Nothing, False),
+    ("no reset, no other model: a person", HUMAN_WALL, NeedsHuman, True),
+    ("a cap that names its reset: waited out", CAPPED_WITH_RESET, ResumeAt, False),
+]
+
+
+@pytest.mark.parametrize(("lim", "wait_decision", "needs_human"), [c[1:] for c in WALL_PATHS], ids=[c[0] for c in WALL_PATHS])
+def test_what_the_wall_says_picks_the_path(lim, wait_decision, needs_human):
+    from afd.judge.limits import LimitFact, LimitState
+
+    assert isinstance(decide(lim, ResumeHistory()), wait_decision)
+    assert lim.needs_human is needs_human
+    # handoff_order = ["codex"]: the session's claude is swapped whatever its wall says.
+    facts = {"claude": LimitFact("claude", LimitState.LIMITED, lim.reset_at, NOW, "work")}
+    assert policy.choose_target(["codex"], "claude", facts) == policy.Handoff("codex", unverified=True, why="first in handoff_order not limited (unknown)")

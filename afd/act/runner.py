@@ -196,7 +196,12 @@ def limit_of(sup, name: str, rec, now: datetime) -> policy.Limit | None:
         if history.episode is None or history.first_seen_at is None:
             return None
         # The agent exited at its limit: the wall is still the one it stood at.
-        return policy.Limit(kind="exited", episode=history.episode, first_seen_at=history.first_seen_at, reset_at=history.reset_at)
+        # What its banner said beside the reset is not kept, so it is waited
+        # out like a plan window (the retry interval when no reset was read).
+        return policy.Limit(
+            kind="exited", episode=history.episode, first_seen_at=history.first_seen_at, reset_at=history.reset_at,
+            reset_unstated=True,
+        )
     if rec.state not in (SessionState.LIMITED, SessionState.ALL_LIMITED) or rec.banner_first_seen_at is None:
         return None
     watch = sup.watches.get(name)
@@ -214,6 +219,8 @@ def limit_of(sup, name: str, rec, now: datetime) -> policy.Limit | None:
         reset_at=rec.reset_at,
         native=native,
         native_at=(rec.reset_at or native_at) if native is policy.Native.ARMED else None,
+        reset_unstated=found.reset_unstated,
+        offers_other_model=found.offers_other_model,
     )
 
 

@@ -52,12 +52,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--keep", action="store_true", help="leave the demo running at the end and print how to attach and stop it")
     p.add_argument("--timeout", type=float, default=150.0, metavar="SECONDS", help="give up after this long (default 150)")
+    p.add_argument("--web", action="store_true",
+                   help="also show it in the dashboard, on a free loopback port of its own; prints the login address")
     p.set_defaults(func=run)
 
 
 class Demo:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, web: bool = False):
         self.root = root
+        self.web_port = _free_port() if web else None
         self.socket = f"afd-demo-{secrets.token_hex(4)}"
         self.bin = root / "bin"
         self.logs = root / "logs"
@@ -91,7 +94,8 @@ class Demo:
             (self.root / sub).mkdir(parents=True, mode=0o700, exist_ok=True)
         for agent in ("claude", "codex"):
             write_launcher(self.bin, agent, agent)
-        (self.root / "cfg" / "afd" / "config.toml").write_text(CONFIG, encoding="utf-8")
+        web = f"\n[web]\nenabled = true\nport = {self.web_port}\n" if self.web_port else ""
+        (self.root / "cfg" / "afd" / "config.toml").write_text(CONFIG + web, encoding="utf-8")
         for name, scenario in SCENARIOS.items():
             (self.root / f"{name}.json").write_text(json.dumps(scenario), encoding="utf-8")
         repo = self.root / "repo"
@@ -182,6 +186,15 @@ class Demo:
                     pass
 
 
+def _free_port() -> int:
+    import socket
+
+    # Never the user's own [web] port: their daemon may be serving there.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def _view(report: dict, demo: Demo):
     from rich.console import Group
     from rich.table import Table
@@ -210,12 +223,18 @@ def run(args: argparse.Namespace) -> int:
         if shutil.which(tool) is None:
             raise UserError(f"afd demo needs {tool}; install it and try again", EXIT_USAGE)
     console = Console(highlight=False)
-    demo = Demo(Path(tempfile.mkdtemp(prefix="afd-demo-", dir="/tmp")))
+    demo = Demo(Path(tempfile.mkdtemp(prefix="afd-demo-", dir="/tmp")), web=args.web)
     code = EXIT_FAIL
     try:
         console.print(f"afd demo: private tmux server [bold]{demo.socket}[/], everything under {demo.root}")
         demo.prepare()
         demo.start()
+        if args.web:
+            login = demo.ask("web.start")
+            if login is None:
+                raise UserError(f"the demo's afd did not serve the dashboard (see {demo.root / 'afd.log'})", EXIT_FAIL)
+            # Plain print, flushed: a script reading the output needs this line before the live view.
+            print(f"dashboard: open {login['login_url']}", flush=True)
         deadline = time.monotonic() + args.timeout
         report = demo.ask("status", {"events": 40})
         with Live(_view(report, demo), console=console, refresh_per_second=4, transient=False) as live:
@@ -237,6 +256,8 @@ def run(args: argparse.Namespace) -> int:
         print(ledger.stdout, flush=True)
         console.print("[green]done:[/] one session resumed after its reset, one handed from claude to codex in the same pane.")
         code = EXIT_OK
+        if args.web and not args.keep and sys.stdin.isatty():
+            input("The dashboard stays up until you press Enter. ")
     finally:
         if args.keep and code == EXIT_OK:
             console.print(f"left running. Attach: tmux -L {demo.socket} attach", markup=False)

@@ -131,9 +131,11 @@ def run(args: argparse.Namespace) -> int:
         # limit (quoted, worked past, changing) has none to report.
         "reset_at": iso_utc(verdict.reset_at) if verdict.limited else None,
         "has_reset_time": verdict.limited and verdict.reset_at is not None,
-        # A spend cap or billing wall the agent is stalled at: no reset lifts
-        # it, so waiting is pointless and a person has to act.
+        # A wall the agent is stalled at that names no reset and offers no
+        # other model (`afd.model.person_must_act`): a person has to act.
         "needs_human": verdict.limited and found is not None and found.needs_human,
+        # A wall with no reset that offers another model: nothing to wait for.
+        "offers_other_model": verdict.limited and found is not None and found.offers_other_model,
         "banner_reset_at": iso_utc(verdict.reset_at),
         "banner": found.banner if found else None,
         "kind": found.kind if found else None,
@@ -151,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _second_witness(plugins, agent: str, record: Path, verdict, captures, spec, now: datetime) -> dict:
-    from afd.judge.gates import content_of
+    from afd.judge.gates import content_of, same_content
     from afd.model import AgentProcess
 
     """The record file's verdict and how it combines with the captures' (``--record``)."""
@@ -164,8 +166,8 @@ def _second_witness(plugins, agent: str, record: Path, verdict, captures, spec, 
     found = plugins.witness(agent, AgentProcess(pid=None, cwd=None, start_time=None), None, now, record)
     if found is None:
         raise UserError(f"--record: no plugin reads {agent}'s own records (only the pane can witness its limit)", EXIT_USAGE)
-    idle = len(captures) >= 2 and content_of(captures[-1], spec.chrome, spec.volatile) == content_of(
-        captures[-2], spec.chrome, spec.volatile
+    idle = len(captures) >= 2 and same_content(
+        content_of(captures[-1], spec.chrome, spec.volatile), content_of(captures[-2], spec.chrome, spec.volatile)
     )
     pane_reset = verdict.reset_at if verdict.limited else None
     combined = combine(verdict.limited, pane_reset, found, pane_idle=idle)
@@ -205,7 +207,7 @@ def _print_human(result: dict) -> None:
     if result["limited"]:
         console.print(f"  reset:  {result['reset_at'] or 'not stated'}")
     if result["needs_human"]:
-        console.print("  [bold]needs a human[/]: a spend cap or billing wall")
+        console.print("  [bold]needs a human[/]: the wall names no reset; a limit, credits or an admin must lift it")
     console.print(f"  why:    {result['reason']}", markup=False)
     if "record" in result:
         rec = result["record"]

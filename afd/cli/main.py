@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "afd.cli.handoff",
     "afd.cli.demo",
     "afd.cli.notify",
+    "afd.cli.web",
 )
 
 # Which module registers each command: `afd status` imports afd.cli.status
@@ -49,6 +50,7 @@ COMMANDS = {
     "ledger": "afd.cli.handoff",
     "demo": "afd.cli.demo",
     "notify": "afd.cli.notify",
+    "web": "afd.cli.web",
 }
 
 

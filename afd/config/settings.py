@@ -121,6 +121,10 @@ class Config:
     worktree_root: Path = field(default_factory=default_worktree_root)
     tmux_socket_name: str | None = None
     tmux_socket_path: str | None = None
+    # [web]: the dashboard, served by the daemon on loopback only.
+    web_enabled: bool = False
+    web_port: int = 8787
+    web_bind: str = "127.0.0.1"
     agents: Mapping[str, AgentOverride] = field(default_factory=_empty_mapping)
     limit_patterns: Mapping[str, str] = field(default_factory=_empty_mapping)  # raw regex text
     plugins_dir: Path = field(default_factory=default_plugins_dir)
@@ -273,6 +277,19 @@ def _socket_path(value: object) -> str:
     return str(_path(value))
 
 
+# The dashboard acts on the user's agents: it must never be reachable from
+# another machine, whatever its login asks for.
+LOOPBACK_BINDS = ("127.0.0.1", "::1")
+
+
+def _loopback(value: object) -> str:
+    text = _string(value)
+    if text not in LOOPBACK_BINDS:
+        raise _Invalid(f'must be a loopback address ("127.0.0.1" or "::1"): the dashboard is never served '
+                       f'to the network, got "{text}"')
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class _Key:
     # Any: each key's reader takes what TOML gives and its shower what the reader made.
@@ -320,6 +337,11 @@ _TMUX: dict[str, _Key] = {
     "socket_name": _Key(_socket_name, _as_is),
     "socket_path": _Key(_socket_path, _as_is),
 }
+_WEB: dict[str, _Key] = {
+    "enabled": _Key(_boolean, _as_is),
+    "port": _Key(_integer(minimum=1, maximum=65535), _as_is),
+    "bind": _Key(_loopback, _as_is),
+}
 _AGENT: dict[str, _Key] = {
     "command": _Key(_string_list('["codex", "--full-auto"]'), _as_list),
     "resume_args": _Key(_string_list('["resume", "--last"]'), _as_list),
@@ -338,7 +360,7 @@ _NOTIFY: dict[str, _Key] = {
     "priority": _Key(_integer(minimum=1, maximum=5), _as_is),
     "tags": _Key(_string_list('["robot", "warning"]'), _as_list),
 }
-_TABLES = ("tmux", "agents", "limit_patterns", "notify")
+_TABLES = ("tmux", "web", "agents", "limit_patterns", "notify")
 
 
 # -- where a key is in the file ---------------------------------------------
@@ -467,12 +489,15 @@ class _Reader:
 
     def read(self, data: dict) -> Config:
         # A table's key written at the top level (socket_name = ...) gets pointed to its table.
-        nested = {leaf: f"tmux.{leaf}" for leaf in _TMUX} | {leaf: f"agents.NAME.{leaf}" for leaf in _AGENT}
+        nested = ({leaf: f"tmux.{leaf}" for leaf in _TMUX} | {leaf: f"web.{leaf}" for leaf in _WEB}
+                  | {leaf: f"agents.NAME.{leaf}" for leaf in _AGENT})
         for key, raw in data.items():
             if key in _TOP:
                 self.value((key,), raw, _TOP[key], key)
             elif key == "tmux":
                 self.tmux(raw)
+            elif key == "web":
+                self.web(raw)
             elif key == "agents":
                 self.agents(raw)
             elif key == "limit_patterns":
@@ -510,6 +535,14 @@ class _Reader:
                 self.value(("tmux", key), value, _TMUX[key], f"tmux_{key}")
             else:
                 self.problem(("tmux", key), _suggestion(key, _TMUX))
+
+    def web(self, raw: object) -> None:
+        table = self.table(("web",), raw)
+        for key, value in (table or {}).items():
+            if key in _WEB:
+                self.value(("web", key), value, _WEB[key], f"web_{key}")
+            else:
+                self.problem(("web", key), _suggestion(key, _WEB))
 
     def agents(self, raw: object) -> None:
         overrides: dict[str, AgentOverride] = {}
@@ -712,6 +745,7 @@ def effective_items(config: Config) -> list[tuple[str, object, str]]:
     """Every key with its effective value (as the file would write it) and "default" or "file"."""
     items: list[tuple[str, object]] = [(key, spec.show(getattr(config, key))) for key, spec in _TOP.items()]
     items += [(f"tmux.{key}", getattr(config, f"tmux_{key}")) for key in _TMUX]
+    items += [(f"web.{key}", getattr(config, f"web_{key}")) for key in _WEB]
     for name, override in sorted(config.agents.items()):
         for key, spec in _AGENT.items():
             value = getattr(override, key)

@@ -582,6 +582,10 @@ class Subscription:
             if isinstance(message, dict) and "event" in message:
                 yield message["event"]
 
+    def settimeout(self, seconds: float | None) -> None:
+        """Bound the wait for the next item; iteration ends when it runs out."""
+        self._sock.settimeout(seconds)
+
     def close(self) -> None:
         self._reader.close()
         self._sock.close()

@@ -90,6 +90,7 @@ class Daemon:
     _wake_w: socket.socket | None = None
     _poll_error: str | None = None  # the failure the last poll ended in, said once with its traceback
     _poll_error_repeats: int = 0
+    web: object = None  # the dashboard's server (afd/web), once started
 
     # --- start ----------------------------------------------------------------
 
@@ -168,6 +169,14 @@ class Daemon:
             raise StartupError(str(exc), EXIT_FAIL) from None
         # Only a started server is kept: close() must not serve one that never listened.
         self.control = server
+        self._serve_web_if_enabled()
+
+    def _serve_web_if_enabled(self) -> None:
+        if self.config.web_enabled and self.control is not None and not (self.web is not None and self.web.running):
+            try:
+                self.handler.serve_web()
+            except Exception as exc:  # the dashboard is an extra: afd supervises without it
+                log.error("the dashboard is not served: %s", exc)
 
     def _publish(self, event: Event, event_id: int) -> None:
         if self.control is not None:
@@ -270,6 +279,7 @@ class Daemon:
             self.supervisor.server = self.server
             self._store_agent_names()
             self.supervisor.event("config.reloaded", f"config reloaded from {config.path or 'the built-in defaults'}")
+            self._serve_web_if_enabled()  # a running dashboard keeps its port and logins until afd restarts
         notify.ready()
 
     # --- the loop -------------------------------------------------------
@@ -415,6 +425,8 @@ class Daemon:
         if getattr(self, "control", None) is not None:
             self.control.serve_pending(0)
             self.control.close()
+        if getattr(self, "web", None) is not None:
+            self.web.stop()  # after the socket: its pages' event streams have ended; its logins die here
         if getattr(self, "store", None) is not None:
             self.store.close()
         if getattr(self, "lock", None) is not None:

@@ -24,10 +24,11 @@ from afd.observe import identity
 from afd.observe.identity import IdentityKind
 from afd.record.naming import is_valid_name, unique_name
 from afd.record.types import SessionRecord
+from afd.web.requests import WebRequests
 from afd.world import git, tmux
 
 
-class RequestHandler(JobRequests):
+class RequestHandler(JobRequests, WebRequests):
     def __init__(self, daemon):
         self.daemon = daemon
         self._status: StatusSnapshot | None = None

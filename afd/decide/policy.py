@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from afd.judge.limits import LimitFact, LimitState
-from afd.model import IdentityKind, IdentitySource, SessionState
+from afd.model import IdentityKind, IdentitySource, SessionState, person_must_act
 from afd.record.types import ResumeHistory
 
 # A limit seen again within this long after a continuation was not lifted
@@ -29,8 +29,6 @@ BACKOFF_FIRST = timedelta(seconds=30)
 BACKOFF_CAP = timedelta(minutes=30)
 # Claude's own auto-continue fires 30–90 s after the reset it shows.
 NATIVE_JITTER = timedelta(seconds=90)
-
-_HUMAN_SUFFIXES = (".spend-cap", ".billing")
 
 
 class Native(enum.Enum):
@@ -51,10 +49,19 @@ class Limit:
     reset_at: datetime | None
     native: Native = Native.NONE
     native_at: datetime | None = None  # when the agent's own auto-continue fires
+    # What the wall said beside its reset, as the detection read it (`afd.model.Detection`).
+    reset_unstated: bool = False
+    offers_other_model: bool = False
 
     @property
     def needs_human(self) -> bool:
-        return is_human_wall(self.kind)
+        """The same rule as the detection's: only a wall with no reset and no other model waits for a person."""
+        return person_must_act(self.reset_at, reset_unstated=self.reset_unstated, offers_other_model=self.offers_other_model)
+
+    @property
+    def nothing_to_wait_for(self) -> bool:
+        """A wall with no reset that offers another model: waiting lifts nothing, switching is the user's call."""
+        return self.offers_other_model and self.reset_at is None and not self.reset_unstated
 
 
 # --- decisions ----------------------------------------------------------------
@@ -109,13 +116,23 @@ class Park:
 Decision = ResumeAt | ResumeNow | Nothing | NeedsHuman | Refuse | Handoff | Park
 
 
-def is_human_wall(kind: str | None) -> bool:
-    """Spend caps and billing walls: no reset lifts them, a person has to."""
-    return kind is not None and kind.endswith(_HUMAN_SUFFIXES)
+# Words for status only; whether a person is needed is `Limit.needs_human`, never the kind.
+_HUMAN_WHY = (
+    (".spend-cap", "add credits (spend cap)"),
+    (".billing", "settle billing (billing wall)"),
+    (".org-cap", "ask your organisation's admin for more usage (org cap)"),
+    (".admin-cap", "ask an admin for more usage (admin limit)"),
+    (".extra-usage", "add extra usage (out of extra usage)"),
+    (".credits", "add usage credits (out of credits)"),
+    (".model-cap", "add usage credits or switch models (model cap)"),
+)
 
 
 def human_wall_why(kind: str) -> str:
-    return "add credits (spend cap)" if kind.endswith(".spend-cap") else "settle billing (billing wall)"
+    for suffix, why in _HUMAN_WHY:
+        if kind.endswith(suffix):
+            return why
+    return "raise the limit or add credits (the wall names no reset)"
 
 
 def backoff(level: int) -> timedelta:
@@ -191,6 +208,10 @@ def decide_wait(
         return Nothing(None)
     if limit.needs_human:
         return NeedsHuman(human_wall_why(limit.kind))
+    if limit.nothing_to_wait_for:
+        # No reset will come and no person is needed: resuming would only
+        # hit the same wall. Report it and stop; a handoff may still take it.
+        return Nothing(f"the wall names no reset and offers another model: switch models, or hand off with afd handoff {name} --to AGENT", why="other-model")
     if history.needs_human:
         return NeedsHuman(history.needs_human)
     if history.attempts >= max_attempts:

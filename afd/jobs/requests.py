@@ -120,8 +120,10 @@ class JobRequests:
 
     def do_jobs_handoff(self, to: str, pane: str | None = None, selected: list[str] | None = None,
                         note: str | None = None) -> dict:
-        names = selected
-        me = self._caller(pane)
+        return self.hand_jobs(self._caller(pane), to, selected, note)
+
+    def hand_jobs(self, me, to: str, names: list[str] | None, note: str | None) -> dict:
+        """Move `me`'s jobs to session `to`, once `me` is established (its pane, or the dashboard's word)."""
         target = self.store.get_session(to)
         all_jobs = self.book.jobs()
         picked = jobs.select_handoff(

@@ -72,6 +72,25 @@ def content_of(
     return tuple(kept)
 
 
+# A footer notice that comes and goes (Claude Code's "tmux focus-events off
+# · add 'set -g focus-events on' …", an update or tip line) takes a row from
+# the transcript while it shows: everything above it moves up, and the top
+# row leaves the screen, then comes back. Rows lost at the top, with nothing
+# new at the bottom, are the same pane; new output always changes the bottom.
+SCROLL_SLACK = 3
+
+
+def same_content(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Whether two captures' contents (`content_of`) show the same pane, maybe scrolled by a transient row."""
+    if a == b:
+        return True
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    lost = len(long) - len(short)
+    if not short or not 0 < lost <= SCROLL_SLACK:
+        return False
+    return tuple(long[lost:]) == tuple(short)
+
+
 def lines_after(rows: Sequence[str], detection: Detection, chrome: Sequence[re.Pattern[str]]) -> int | None:
     """Non-blank rows between the end of the banner block and the agent's chrome.
 
@@ -152,7 +171,7 @@ def judge(
     recent = list(zip(contents[-stability_polls:], detections[-stability_polls:], strict=True))
     stable = len(recent) >= stability_polls and all(d is not None and d.banner == found.banner for _, d in recent)
     if stable:
-        stable = all(c == recent[0][0] for c, _ in recent[1:])
+        stable = all(same_content(c, recent[0][0]) for c, _ in recent[1:])
 
     if not anchored:
         if after is None:
@@ -178,7 +197,9 @@ def judge(
         )
         if found.needs_human:
             reason += (
-                f"; it is a {found.kind.rsplit('.', 1)[-1].replace('-', ' ')} wall, which no reset lifts: "
-                "a person has to act (billing, credits or the workspace's limits)"
+                f"; it is a {found.kind.rsplit('.', 1)[-1].replace('-', ' ')} wall that names no reset: "
+                "a person has to act (billing, credits, an admin or the workspace's limits)"
             )
+        elif found.offers_other_model and found.reset_at is None:
+            reason += "; it offers another model and names no reset, so there is nothing to wait for"
     return Verdict(agent, True, anchored, stable, found, reason)

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from afd.judge.gates import above_chrome, content_of, is_chrome
+from afd.judge.gates import above_chrome, content_of, is_chrome, same_content
 from afd.model import Detection
 
 # The list-panes fingerprint has a one-second grain and can hide a change;
@@ -90,7 +90,7 @@ class PaneWatch:
         repeated = bool(self.captures) and list(rows) == self.captures[-1] and detection == self.detections[-1]
         # a ticking statusLine is not work
         content = self.contents[-1] if repeated else content_of(above_chrome(rows, detection), chrome, volatile)
-        idle = self.contents[-1] == content if self.contents else None
+        idle = same_content(self.contents[-1], content) if self.contents else None
         self.captures.append(list(rows))
         self.detections.append(detection)
         self.contents.append(content)

@@ -56,3 +56,20 @@ def verified_session(server: tmux.ServerRef, sessions: Iterable[SessionRecord], 
     if rec is None:
         raise CallerError(f"pane {pane_id} is not an afd session; `afd sessions adopt {pane_id}` makes it one")
     return Caller(rec, pane)
+
+
+def session_around(server: tmux.ServerRef, sessions: Iterable[SessionRecord], peer_pid: int | None) -> SessionRecord | None:
+    """The live session whose pane the process `peer_pid` runs in, found from the process tree alone.
+
+    For commands an agent must not run at all (`afd web` would log it in to
+    the dashboard): `$TMUX_PANE` is not asked, since an agent can unset it.
+    Raises CallerError when that cannot be established.
+    """
+    if peer_pid is None:
+        raise CallerError("afd could not tell which process is asking, so it cannot rule out an agent's pane")
+    inv = tmux.list_panes(server)
+    if not inv.answered:
+        raise CallerError(f"tmux did not answer ({inv.error}), so afd cannot rule out an agent's pane; try again")
+    above = ancestors(peer_pid)
+    panes = {p.pane_id for p in inv.panes if p.pane_pid in above}
+    return next((r for r in sessions if r.pane_id in panes and r.state != "gone" and r.server_socket == inv.socket_path), None)

@@ -92,6 +92,11 @@ class InstallError(Exception):
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["walls"]:
+        import walls  # beside this file; it reads the pins through this module
+
+        return walls.main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="real-agents",
         description="Install the pinned real agent CLIs (tests/real/pins.toml) for the real_agents test tier.",
@@ -101,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print {agent: binary path} as JSON when done")
     p = sub.add_parser("status", help="say what is installed and where, install nothing")
     p.add_argument("--json", action="store_true", help="print {agent: binary path or null} as JSON")
+    sub.add_parser("walls", help="compare the walls in the installed CLIs with the reviewed lists (walls --help)")
     args = parser.parse_args(argv)
 
     root = cache_root()

@@ -28,7 +28,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-MODEL_PATHS = {"/v1/messages": "claude", "/v1/responses": "codex", "/v1/chat/completions": "chat"}
+MODEL_PATHS = {"/v1/messages": "claude", "/v1/responses": "codex", "/v1/responses/compact": "codex",
+               "/v1/chat/completions": "chat"}
 # Gemini names the model and the method in the path: /v1beta/models/gemini-2.5-pro:streamGenerateContent.
 GEMINI_METHODS = (":streamGenerateContent", ":generateContent")
 
@@ -74,12 +75,21 @@ class Handler(BaseHTTPRequestHandler):
     def _serve(self, body: bytes) -> None:
         path = self.path.split("?", 1)[0]
         api = MODEL_PATHS.get(path) or ("gemini" if path.endswith(GEMINI_METHODS) else None)
-        answer = self._answer(api) if api else {"status": 200, "body": FIXED.get(path, {})}
+        answer = self._answer(api) if api else {"status": 200, "body": self._fixed(path)}
         self._log(path, api, body, answer)
         if "events" in answer:
             self._send_events(answer)
         else:
             self._send_json(answer.get("status", 200), answer.get("headers", {}), answer.get("body", {}))
+
+    def _fixed(self, path: str) -> object:
+        """The start-up answers; ``DIR/profile.json``, when there, replaces the account's profile."""
+        if path == "/api/oauth/profile":
+            try:
+                return json.loads((self.server.root / "profile.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                pass
+        return FIXED.get(path, {})
 
     def _answer(self, api: str) -> dict:
         try:

@@ -171,8 +171,11 @@ class Rig:
         return home
 
     def start_claude(self, cwd: Path, *, subscriber: bool = True, env: dict | None = None,
-                     width: int = 120, height: int = 40) -> AgentPane:
-        """Claude Code signed in to a Max plan (``subscriber``) or with an API key, past its first-start dialogs."""
+                     width: int = 120, height: int = 40, plan: str = "max", role: str = "admin") -> AgentPane:
+        """Claude Code signed in to a plan (``subscriber``) or with an API key, past its first-start dialogs.
+
+        ``plan``: max, pro, team or enterprise; ``role``: the account's role in its organization (admin, user, …).
+        """
         home = self._home("claude")
         config = home / ".claude"
         config.mkdir()
@@ -194,13 +197,13 @@ class Rig:
                 "emailAddress": "afd-test@example.invalid",
                 "organizationUuid": "00000000-0000-4000-8000-000000000002",
                 "organizationName": "afd test",
-                "organizationRole": "admin",
+                "organizationRole": role,
                 "billingType": "stripe_subscription",
             }
             credentials = {"claudeAiOauth": {
                 "accessToken": "sk-ant-oat01-afd-test", "refreshToken": "sk-ant-ort01-afd-test",
                 "expiresAt": FAR_FUTURE_MS, "scopes": ["user:inference", "user:profile", "user:sessions:claude_code"],
-                "subscriptionType": "max", "rateLimitTier": "default_claude_max_20x",
+                "subscriptionType": plan, "rateLimitTier": "default_claude_max_20x",
             }}
             (config / ".credentials.json").write_text(json.dumps(credentials), encoding="utf-8")
         (config / ".claude.json").write_text(json.dumps(seed), encoding="utf-8")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 # --- Claude (POST /v1/messages, server-sent events) ----------------------------
@@ -60,6 +61,82 @@ def claude_limit(reset: int, claim: str = "five_hour") -> dict:
     """The plan's wall: a 429 the unified headers call `rejected` (``claim``: five_hour, seven_day, …)."""
     body = {"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limited"}}
     return {"kind": "limit", "status": 429, "headers": claude_unified("rejected", reset, claim), "body": body}
+
+
+def claude_wall(headers: dict, *, error_type: str = "rate_limit_error", message: str = "Rate limited",
+                status: int = 429, details: dict | None = None) -> dict:
+    """A refusal with any unified headers: the spend, credit, org and admin walls (see claude_family)."""
+    body = {"type": "error", "error": {"type": error_type, "message": message, **({"details": details} if details else {})}}
+    return {"kind": "limit", "status": status, "headers": {"x-should-retry": "false", **headers}, "body": body}
+
+
+U = "anthropic-ratelimit-unified-"
+
+
+def claude_family(name: str, reset: int) -> dict:
+    """The response that makes Claude Code 2.1.332 (signed in to Max, as an org admin) draw wall ``name``."""
+    rejected = {f"{U}status": "rejected"}
+    session = {f"{U}representative-claim": "five_hour", f"{U}reset": str(reset)}
+    credits = {f"{U}overage-status": "rejected", f"{U}overage-reset": str(reset)}
+    table = {
+        # "You've hit your monthly spend limit · raise it at …" (no reset: a person raises it)
+        "spend-cap": {**rejected, f"{U}overage-status": "rejected",
+                      f"{U}overage-disabled-reason": "org_level_disabled_until"},
+        # the same, and the session window's own reset beside it
+        "spend-cap-with-session-reset": {**rejected, **session, f"{U}overage-disabled-reason": "org_level_disabled_until"},
+        # "You're out of usage credits · resets …" (usage-based plans: "Your org is out of usage · add funds …")
+        "out-of-credits": {**rejected, **credits, f"{U}overage-disabled-reason": "out_of_credits"},
+        # usage-based plans: "You've hit your individual usage limit · resets …" (elsewhere the spend cap's words)
+        "individual-usage-limit": {**rejected, **credits, f"{U}overage-disabled-reason": "org_spend_cap_reached"},
+        # usage-based plans: "You've hit your org's monthly usage limit · resets …"
+        "org-usage-limit": {**rejected, **credits, f"{U}overage-disabled-reason": "org_level_disabled_until"},
+        # "You've hit your team's pooled group budget · resets …"
+        "group-pool": {**rejected, **credits, f"{U}overage-scope": "group_pool"},
+        # "Your seat type doesn't include usage credits"
+        "seat-type": {**rejected, f"{U}overage-status": "rejected", f"{U}overage-disabled-reason": "seat_tier_level_disabled"},
+        # "Your usage allocation has been disabled by your admin · …"
+        "allocation-disabled": {**rejected, f"{U}overage-status": "rejected",
+                                f"{U}overage-disabled-reason": "member_level_disabled"},
+        # "Your group's usage limit is set to $0 · …"
+        "group-zero": {**rejected, f"{U}overage-status": "rejected", f"{U}overage-disabled-reason": "group_zero_credit_limit"},
+        # "This service is disabled for your org"
+        "service-disabled": {**rejected, f"{U}overage-status": "rejected",
+                             f"{U}overage-disabled-reason": "org_service_level_disabled"},
+        # "Usage is paused for your organization. For help, please contact support."
+        "usage-paused": {**rejected, f"{U}overage-daily-cap-paused": "true"},
+        # "You've hit your Opus limit · resets …"
+        "opus-limit": {**rejected, f"{U}representative-claim": "seven_day_opus", f"{U}reset": str(reset)},
+    }
+    if name == "model-requires-credits":  # a usage-credits-only model (Fable) with the credits used up
+        return claude_wall({**rejected, f"{U}overage-status": "rejected", f"{U}overage-disabled-reason": "out_of_credits"},
+                           details={"error_code": "credits_required", "disabled_reason": "out_of_credits"})
+    if name == "fable-limit":  # the Fable model's included allowance, used up
+        return claude_wall({**rejected, f"{U}representative-claim": "seven_day_overage_included", f"{U}reset": str(reset)})
+    if name == "credit-balance":  # an API key's organization without credits
+        return claude_wall({}, status=400, error_type="invalid_request_error",
+                           message="Your credit balance is too low to access the Anthropic API. "
+                                   "Please go to Plans & Billing to upgrade or purchase credits.")
+    if name == "workspace-api-limit":  # an API key's workspace at the usage limit set for it
+        when = time.strftime("%Y-%m-%d at %H:%M UTC", time.gmtime(reset))
+        return claude_wall({}, status=400, error_type="invalid_request_error",
+                           message=f"You have reached your specified workspace API usage limits. "
+                                   f"You will regain access on {when}.")
+    if name == "extra-usage":  # the server's own words about extra usage, in a 400
+        return claude_wall({}, status=400, error_type="invalid_request_error",
+                           message="You're out of extra usage. Add more at claude.ai/settings/usage and keep going.")
+    if name == "gateway":  # a gateway's own words, printed as they come (no claim, no overage status)
+        day = time.strftime("%b %-d", time.gmtime(reset))  # the CLI redraws this date as its own reset time
+        return claude_wall({f"{U}reset": str(reset)}, error_type="billing_error",
+                           message=f"spend limit reached · resets {day} · request an increase at "
+                                   "https://go.corp.example.com/claude-limits")
+    return claude_wall(table[name])
+
+
+def claude_profile(**organization) -> dict:
+    """The OAuth profile with the organization's fields changed (``billing_type="usage_based"``)."""
+    from mock_api import PROFILE
+
+    return {**PROFILE, "organization": {**PROFILE["organization"], **organization}}
 
 
 def claude_warning(reset: int, claim: str = "five_hour", utilization: float = 0.92) -> dict:
@@ -117,6 +194,23 @@ def codex_limit(plan_type: str = "plus", reset: int | None = None, headers: dict
     if reset is not None:
         error["resets_at"] = reset
     return codex_error(429, error, headers)
+
+
+def codex_model_limit(reset: int, limit_id: str = "codex-spark", name: str = "GPT-5.3-Codex-Spark") -> dict:
+    """The wall of one model's own limit: ``x-codex-active-limit`` names it, its headers give its name and window."""
+    headers = {
+        "x-codex-active-limit": limit_id,
+        f"x-{limit_id}-limit-name": name,
+        f"x-{limit_id}-primary-used-percent": "100",
+        f"x-{limit_id}-primary-window-minutes": "300",
+        f"x-{limit_id}-primary-reset-at": str(reset),
+    }
+    return codex_limit("pro", reset, headers)
+
+
+def codex_workspace(reached_type: str, plan_type: str = "business") -> dict:
+    """A workspace's wall: ``reached_type`` one of workspace_{owner,member}_{credits_depleted,usage_limit_reached}."""
+    return codex_limit(plan_type, None, {"x-codex-rate-limit-reached-type": reached_type})
 
 
 def codex_billing(error_type: str = "insufficient_quota", headers: dict | None = None) -> dict:
