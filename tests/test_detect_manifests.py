@@ -105,18 +105,21 @@ def test_busy_markers(plugins, agent, row, busy):
 def test_opencodes_real_retry_row_is_found_with_its_reset(plugins):
     """OpenCode 1.18.33 at a 429 with retry-after 7500 s: the manifest finds the wall and its reset.
 
-    afd does not call this pane limited yet: the spinner in the same status
-    row animates the whole time, so the pane is never unchanged between polls
-    (see the README).
+    Its spinner moves in the same status row the whole time; the manifest
+    names it (and the countdown) volatile, so the banner afd compares and
+    keeps is the same at every poll.
     """
+    import json
     from pathlib import Path
 
     from afd.kit.text import capture_rows
 
     case = Path(__file__).parent / "data" / "real" / "opencode" / "rate-limited-retrying"
-    now = datetime.fromisoformat((case / "now").read_text().strip().replace("Z", "+00:00"))
-    rows = capture_rows((case / "2.txt").read_text(encoding="utf-8"))
+    now = datetime.fromisoformat(json.loads((case / "expect.json").read_text())["now"].replace("Z", "+00:00"))
+    first, rows = (capture_rows((case / f"{i}.txt").read_text(encoding="utf-8")) for i in (1, 2))
     found = plugins.detect("opencode", rows, Clock(now, timezone.utc))
     assert found.kind == "opencode.rate-limited" and found.reset_at == now + timedelta(hours=2, minutes=4)
+    assert found.banner == plugins.detect("opencode", first, Clock(now, timezone.utc)).banner
+    assert found.banner.startswith("… Rate limit reached for requests [retrying in … attempt #1]")
     assert is_anchored(rows, found, plugins.agents["opencode"].chrome, 3)
     assert not any(p.search(rows[-1]) for p in plugins.agents["opencode"].busy)

@@ -166,8 +166,9 @@ def _second_witness(plugins, agent: str, record: Path, verdict, captures, spec, 
     found = plugins.witness(agent, AgentProcess(pid=None, cwd=None, start_time=None), None, now, record)
     if found is None:
         raise UserError(f"--record: no plugin reads {agent}'s own records (only the pane can witness its limit)", EXIT_USAGE)
+    volatile = spec.volatile if verdict.hit else ()  # masked only while a wall is on screen, as the gates do
     idle = len(captures) >= 2 and same_content(
-        content_of(captures[-1], spec.chrome, spec.volatile), content_of(captures[-2], spec.chrome, spec.volatile)
+        content_of(captures[-1], spec.chrome, volatile), content_of(captures[-2], spec.chrome, volatile)
     )
     pane_reset = verdict.reset_at if verdict.limited else None
     combined = combine(verdict.limited, pane_reset, found, pane_idle=idle)

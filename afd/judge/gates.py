@@ -91,6 +91,18 @@ def same_content(a: Sequence[str], b: Sequence[str]) -> bool:
     return tuple(long[lost:]) == tuple(short)
 
 
+def compared_content(
+    rows: Sequence[str], detection: Detection | None, chrome: Sequence[re.Pattern[str]], volatile: Sequence[re.Pattern[str]] = ()
+) -> tuple[str, ...]:
+    """What the idle and stability gates compare between polls: `content_of` the rows above the detector's chrome row.
+
+    The agent's volatile spans are masked only while a wall is on screen
+    (``detection``): a spinner that moves while the agent waits out its
+    wall is not work, but the same spinner beside a request going through is.
+    """
+    return content_of(above_chrome(rows, detection), chrome, volatile if detection is not None else ())
+
+
 def lines_after(rows: Sequence[str], detection: Detection, chrome: Sequence[re.Pattern[str]]) -> int | None:
     """Non-blank rows between the end of the banner block and the agent's chrome.
 
@@ -153,8 +165,8 @@ def judge(
 ) -> Verdict:
     """Apply both gates to a pane's captures (oldest first) and their detections.
 
-    ``contents`` may carry `content_of` of each capture, already computed;
-    else they are computed with the agent's ``volatile`` spans masked.
+    ``contents`` may carry `compared_content` of each capture, already
+    computed; else they are computed here, with the agent's ``volatile`` spans.
     """
     if not captures:
         return Verdict(agent, False, False, False, None, "no capture to judge")
@@ -167,7 +179,7 @@ def judge(
 
     if contents is None:
         recent_pairs = zip(captures[-stability_polls:], detections[-stability_polls:], strict=True)
-        contents = [content_of(above_chrome(c, d), chrome, volatile) for c, d in recent_pairs]
+        contents = [compared_content(c, d, chrome, volatile) for c, d in recent_pairs]
     recent = list(zip(contents[-stability_polls:], detections[-stability_polls:], strict=True))
     stable = len(recent) >= stability_polls and all(d is not None and d.banner == found.banner for _, d in recent)
     if stable:
