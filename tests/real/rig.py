@@ -87,7 +87,8 @@ class AgentPane:
                 return
             except AssertionError:
                 continue  # an Enter while the CLI was still starting up is dropped; an extra one on an empty composer is not
-        raise AssertionError(f"{self.agent} in pane {self.pane} never sent {text!r} to the mock API")
+        screen = "\n".join(row for row in self.capture().splitlines() if row.strip())
+        raise AssertionError(f"{self.agent} in pane {self.pane} never sent {text!r} to the mock API; the pane shows:\n{screen}")
 
     def captures(self, count: int = 2, gap: float = 0.7) -> list[str]:
         """``count`` captures ``gap`` s apart, oldest first: what afd's polls would see."""
@@ -247,12 +248,16 @@ class Rig:
     def start_opencode(self, cwd: Path, *, width: int = 120, height: int = 40) -> AgentPane:
         """OpenCode on the mock's chat endpoint (a custom OpenAI-compatible provider), nothing fetched at start.
 
-        Its TUI draws nothing on tmux 3.3a until it gets a first key; callers send one (`wake_opencode`).
+        Its TUI draws nothing while it boots (10–30 s here): wait for its footer before typing.
         """
         home = self._home("opencode")
         _write_opencode_config(home)
-        pane = self.tmux.new_pane(str(self.opencode_bin), cwd=cwd, env={**self._base_env(home), **OPENCODE_ENV},
-                                  width=width, height=height)
+        # It keeps its config, sessions (SQLite) and caches under the XDG folders, which the test's
+        # own environment sets for afd: point them into its home.
+        xdg = {"XDG_CONFIG_HOME": home / ".config", "XDG_DATA_HOME": home / ".local" / "share",
+               "XDG_STATE_HOME": home / ".local" / "state", "XDG_CACHE_HOME": home / ".cache"}
+        env = {**self._base_env(home), **OPENCODE_ENV, **{k: str(v) for k, v in xdg.items()}}
+        pane = self.tmux.new_pane(str(self.opencode_bin), cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "opencode", home, cwd)
 
     def swap_env(self, cwd: Path) -> dict:
