@@ -32,8 +32,8 @@ FAR_FUTURE_MS = 4102444800000
 API_KEY = "sk-ant-api03-afd-test-key-0000000000000000000000000000000000000000-AAAAAAAA"
 
 
-# OpenCode talks to an OpenAI-compatible chat endpoint, which the mock calls `chat`.
-API_OF = {"opencode": "chat"}
+# OpenCode and Copilot (offline) talk to an OpenAI-compatible chat endpoint, which the mock calls `chat`.
+API_OF = {"opencode": "chat", "copilot": "chat"}
 
 
 @dataclass
@@ -111,6 +111,7 @@ class Rig:
     socket_prefix: str = "afd-test-"
     gemini_bin: Path | None = None
     opencode_bin: Path | None = None
+    copilot_bin: Path | None = None
     ns: Namespace | None = None
     mock: subprocess.Popen | None = None
     tmux: TmuxServer | None = None
@@ -260,6 +261,19 @@ class Rig:
         pane = self.tmux.new_pane(str(self.opencode_bin), cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "opencode", home, cwd)
 
+    def start_copilot(self, cwd: Path, *, signed_in: bool = True, width: int = 120, height: int = 40) -> AgentPane:
+        """GitHub Copilot CLI signed in with a token to GitHub's hosts on the mock (``signed_in``), or
+        offline on the mock's chat endpoint as its own provider (BYOK), where GitHub's walls never show."""
+        home = self._home("copilot")
+        (home / ".copilot").mkdir()
+        # One fixed model, not Auto (which asks the API to pick one first).
+        (home / ".copilot" / "settings.json").write_text(json.dumps({"model": "gpt-4.1"}), encoding="utf-8")
+        env = {**self._base_env(home), **(COPILOT_GITHUB_ENV if signed_in else COPILOT_BYOK_ENV),
+               "COPILOT_HOME": str(home / ".copilot"), "NODE_EXTRA_CA_CERTS": str(self.ca[0]),
+               "SSL_CERT_FILE": str(self.ca[0])}
+        pane = self.tmux.new_pane(str(self.copilot_bin), cwd=cwd, env=env, width=width, height=height)
+        return AgentPane(self, pane, "copilot", home, cwd)
+
     def swap_env(self, cwd: Path) -> dict:
         """What a pane needs for afd to start either CLI in it on the mock: a CODEX_HOME, and both commands on PATH."""
         home = self._home("swap")
@@ -333,6 +347,22 @@ OPENCODE_ENV = {
     "OPENCODE_DISABLE_TERMINAL_TITLE": "1",
     "COLORTERM": "truecolor",
 }
+
+
+COPILOT_COMMON_ENV = {
+    "COPILOT_AUTO_UPDATE": "false",
+    "COPILOT_ALLOW_ALL": "true",  # exactly "true": the folder is trusted without asking
+    "COLORTERM": "truecolor",
+}
+COPILOT_BYOK_ENV = {
+    **COPILOT_COMMON_ENV,
+    "COPILOT_OFFLINE": "true",
+    "COPILOT_PROVIDER_BASE_URL": f"http://127.0.0.1:{CODEX_PORT}/v1",
+    "COPILOT_PROVIDER_API_KEY": "mock-key",
+    "COPILOT_MODEL": "mock-model",
+}
+COPILOT_GITHUB_ENV = {**COPILOT_COMMON_ENV, "COPILOT_GITHUB_TOKEN": "gho_afdtest00000000000000000000000000000000",
+                      "COPILOT_MODEL": "gpt-4.1"}  # not Auto, which asks the API to pick one first
 
 
 def _write_opencode_config(home: Path) -> None:

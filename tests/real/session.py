@@ -34,7 +34,7 @@ from rig import Rig  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run one real agent CLI offline on the mock API, by hand.")
-    parser.add_argument("agent", choices=("claude", "codex", "gemini", "opencode"), help="which CLI to start")
+    parser.add_argument("agent", choices=("claude", "codex", "gemini", "opencode", "copilot"), help="which CLI to start")
     parser.add_argument("--api-key", action="store_true", help="claude: sign in with an API key, not to a plan")
     args = parser.parse_args(argv)
     why = can_create()
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # end cleanly on SIGTERM too
     scratch = Path(tempfile.mkdtemp(prefix="afd-real-"))
     rig = Rig(scratch=scratch, claude_bin=bins.get("claude"), codex_bin=bins.get("codex"),
-              gemini_bin=bins.get("gemini"), opencode_bin=bins.get("opencode"),
+              gemini_bin=bins.get("gemini"), opencode_bin=bins.get("opencode"), copilot_bin=bins.get("copilot"),
               ca=make_ca(scratch / "ca"), socket_prefix="afd-real-")
     try:
         rig.start()
