@@ -31,7 +31,7 @@ from afd.decide.brief import BriefInput, build_brief
 from afd.errors import AfdError
 from afd.jobs import rules as jobs
 from afd.jobs.book import JobBook
-from afd.judge import witness
+from afd.judge import screen, witness
 from afd.judge.gates import is_chrome
 from afd.judge.limits import LimitState
 from afd.kit.resettime import local_zone
@@ -373,12 +373,42 @@ def _deliver(sup, entry: JournalEntry) -> str | None:
         capture = tmux.capture_panes(sup.server, [i["pane"]]).get(i["pane"])
         first = i["brief"].splitlines()[0]
         if capture and capture.text and first in capture.text:
-            return _settle(sup, entry)
+            _save_step(sup, entry, step="submit", pasted_at=_iso(sup.clock()))
+            return None
     i = _save_step(sup, entry, delivering=True)
-    sent = _type(sup, i["pane"], i["brief"])
+    pasted = deliver.paste(sup.server, i["pane"], i["brief"])
+    if not pasted.ok:
+        return _settle(sup, replace(entry, intent=i), brief_pending=f"the brief could not be typed: {pasted.error or pasted.outcome.value}")
+    _save_step(sup, replace(entry, intent=i), step="submit", pasted_at=_iso(sup.clock()))
+    return None
+
+
+# A TUI that reads keys arriving right after a paste as part of it (Gemini
+# CLI) makes an Enter sent with the brief a newline in its input box: Enter
+# goes on a later poll, once the brief shows, or after this long regardless.
+SUBMIT_WAIT = timedelta(seconds=10)
+
+
+def _submit(sup, entry: JournalEntry) -> str | None:
+    i = entry.intent
+    capture = tmux.capture_panes(sup.server, [i["pane"]]).get(i["pane"])
+    rows = capture_rows(capture.text or "") if capture and capture.text else []
+    if not _brief_shown(i["brief"], i["to"], rows) and sup.clock() - _dt(i["pasted_at"]) < SUBMIT_WAIT:
+        return None
+    sent = deliver.press(sup.server, i["pane"], "Enter")
     if not sent.ok:
-        return _settle(sup, replace(entry, intent=i), brief_pending=f"the brief could not be typed: {sent.error or sent.outcome.value}")
-    return _settle(sup, replace(entry, intent=i))
+        return _settle(sup, entry, brief_pending=f"the brief could not be submitted: {sent.error or sent.outcome.value}")
+    return _settle(sup, entry)
+
+
+def _brief_shown(brief: str, agent: str, rows: list[str]) -> bool:
+    """The pasted brief is in the pane: its start in the input row, or (a long paste scrolled inside a
+    small input box) its last line."""
+    if screen.text_seen(brief, agent, rows):
+        return True
+    lines = [" ".join(line.split()) for line in brief.splitlines() if line.strip()]
+    tail = lines[-1][:24] if lines else ""
+    return bool(tail) and any(tail in " ".join(row.split()) for row in rows)
 
 
 def _type(sup, pane_id: str, text: str) -> tmux.ActionResult:
@@ -501,6 +531,7 @@ _STEPS = {
     "launch": _launch,
     "starting": _starting,
     "deliver": _deliver,
+    "submit": _submit,
 }
 
 

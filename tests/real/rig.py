@@ -241,7 +241,7 @@ class Rig:
     def start_gemini(self, cwd: Path, *, width: int = 120, height: int = 40) -> AgentPane:
         """Gemini CLI with an API key on the mock (GOOGLE_GEMINI_BASE_URL), its first-start questions settled."""
         home = self._home("gemini")
-        _write_gemini_settings(home)
+        write_gemini_settings(home)
         pane = self.tmux.new_pane(str(self.gemini_bin), cwd=cwd, env={**self._base_env(home), **GEMINI_ENV},
                                   width=width, height=height)
         return AgentPane(self, pane, "gemini", home, cwd)
@@ -275,7 +275,8 @@ class Rig:
         return AgentPane(self, pane, "copilot", home, cwd)
 
     def swap_env(self, cwd: Path) -> dict:
-        """What a pane needs for afd to start either CLI in it on the mock: a CODEX_HOME, and both commands on PATH."""
+        """What a pane needs for afd to start Claude Code, Codex or Gemini CLI in it on the mock: a CODEX_HOME,
+        Gemini's key and base URL, and the commands on PATH (Gemini's settings go in the pane's HOME)."""
         home = self._home("swap")
         codex_home = home / ".codex"
         codex_home.mkdir()
@@ -284,8 +285,10 @@ class Rig:
         bin_dir.mkdir()
         (bin_dir / "codex").symlink_to(self.codex_bin)
         (bin_dir / "claude").symlink_to(self.claude_bin)
+        if self.gemini_bin is not None:
+            (bin_dir / "gemini").symlink_to(self.gemini_bin)
         path = self._base_env(home)["PATH"]
-        return {"CODEX_HOME": str(codex_home), "AFD_MOCK_KEY": "mock-key", "PATH": f"{bin_dir}:{path}"}
+        return {"CODEX_HOME": str(codex_home), "AFD_MOCK_KEY": "mock-key", "PATH": f"{bin_dir}:{path}", **GEMINI_ENV}
 
     def _base_env(self, home: Path) -> dict:
         return {
@@ -384,7 +387,7 @@ def _write_opencode_config(home: Path) -> None:
     (folder / "opencode.json").write_text(json.dumps(config), encoding="utf-8")
 
 
-def _write_gemini_settings(home: Path) -> None:
+def write_gemini_settings(home: Path) -> None:
     """API-key auth chosen, no folder-trust question, one fixed model (not the router, which asks a model first)."""
     folder = home / ".gemini"
     folder.mkdir(parents=True, exist_ok=True)
