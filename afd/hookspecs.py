@@ -36,6 +36,19 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 def afd_agents() -> list[AgentSpec]:
     """Return the agents this plugin knows.
 
+    An ``AgentSpec`` says everything that differs per agent; afd's core
+    never names an agent. Besides how to recognise it (``executables``,
+    ``argv_patterns``) and read its screen (``chrome``, ``busy``, and
+    ``input_rows`` with ``input_placeholders``: where its input row is, so
+    afd never types over a person's text and sees its own text land):
+    ``command`` and ``resume_args`` start it (a user's ``[agents.NAME]``
+    overrides each; one function in ``afd.act.launch`` builds every launch
+    from them), ``prompt_delivery`` says whether its first prompt is an
+    argument or typed, and ``turn_outlives_pane`` marks an agent whose turn
+    goes on in a daemon after its TUI stops: a handoff then waits for the
+    turn to end. A descendant process in a session of its own (such a
+    daemon) is never signalled by a swap.
+
     Called once when plugins are loaded. Every plugin's list is collected;
     when two plugins name the same agent, the one registered later (a
     third-party plugin over a built-in) wins and ``afd plugins`` shows the

@@ -49,6 +49,20 @@ class PromptDelivery(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class InputRow:
+    """One way an agent draws its input row (its composer), for afd to read what sits there before typing."""
+
+    # Matched (re.match) against one captured row. What sits in the input row
+    # is its group named "text" when it has one, else the rest of the row
+    # after the match; either is read stripped.
+    pattern: re.Pattern[str]
+    # The row counts only with a horizontal rule (a row of `─`) directly above
+    # and below it: a prompt echoed into the transcript may be drawn with the
+    # same glyph, but not between two rules.
+    between_rules: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class AgentSpec:
     """What afd knows about one kind of agent CLI; supplied by a plugin."""
 
@@ -71,10 +85,14 @@ class AgentSpec:
     # (its spinner, "esc to interrupt"). A retry or reconnect row must not
     # match: a spinner on a failing request is no evidence the plan has room.
     busy: tuple[re.Pattern[str], ...] = ()
-    # Environment variables that select which account the agent runs as, and
-    # those that carry its credentials (names only; read by accounts, later).
+    # Environment variables that select which account the agent runs as
+    # (`CLAUDE_CONFIG_DIR`), the value each has when unset (`~/.claude`: set
+    # to that, it is still the default account), and those that carry its
+    # credentials: afd reads only whether one of these is set, never its
+    # value (afd.judge.accounts says how an account is told).
     account_env: tuple[str, ...] = ()
     credential_env: tuple[str, ...] = ()
+    account_defaults: tuple[tuple[str, str], ...] = ()
     # Regexes for spans of a row that change while the agent waits at a wall
     # without doing anything (a spinner's cells, a countdown to its own
     # retry): while a wall is on screen they are masked out of every row
@@ -86,6 +104,19 @@ class AgentSpec:
     # (OpenCode's `Rate Limited [retrying in 2h5m …]`): waited out like
     # Claude's armed auto-continue, never typed into.
     self_continuing_kinds: tuple[str, ...] = ()
+    # The agent's turn goes on after its TUI is stopped (Codex runs it in a
+    # detached `app-server` daemon, which a swap leaves alone as every
+    # process in a session of its own): a handoff may only stop it between
+    # turns — limited, or idle at its prompt — or the old turn would keep
+    # editing the worktree beside the new agent.
+    turn_outlives_pane: bool = False
+    # How the agent draws its input row, tried on each captured row from the
+    # bottom of the screen up: the first row one of them matches is the input
+    # row. Empty: afd cannot find this agent's input row, so not seeing one
+    # proves nothing, and typing is judged from the last rows instead.
+    input_rows: tuple[InputRow, ...] = ()
+    # What the input row shows while nothing is typed in it (read as empty).
+    input_placeholders: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +206,7 @@ class Notice:
     text: str  # one sentence: "shop-fix (claude) needs you: spend cap — add credits"
     where: str | None  # the session's location: "shop:1.0 (%3) · ~/src/shop-fix · afd/shop-fix"
     agent: str | None  # the session's agent, when the event is about a session
-    account: str | None  # the agent's account; None until afd knows accounts
+    account: str | None  # the session's account (`claude-work`, `unknown`); None when the event is about no session
     host: str  # the machine afd runs on
     priority: int = 3  # 1 (least) to 5 (most urgent), ntfy's scale
     tags: tuple[str, ...] = ()  # short words a notifier may show (ntfy tags, emoji shortcodes)
@@ -200,6 +231,11 @@ class AgentProcess:
     pid: int | None
     cwd: str | None
     start_time: datetime | None  # aware UTC
+    # The account variables (and HOME) of the process as afd read them when
+    # it named the agent, so the witness reads that account's records (the
+    # transcript under that CLAUDE_CONFIG_DIR); None: not read, the witness
+    # reads the process's own environment.
+    account_env: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from afd.kit import recordverdict
-from afd.kit.recordtail import TailCache, from_epoch_seconds, process_environment
+from afd.kit.recordtail import TailCache, agent_environment, from_epoch_seconds
 from afd.model import AgentProcess, WitnessVerdict
 
 # Claude cuts a longer encoded project name and appends a hash of the
@@ -129,6 +129,6 @@ def verdict_of(
 
 def witness(process: AgentProcess, since: datetime | None, until: datetime, record: Path | None) -> WitnessVerdict:
     def find(p: AgentProcess) -> Path | None:
-        return find_transcript(p, config_dir(process_environment(p.pid)))
+        return find_transcript(p, config_dir(agent_environment(p)))
 
     return recordverdict.read_verdict(_cache, process, record, find, verdict_of, since, until)

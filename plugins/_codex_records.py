@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from afd.kit import recordverdict
-from afd.kit.recordtail import TailCache, from_epoch_seconds, process_environment, read_head
+from afd.kit.recordtail import TailCache, agent_environment, from_epoch_seconds, read_head
 from afd.model import AgentProcess, WitnessVerdict
 
 WALL = "usage_limit_exceeded"
@@ -177,6 +177,6 @@ def verdict_of(
 
 def witness(process: AgentProcess, since: datetime | None, until: datetime, record: Path | None) -> WitnessVerdict:
     def find(p: AgentProcess) -> Path | None:
-        return find_rollout(p, codex_home(process_environment(p.pid)))
+        return find_rollout(p, codex_home(agent_environment(p)))
 
     return recordverdict.read_verdict(_cache, process, record, find, verdict_of, since, until)

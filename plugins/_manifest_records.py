@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from afd.kit import recordverdict
-from afd.kit.recordtail import TailCache, from_epoch_seconds, process_environment
+from afd.kit.recordtail import TailCache, agent_environment, from_epoch_seconds
 from afd.model import AgentProcess, WitnessVerdict
 from afd_plugins._manifest import Condition, RecordRules
 
@@ -76,7 +76,7 @@ class RecordWitness:
 
     def find(self, process: AgentProcess) -> Path | None:
         """The newest record file written since the process started, naming its directory when the manifest says where."""
-        folder = self.folder(process_environment(process.pid))
+        folder = self.folder(agent_environment(process))
         files = self.rules.files
         if "{cwd_name}" in files:
             # Agents that keep a folder per project, named after the project's directory.

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from afd import hookimpl
 from afd.kit.resettime import from_epoch, parse_reset
 from afd.kit.text import normalise_row
-from afd.model import AgentSpec, Clock, Detection, PromptDelivery
+from afd.model import AgentSpec, Clock, Detection, InputRow, PromptDelivery
 
 AGENT = "claude"
 
@@ -87,6 +87,13 @@ _CHROME = (
 # attempt 6/10`: busy, but on a request that is failing, so not evidence.
 _BUSY = (re.compile(r"^(?!.*\b(?:retrying|attempt \d+/\d+)\b).*\besc to interrupt\b", re.IGNORECASE),)
 
+# The input row: the boxed `│ > text │` of older releases, or the `❯ text`
+# row between two rules (a prompt in the transcript has the glyph, not the rules).
+_INPUT_ROWS = (
+    InputRow(re.compile(r"^│\s*>\s?(?P<text>.*?)\s*│$")),
+    InputRow(re.compile(r"^❯(?P<text>.*)$"), between_rules=True),
+)
+
 
 @hookimpl
 def afd_agents() -> list[AgentSpec]:
@@ -100,6 +107,15 @@ def afd_agents() -> list[AgentSpec]:
             chrome=_CHROME,
             busy=_BUSY,
             argv_patterns=(re.compile(r"@anthropic-ai/claude-code|claude-code/cli\.js"),),
+            input_rows=_INPUT_ROWS,
+            # A second subscription is a second config directory; a token or API key
+            # in the environment bills whoever owns it, which no directory names.
+            account_env=("CLAUDE_CONFIG_DIR",),
+            account_defaults=(("CLAUDE_CONFIG_DIR", "~/.claude"),),
+            credential_env=(
+                "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+                "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
+            ),
         )
     ]
 

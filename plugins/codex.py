@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from afd import hookimpl
 from afd.kit.resettime import parse_relative, parse_reset
 from afd.kit.text import answered_prompt_below, composer_top, is_own_banner_row, lowest_block, modal_end
-from afd.model import AgentSpec, Clock, Detection, PromptDelivery
+from afd.model import AgentSpec, Clock, Detection, InputRow, PromptDelivery
 
 AGENT = "codex"
 
@@ -118,6 +118,14 @@ SPEC = AgentSpec(
     chrome=_CHROME,
     busy=_BUSY,
     argv_patterns=(re.compile(r"@openai/codex|codex-cli"),),
+    turn_outlives_pane=True,  # its turn runs in `codex app-server`, which outlives the TUI
+    # `› text`; a menu's highlighted option (`› 1. Switch to …`) has the glyph too.
+    input_rows=(InputRow(re.compile(r"^›(?!\s*\d+\.\s+\S)(?P<text>.*)$")),),
+    input_placeholders=("Ask Codex to do anything",),
+    # Each CODEX_HOME keeps its own login (auth.json); an API key in the environment bills its owner.
+    account_env=("CODEX_HOME",),
+    account_defaults=(("CODEX_HOME", "~/.codex"),),
+    credential_env=("OPENAI_API_KEY", "CODEX_API_KEY"),
 )
 
 

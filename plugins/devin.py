@@ -12,7 +12,7 @@ import re
 
 from afd import hookimpl
 from afd.kit.text import answered_prompt_below, composer_top, is_own_banner_row, lowest_block
-from afd.model import AgentSpec, Clock, Detection, PromptDelivery
+from afd.model import AgentSpec, Clock, Detection, InputRow, PromptDelivery
 
 AGENT = "devin"
 
@@ -48,6 +48,8 @@ SPEC = AgentSpec(
     prompt_delivery=PromptDelivery.ARGUMENT,
     chrome=_CHROME,
     busy=_BUSY,
+    input_rows=(InputRow(re.compile(r"^❭(?P<text>.*)$")),),  # the frameless composer
+    input_placeholders=("Ask Devin to build features, fix bugs, or work on your code",),
 )
 
 

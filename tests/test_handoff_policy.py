@@ -7,10 +7,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.act.recovery import Next, Seen, recover_self_driven
+from afd.act import Finish, Result, Wait, briefing, swap
+from afd.act.swap import SwapFacts
 from afd.decide.policy import Handoff, HandoffFacts, Park, choose_target, handoff_refusal
 from afd.judge.limits import LimitFact, LimitState
-from afd.record.types import JournalEntry, JournalState
+from afd.world.teardown import Gone, Tree
+from afd.world.tmux import PaneInfo
 
 NOW = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 SOON, LATER = NOW + timedelta(hours=1), NOW + timedelta(hours=3)
@@ -65,6 +67,9 @@ OK = HandoffFacts(
         ({"identity": "unknown"}, {}, "cannot rule out handing it to itself"),
         ({"identity": "unknown", "identity_source": "user"}, {}, "only vouched for by the user"),
         ({"identity_source": "user"}, {"automatic": True}, "never handed off automatically"),
+        ({"account": "unknown"}, {"automatic": True}, "cannot tell which account its agent runs on"),
+        ({"account": "unknown"}, {}, None),  # the user's own word may still hand it off
+        ({"account": "claude@/home/u/.claude-x"}, {"automatic": True}, None),
         ({"outgoing": "codex"}, {}, "codex is the agent running there now"),
         ({"mission": None}, {}, "give the new agent its goal with --brief"),
         ({"mission": None}, {"brief": "Do X"}, None),
@@ -90,24 +95,43 @@ def test_handoff_refusals(changes, kwargs, why):
         assert got is not None and why in got
 
 
+def swap_facts(pane_present: bool | None, session_known: bool) -> SwapFacts:
+    pane = PaneInfo(pane_id="%1", pane_pid=1, current_command="sh", start_command="sh", cwd="/w", dead=False, width=80,
+                    height=24, cursor_x=0, cursor_y=0, history_size=0, window_activity=0, in_mode=False,
+                    session_name="s", window_index=0, pane_index=0) if pane_present else None
+    return SwapFacts(now=NOW, earlier=True, session_known=session_known, stop_timeout=10.0,
+                     tmux_answered=pane_present is not None, pane=pane, only_a_shell=False,
+                     tree=Tree(None, ()), gone=Gone.ALIVE)
+
+
+# After a restart the engine drives a swap's row through the same steps: carried on, or rolled back.
 @pytest.mark.parametrize(
-    "action, step, seen, expected",
+    "step, pane_present, session_known, expected",
     [
-        ("handoff", "stopping", Seen(pane_present=True, session_known=True), Next.CARRY_ON),
-        ("handoff", "starting", Seen(pane_present=None, session_known=True), Next.CARRY_ON),
-        ("handoff", "launch", Seen(pane_present=False, session_known=True), Next.ROLL_BACK),
-        ("handoff", "stop", Seen(pane_present=True, session_known=False), Next.ROLL_BACK),
-        ("brief", None, Seen(pane_present=True, session_known=True), Next.CARRY_ON),
-        ("brief", None, Seen(pane_present=False, session_known=True), Next.ROLL_BACK),
+        ("stopping", True, True, "carry on"),
+        ("starting", None, True, "carry on"),
+        ("launch", False, True, "roll back"),
+        ("stop", True, False, "roll back"),
     ],
-    ids=["stopping-carries-on", "unanswered-tmux-carries-on", "pane-gone-rolls-back", "session-gone-rolls-back",
-         "brief-waits", "brief-pane-gone"],
+    ids=["stopping-carries-on", "unanswered-tmux-carries-on", "pane-gone-rolls-back", "session-gone-rolls-back"],
 )
-def test_recovery_of_a_handoff_after_a_restart(action, step, seen, expected):
-    entry = JournalEntry(id=1, at=NOW, session="s", action=action, intent={"step": step}, state=JournalState.PENDING)
-    assert recover_self_driven(entry, seen).next is expected
+def test_recovery_of_a_handoff_after_a_restart(step, pane_present, session_known, expected):
+    row = {"step": step, "pane": "%1", "target": "codex", "outgoing": "claude", "run": "an-earlier-run",
+           "term_at": NOW.isoformat(), "remain_saved": True}
+    move = swap.step(row, swap_facts(pane_present, session_known))
+    rolled_back = isinstance(move, Finish) and move.result is Result.ROLLED_BACK
+    assert rolled_back is (expected == "roll back"), move
 
 
-def test_recovery_leaves_other_actions_to_their_own_executors():
-    entry = JournalEntry(id=1, at=NOW, session="s", action="resume", intent={}, state=JournalState.PENDING)
-    assert recover_self_driven(entry, Seen(True, True)) is None
+@pytest.mark.parametrize(
+    "pane_present, expected",
+    [(True, "carry on"), (False, "roll back")],
+    ids=["brief-waits", "brief-pane-gone"],
+)
+def test_recovery_of_a_pending_brief_after_a_restart(pane_present, expected):
+    row = {"pane": "%1", "brief": "Take over.", "target": "codex", "run": "an-earlier-run"}
+    move = briefing.step(row, briefing.BriefFacts("limited", pane_present, earlier=True))
+    rolled_back = isinstance(move, Finish) and move.result is Result.ROLLED_BACK
+    assert rolled_back is (expected == "roll back"), move
+    if expected == "carry on":
+        assert isinstance(move, Wait)

@@ -84,20 +84,21 @@ def test_a_job_at_its_limit_sends_one_envelope_per_limit_and_a_closed_one_is_gon
     from dataclasses import replace
     from types import SimpleNamespace
 
+    from afd.jobs.book import JobBook
     from afd.jobs.outbox import Outbox
     from afd.record.types import JobStatus
 
     with Store(tmp_path / "state.db") as store:
         events = []
-        outbox = Outbox(SimpleNamespace(store=store, event=lambda kind, message, session=None: events.append(kind)))
-        book = outbox.book
+        ctx = SimpleNamespace(store=store, event=lambda kind, message, session=None: events.append(kind))
+        outbox, book = Outbox(), JobBook(store)
         book.add_job("a", "fix a", "boss", None, "claude", at=T)
         rec = SessionRecord("a", "%2", "/tmp/sock", 1, "claude", "known", "process", "working", T, T)
         reset = datetime(2026, 1, 1, 15, 0, tzinfo=timezone.utc)
         for state, want in [("limited", JobStatus.LIMITED), ("limited", JobStatus.LIMITED), ("idle", JobStatus.RUNNING),
                             ("limited", JobStatus.LIMITED), ("gone", JobStatus.GONE)]:
             store.upsert_session(replace(rec, state=state, reset_at=reset if state == "limited" else None))
-            outbox.observe_jobs(T)
+            outbox.observe_jobs(ctx, T)
             assert book.job("a").status is want
         [env] = book.envelopes()  # the same limit seen again is the same envelope
         assert env.kind == "limited" and "until 2026-01-01 15:00 UTC" in env.text and env.job == "a"

@@ -47,10 +47,10 @@ class World:
         tmux_server.run("set-environment", "-g", "AFD_FAKE_LOG", str(self.job_log))
         tmux_server.run("set-environment", "-g", "AFD_FAKE_SCENARIO", str(scenario))
 
-    def start_daemon(self) -> None:
+    def start_daemon(self, env: dict | None = None) -> None:
         err = self.xdg["HOME"] / "daemon.log"
         self.daemon = subprocess.Popen([sys.executable, "-m", "afd", "run", "-L", self.tmux.name],
-                                       stdout=subprocess.DEVNULL, stderr=err.open("ab"))
+                                       stdout=subprocess.DEVNULL, stderr=err.open("ab"), env={**os.environ, **(env or {})})
         wait_for(lambda: afd("status", "--json").returncode == 0, timeout=20, message="the daemon answering")
 
     def kill_daemon(self) -> None:
@@ -316,3 +316,26 @@ def test_daemon_killed_after_the_handoff_commit_and_while_attempting_delivers_ea
     wait_for(lambda: all(e.state.value == "consumed" for e in world.envelopes()), timeout=40, message="consumed after restart")
     assert len(world.inputs(heir_fake, env.nonce)) == 1
     assert len(world.inputs(heir_fake, "handed off by")) == 1 and len(world.inputs(boss_fake, "handed off 1 job")) == 1
+
+
+@pytest.mark.parametrize("step", ["routed", "pasted", "entered"])
+def test_daemon_killed_after_each_delivery_step_delivers_the_envelope_once(world, step):
+    # The daemon dies (SIGKILL) right after it has written `step` to the delivery's journal row, before its effect.
+    world.release.touch()
+    world.start_daemon(env={"AFD_TEST_CRASH_AT_STEP": step})
+    boss_fake, boss = world.supervisor("boss")
+    with Store(world.db) as store:
+        assert JobBook(store).enqueue("note:plan", "note", "read the plan first", to_session=boss)
+    world.daemon.wait(timeout=30)
+    assert world.daemon.returncode == -9
+    [env] = world.envelopes()
+    assert env.state.value == "attempting" and env.recipient == boss
+    assert world.inputs(boss_fake, env.nonce) == []  # nothing submitted before the kill
+
+    world.start_daemon()
+    wait_for(lambda: world.envelopes()[0].state.value == "consumed", timeout=40, message="consumed after the restart")
+    world.wait_event("journal.recovered", f"envelope of {boss}: afd restarted at step {step!r}")
+    got = world.inputs(boss_fake, env.nonce)
+    assert len(got) == 1 and got[0]["text"].count(env.nonce) == 1 and "read the plan first" in got[0]["text"]
+    with Store.open_readonly(world.db) as store:
+        assert store.pending_journal() == []

@@ -1,13 +1,15 @@
-"""The pure rules of jobs: handoff selection and refusals, routing, status, and the outbox's next move."""
+"""The pure rules of jobs: handoff selection and refusals, routing, status, and an envelope delivery's next move."""
 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.jobs.outbox import PASTE_GRACE, Move, Seen, decide, seen
+from afd.act import Finish, Go, Key, Paste, Result, Wait
+from afd.jobs.delivery import PASTE_GRACE, EnvelopeFacts, EnvelopeStep, Seen, seen, step
+from afd.jobs.outbox import held_because
 from afd.jobs.rules import (
     MAX_NOTE,
     Rejection,
@@ -19,7 +21,7 @@ from afd.jobs.rules import (
     select_handoff,
     stamp,
 )
-from afd.record.types import Envelope, EnvelopeState, Job, JobStatus
+from afd.record.types import Job, JobStatus
 
 T = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -130,38 +132,75 @@ def test_seen_tells_the_input_row_from_the_transcript(rows, want):
     assert seen("n1", rows, CHROME) == want
 
 
-def env(state, recipient=None):
-    return Envelope(1, "done:a", "a", None, "done", "job a is done", "n1", state, recipient, 0)
-
-
-P, A, S = EnvelopeState.PENDING, EnvelopeState.ATTEMPTING, EnvelopeState.SENT
+STAMPED = "[afd n1] job a is done"
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+R, P, E = EnvelopeStep.ROUTED, EnvelopeStep.PASTED, EnvelopeStep.ENTERED
 NONE, INPUT, TRANSCRIPT = Seen(False, False), Seen(True, False), Seen(False, True)
+GONE = None  # the pane was not captured, and it is gone
+
+
+def row(step, ago=0.0, run="this-run", **kw) -> dict:
+    """A delivery's journal row at `step`, recorded `ago` seconds before NOW by `run`."""
+    at = NOW - timedelta(seconds=ago)
+    base = {"envelope": 1, "nonce": "n1", "text": STAMPED, "kind": "done", "pane": "%3", "step": step.value,
+            "step_at": at.isoformat(), "run": run}
+    if step is E:
+        base |= {"entered_at": at.isoformat(), "enters": 1}
+    return {**base, **kw}
+
+
+def facts(state, look, held=None) -> EnvelopeFacts:
+    return EnvelopeFacts(now=NOW, run="this-run", state=state, look=look, pane_gone=look is GONE, held=held)
+
+
+LATE = PASTE_GRACE.total_seconds() + 1
+RELEASED, TAKEN = Result.ROLLED_BACK, Result.CONFIRMED
 
 
 @pytest.mark.parametrize(
-    ("envelope", "who", "state", "held", "look", "since", "move"),
+    ("journal", "found", "move"),
     [
-        (env(P), "boss", "idle", None, None, None, Move.PASTE),
-        (env(P), "boss", "working", None, None, None, Move.HOLD),
-        (env(P), "boss", "idle", "copy mode", None, None, Move.HOLD),
-        (env(P), None, None, None, None, None, Move.HOLD),
-        (env(A, "boss"), "boss", "working", None, INPUT, 0.1, Move.ENTER),
-        (env(A, "boss"), "boss", "working", None, TRANSCRIPT, None, Move.CONSUMED),
-        (env(A, "boss"), "boss", "idle", None, NONE, 0.1, Move.WAIT),
-        (env(A, "boss"), "boss", "idle", None, NONE, None, Move.PASTE),  # after a restart: not there, send again
-        (env(A, "boss"), "boss", "working", None, NONE, None, Move.HOLD),
-        (env(A, "boss"), "boss", "gone", None, None, None, Move.RELEASE),
-        (env(S, "boss"), "boss", "working", None, TRANSCRIPT, 0.1, Move.CONSUMED),
-        (env(S, "boss"), "boss", "working", None, INPUT, 0.1, Move.HOLD),
-        (env(S, "boss"), "boss", "idle", None, INPUT, PASTE_GRACE + 1, Move.HOLD),  # never a second Enter
-        (env(S, "boss"), "boss", "gone", None, None, None, Move.HOLD),  # sent is never sent again
+        (row(R), facts("idle", NONE), Go(P, Paste(STAMPED))),
+        (row(R), facts("working", NONE), RELEASED),  # nothing typed: back to the outbox, routed again later
+        (row(R), facts("idle", NONE, held="the pane is in copy mode"), Wait(hold="the pane is in copy mode")),
+        (row(R), facts("gone", GONE), RELEASED),
+        (row(P, 0.1), facts("working", INPUT), Go(E, Key("Enter"), {"entered_at": NOW.isoformat(), "enters": 1})),
+        (row(P), facts("working", TRANSCRIPT), TAKEN),
+        (row(P, 0.1), facts("idle", NONE), Wait("waiting for the pasted envelope to show")),
+        (row(P, LATE), facts("idle", NONE), Go(P, Paste(STAMPED))),  # never showed: paste it again
+        (row(P, 0.1, run="a-killed-run"), facts("idle", NONE), Go(P, Paste(STAMPED))),  # after a restart: not there, send again
+        (row(P, LATE), facts("working", NONE), Wait("the recipient is working")),
+        (row(P, LATE), facts("gone", GONE), RELEASED),
+        (row(E, 0.1), facts("working", TRANSCRIPT), TAKEN),
+        (row(E, 0.1), facts("working", INPUT), Wait("waiting for the agent to take the envelope")),
+        (row(E, LATE), facts("idle", INPUT), Wait("waiting for the agent to take the envelope")),  # never a second Enter
+        (row(E, LATE, run="a-killed-run"), facts("idle", INPUT),  # the run that recorded Enter may have died before it
+         Go(E, Key("Enter"), {"entered_at": (NOW - timedelta(seconds=LATE)).isoformat(), "enters": 2})),
+        (row(E, LATE, run="a-killed-run", enters=2), facts("idle", INPUT), Wait("waiting for the agent to take the envelope")),
+        (row(E, 0.1), facts("gone", GONE), Result.ABANDONED),  # entered is never sent again
+        (row(E, 31), facts("idle", NONE), Result.UNCONFIRMED),
+        (row(R), EnvelopeFacts(NOW, "this-run", "unknown", None, pane_gone=False), Wait("the recipient's pane could not be looked at")),
     ],
-    ids=["pending-idle", "pending-busy", "pending-person", "pending-nobody", "attempting-in-input",
-         "attempting-taken", "attempting-just-pasted", "attempting-lost", "attempting-lost-busy", "attempting-gone",
-         "sent-taken", "sent-still-showing", "sent-not-answered-yet", "sent-gone"],
+    ids=["routed-idle", "routed-busy-now", "routed-person", "routed-gone", "pasted-in-input", "pasted-taken",
+         "pasted-just-now", "pasted-lost", "pasted-lost-after-restart", "pasted-lost-busy", "pasted-gone",
+         "entered-taken", "entered-still-showing", "entered-not-answered-yet", "entered-by-a-killed-run",
+         "entered-twice-already", "entered-gone", "entered-not-seen-taken", "tmux-silent"],
 )
-def test_outbox_moves(envelope, who, state, held, look, since, move):
-    assert decide(envelope, who, state, held, look, since) is move
+def test_delivery_moves(journal, found, move):
+    got = step(journal, found)
+    if isinstance(move, Result):
+        assert isinstance(got, Finish) and got.result is move
+    else:
+        assert got == move
+
+
+@pytest.mark.parametrize(
+    ("who", "state", "held", "why"),
+    [("boss", "working", None, "boss is working"), (None, None, None, "no recipient is live"),
+     ("boss", "idle", "another envelope is on its way into this pane", "boss: another envelope")],
+)
+def test_a_pending_envelope_says_why_it_waits(who, state, held, why):
+    assert held_because(who, state, held).startswith(why)
 
 
 def test_brief_lines_list_the_jobs_a_session_supervises():

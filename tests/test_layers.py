@@ -21,8 +21,9 @@ EFFECTFUL = ("afd.world", "afd.record.store")
 # Everything below the daemon and the command line.
 BELOW_DAEMON = (
     "afd.world", "afd.observe", "afd.judge", "afd.decide", "afd.act", "afd.record", "afd.jobs", "afd.config", "afd.kit",
+    "afd.notifiers",
 )
-TOP = ("afd.daemon", "afd.cli")
+TOP = ("afd.daemon", "afd.web", "afd.cli")
 
 
 def _module_name(path: Path) -> str:

@@ -52,7 +52,8 @@ def test_a_spend_cap_is_exactly_one_webhook_post_with_session_agent_kind_and_mes
     assert body["session"] == name and body["agent"] == "claude" and body["kind"] == "session.needs_human"
     assert body["message"] == "needs you: add credits (spend cap)"
     assert body["text"] == f"{name} (claude) needs you: spend cap — add credits"
-    assert body["account"] is None and body["host"] and body["where"].startswith(f"{session_of(fake.pane)['location']} ({fake.pane})")
+    assert body["account"] == "claude" and body["host"]  # the default account, named after its agent
+    assert body["host"] and body["where"].startswith(f"{session_of(fake.pane)['location']} ({fake.pane})")
     assert post.headers["Content-Type"] == "application/json"
 
     assert afd("sessions", "set-mission", name, "add credits first").returncode == 0
@@ -134,5 +135,5 @@ def test_repeats_within_min_interval_are_one_message_and_a_command_gets_each_on_
                               if json.loads(x)["kind"] == "session.mission"] if got.exists() else None,
                      timeout=30, message="the command's stdin")
     wait_for(lambda: len([x for x in got.read_text().splitlines() if '"session.mission"' in x]) == 3, timeout=30)
-    assert lines[0]["session"] == name and lines[0]["agent"] == "claude" and lines[0]["account"] is None
+    assert lines[0]["session"] == name and lines[0]["agent"] == "claude" and lines[0]["account"] == "claude"
     assert daemon.proc.poll() is None

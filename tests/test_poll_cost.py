@@ -82,12 +82,12 @@ def test_an_agent_seen_working_every_poll_is_written_available_once_a_minute(xdg
     t0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
     with Store(xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db") as store:
         sup = Supervisor(Config(), load_plugins(None, entry_points=False), store, tmux.ServerRef(socket_name="unused"))
-        sup._observe_working("codex", "s1", t0)
+        sup._observe_working("codex", "codex", "s1", t0)
         changes = store.total_changes()
         for second in range(1, 60):
-            sup._observe_working("codex", "s1", t0 + timedelta(seconds=second))
+            sup._observe_working("codex", "codex", "s1", t0 + timedelta(seconds=second))
         assert store.total_changes() == changes
-        sup._observe_working("codex", "s1", t0 + AVAILABLE_REFRESH)
+        sup._observe_working("codex", "codex", "s1", t0 + AVAILABLE_REFRESH)
         fact = store.load_limits()["codex"]
         assert store.total_changes() == changes + 1
         assert fact.state is LimitState.AVAILABLE and fact.observed_at == t0 + AVAILABLE_REFRESH

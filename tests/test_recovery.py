@@ -6,14 +6,15 @@ from datetime import datetime, timezone
 
 import pytest
 
-from afd.act import create, recovery
-from afd.act.recovery import CreateFacts, Resolution
+from afd.act import Cleanup, Finish, Go, KillPane, Result, Wait, create
+from afd.act.create import CreateFacts
 from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.supervisor import Supervisor
+from afd.model import SessionState
 from afd.observe.identity import IdentityKind
 from afd.record.store import Store
-from afd.record.types import JournalEntry, JournalState
+from afd.record.types import JournalState
 from afd.world.tmux import ServerRef
 from harness import git, start_fake
 
@@ -21,48 +22,77 @@ T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 INTENT = {"repo": "/r", "branch": "afd/x", "worktree": "/w/x", "tmux_session": "afd-x"}
 
 
-def entry(action: str = "create", intent: dict | None = None) -> JournalEntry:
-    return JournalEntry(1, T0, "x", action, intent or INTENT, JournalState.PENDING)
-
-
 def facts(**changes) -> CreateFacts:
     base = dict(tmux_answered=True, pane=None, pane_dead=False, identity=None, record_exists=False,
-                worktree_exists=False, branch_exists=False, untouched=False)
+                worktree_exists=False, branch_exists=False, untouched=False, worker=None)
     return CreateFacts(**{**base, **changes})
 
 
+# A create row an earlier run left (no worker of this run), driven by the same step as any other: what it does.
+SETTLE, ROLL_BACK, AWAIT, LEAVE = "settle", "roll back", "await", "leave"
+
 DECISIONS = [
-    ("tmux silent: left pending, not guessed", facts(tmux_answered=False), Resolution.LEAVE, ()),
-    ("agent running and recorded: settled", facts(pane="%4", identity=IdentityKind.KNOWN, record_exists=True),
-     Resolution.SETTLE, ()),
+    ("tmux silent: left pending, not guessed", facts(tmux_answered=False), LEAVE, ()),
+    ("agent running and recorded: settled", facts(pane="%4", identity=IdentityKind.KNOWN, record_exists=True), SETTLE, ()),
     ("agent running, crash before the record: settled and recorded",
-     facts(pane="%4", identity=IdentityKind.KNOWN), Resolution.SETTLE, ("write_record",)),
-    ("a launcher still in the pane: waits for the agent", facts(pane="%4", identity=IdentityKind.UNKNOWN),
-     Resolution.AWAIT, ("write_record",)),
-    ("nothing made: rolled back, nothing to undo", facts(), Resolution.ROLL_BACK, ()),
+     facts(pane="%4", identity=IdentityKind.KNOWN), SETTLE, ("write_record",)),
+    ("a launcher still in the pane: waits for the agent", facts(pane="%4", identity=IdentityKind.UNKNOWN), AWAIT, ()),
+    ("nothing made: rolled back, nothing to undo", facts(), ROLL_BACK, ()),
     ("untouched worktree and branch: removed", facts(worktree_exists=True, branch_exists=True, untouched=True),
-     Resolution.ROLL_BACK, ("remove_worktree", "delete_branch")),
-    ("a worktree with changes: kept", facts(worktree_exists=True, branch_exists=True, untouched=False),
-     Resolution.ROLL_BACK, ()),
+     ROLL_BACK, ("remove_worktree", "delete_branch")),
+    ("a worktree with changes: kept", facts(worktree_exists=True, branch_exists=True, untouched=False), ROLL_BACK, ()),
     ("a dead pane (remain-on-exit): killed, untouched branch removed",
-     facts(pane="%4", pane_dead=True, branch_exists=True, untouched=True), Resolution.ROLL_BACK,
-     ("kill_pane", "delete_branch")),
+     facts(pane="%4", pane_dead=True, branch_exists=True, untouched=True), ROLL_BACK, ("kill_pane", "delete_branch")),
     ("recorded session whose pane closed since: settled, its worktree kept",
-     facts(record_exists=True, worktree_exists=True, branch_exists=True, untouched=True), Resolution.SETTLE, ()),
+     facts(record_exists=True, worktree_exists=True, branch_exists=True, untouched=True), SETTLE, ()),
 ]
 
 
+def what(move) -> tuple[str, set[str]]:
+    if isinstance(move, Wait):
+        return LEAVE, set()
+    if isinstance(move, Go):
+        return AWAIT, set()
+    assert isinstance(move, Finish)
+    done = set()
+    for effect in move.effects:
+        if isinstance(effect, KillPane):
+            done.add("kill_pane")
+        if isinstance(effect, Cleanup):
+            done |= {"remove_worktree"} if effect.worktree else set()
+            done |= {"delete_branch"} if effect.branch else set()
+    if isinstance(move.detail, str):
+        done.add("write_record")
+    return (SETTLE if move.result is Result.DONE else ROLL_BACK), done
+
+
+@pytest.mark.parametrize("step", [create.STEP_WORKTREE, create.STEP_SESSION])
 @pytest.mark.parametrize("found, expected, effects", [d[1:] for d in DECISIONS], ids=[d[0] for d in DECISIONS])
-def test_create_recovery_decisions(found, expected, effects):
-    step = recovery.decide_at_start(entry(), found)
-    assert step.next is expected
-    for effect in ("write_record", "kill_pane", "remove_worktree", "delete_branch"):
-        assert getattr(step, effect) is (effect in effects), effect
-    assert step.outcome and "nothing more was done" not in step.outcome
+def test_create_recovery_decisions(found, expected, effects, step):
+    move = create.step({**INTENT, "step": step, "run": "an-earlier-run"}, found)
+    assert what(move) == (expected, set(effects))
+    if isinstance(move, Finish):
+        assert move.outcome and "nothing more was done" not in move.outcome
 
 
-def test_only_actions_with_a_start_time_rule_are_inspected_here():
-    assert recovery.inspects_at_start("create") and not recovery.inspects_at_start("teleport")
+AWAITING = [
+    ("the poll recorded its agent running: settled", facts(pane="%4", identity=IdentityKind.KNOWN, record_exists=True, agent_pid=42),
+     Finish(Result.DONE, "claude seen running in pane %4 (pid 42)")),
+    ("a launcher still in front of it: waits", facts(pane="%4", identity=IdentityKind.UNKNOWN, record_exists=True,
+                                                      session_state=SessionState.IDLE), Wait("waiting to see the agent run")),
+    ("its pane closed first: settled", facts(record_exists=True, session_state=SessionState.GONE),
+     Finish(Result.DONE, "pane %4 closed before its agent was seen running")),
+    ("no agent appeared: settled", facts(pane="%4", record_exists=True, session_state=SessionState.EXITED),
+     Finish(Result.DONE, "no agent was seen running in pane %4; the session is exited (its events say why)")),
+]
+
+
+@pytest.mark.parametrize("run", ["this-run", "an-earlier-run"])
+@pytest.mark.parametrize("found, expected", [a[1:] for a in AWAITING], ids=[a[0] for a in AWAITING])
+def test_a_create_awaiting_its_agent_settles_from_what_the_poll_recorded(found, expected, run):
+    # The create's last step: the row is closed by its own executor, from the session the poll keeps.
+    row = {**INTENT, "agent": "claude", "pane": "%4", "step": create.STEP_AWAITING, "run": run}
+    assert create.step(row, found) == expected
 
 
 # --- carried out on a real tmux server and git repository ---------------------
@@ -86,8 +116,8 @@ def pending_create(sup: Supervisor, repo, *, step: str, **intent) -> int:
 
 
 def recover_all(sup: Supervisor) -> None:
-    for pending in sup.store.pending_journal():
-        assert sup.recover_entry(pending)
+    """What a restarted daemon does with the rows it finds: the engine's first turn."""
+    sup.advance_actions()
 
 
 def events(sup: Supervisor, kind: str) -> list[str]:
@@ -143,7 +173,7 @@ def test_a_created_pane_still_behind_its_launcher_is_waited_for_not_let_go(super
     entry_id = pending_create(supervisor, git_repo, step=create.STEP_AWAITING, pane=pane)
     recover_all(supervisor)
     assert supervisor.store.journal_entry(entry_id).state is JournalState.PENDING
-    assert events(supervisor, "journal.resumed")
+    assert events(supervisor, "journal.recovered")
     for _ in range(3):
         supervisor.poll()
     [rec] = supervisor.store.list_sessions()

@@ -8,6 +8,7 @@ import pytest
 
 from afd.act import Finish, Go, Key, Liveness, PaneView, Paste, Respawn, Result, Wait, deliver
 from afd.act.resume import decide
+from afd.config.loader import load_plugins
 from afd.judge import screen
 from afd.testing import banners, screens
 from afd.world.tmux import Presence
@@ -16,6 +17,8 @@ NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
 TEXT = "Your usage limit has reset. Continue the task from where you stopped."
 SETTINGS = {"deliver_timeout": 30.0, "typing_guard": 20.0, "run": "this-run"}
 EARLIER = {"run": "a-run-that-was-killed"}
+# The built-in plugins' specs: how each agent draws its input row is theirs to say.
+SPECS = load_plugins(None, entry_points=False).agents
 
 
 def rows(agent: str, family: str | None = None, params=None, composer: str = "", busy: bool = False, extra=()) -> tuple[str, ...]:
@@ -29,7 +32,8 @@ def rows(agent: str, family: str | None = None, params=None, composer: str = "",
 
 def view(agent="claude", family="claude.session", **kw) -> PaneView:
     shown = kw.pop("rows", None) or rows(agent, family, kw.pop("params", None), kw.pop("composer", ""), kw.pop("busy", False))
-    base = dict(presence=Presence.PRESENT, rows=shown, agent=agent, agent_alive=Liveness.ALIVE, session_state="limited", limited=True)
+    base = dict(presence=Presence.PRESENT, rows=shown, agent=agent, spec=SPECS[agent], agent_alive=Liveness.ALIVE,
+                session_state="limited", limited=True)
     return PaneView(**{**base, **kw})
 
 
@@ -143,7 +147,29 @@ def test_continuation_carries_the_message_and_the_task():
     [("claude", "", ""), ("claude", "hello", "hello"), ("codex", "", ""), ("codex", "fix it", "fix it"), ("devin", "", "")],
 )
 def test_composer_text_reads_the_input_row(agent, composer, expected):
-    assert screen.composer_text(agent, rows(agent, composer=composer)) == expected
+    assert screen.composer_text(SPECS[agent], rows(agent, composer=composer)) == expected
+
+
+def test_the_input_row_is_read_from_the_agents_spec_not_its_name():
+    import re
+
+    from afd.model import AgentSpec, InputRow
+
+    # A plugin's own agent: its glyph, its placeholder; no group: the rest of the row is what is typed.
+    tool = AgentSpec(name="tool", executables=("tool",), command=("tool",),
+                     input_rows=(InputRow(re.compile(r"^» ")),), input_placeholders=("Say something",))
+    assert screen.composer_text(tool, ["output", "» Say something", "  footer"]) == ""
+    assert screen.composer_text(tool, ["» fix it"]) == "fix it"
+    assert screen.composer_text(tool, ["output", "  footer"]) is None and screen.reads_composer(tool)
+    # An agent whose input row no plugin describes: not found, and not finding it proves nothing.
+    bare = AgentSpec(name="bare", executables=("bare",), command=("bare",))
+    assert screen.composer_text(bare, ["» fix it"]) is None and not screen.reads_composer(bare)
+    assert not screen.text_seen("fix it", bare, ["a", "b"]) and screen.text_seen("fix it", bare, ["$ fix it"])
+    # Claude's `❯` row is its input row only between two rules: a prompt in the transcript has the glyph too.
+    assert screen.composer_text(SPECS["claude"], ["❯ an old prompt", "⏺ done"]) is None
+    assert screen.composer_text(SPECS["claude"], ["❯ an old prompt", "─" * 20, "❯ new", "─" * 20]) == "new"
+    # Codex's highlighted menu option has the input row's glyph.
+    assert screen.composer_text(SPECS["codex"], ["› 1. Switch to gpt-6-luna", "  2. Keep current model"]) is None
 
 
 def test_native_auto_continue_is_read_armed_then_cancelled():

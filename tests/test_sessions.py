@@ -45,6 +45,7 @@ BASE = SessionRecord(
     agent_pid=4242,
     agent_started_at=1000.0,
     location="main:0.0",
+    account="codex",
 )
 
 

@@ -19,7 +19,8 @@ from afd.daemon.status import SCHEMA, StatusSnapshot, build_status
 from afd.decide import nextaction
 from afd.judge.limits import LimitFact, LimitState, unknown_fact
 from afd.model import Event
-from afd.record.store import LedgerEntry, SessionRecord, Store
+from afd.record.store import Store
+from afd.record.types import LedgerEntry, SessionRecord
 
 NOW = datetime(2026, 7, 13, 9, 0, 12, 345678, tzinfo=timezone.utc)
 AGENTS = ("claude", "codex", "devin")
@@ -32,7 +33,7 @@ def _iso(value) -> str | None:
 def reference_report(store: Store, agents, daemon: dict, events: int = 20) -> dict:
     """The report as the record-by-record read built it (kept here as the oracle)."""
     facts = store.load_limits()
-    names = sorted(set(agents) | set(facts))
+    names = sorted(set(agents) | {f.agent for f in facts.values() if f.account is None})
     acting = {e.session for e in store.pending_journal() if e.action == "resume"}
     sessions = []
     for rec in store.list_sessions():
@@ -46,27 +47,41 @@ def reference_report(store: Store, agents, daemon: dict, events: int = 20) -> di
                 shown = "needs_human"
         sessions.append({
             "name": rec.name, "pane": rec.pane_id, "server": rec.server_socket, "agent": rec.agent,
-            "identity": rec.identity, "identity_source": rec.identity_source, "state": shown,
+            "account": rec.account, "identity": rec.identity, "identity_source": rec.identity_source, "state": shown,
             "reset_at": _iso(rec.reset_at), "banner": rec.last_banner, "mission": rec.mission or None,
             "worktree": rec.worktree, "branch": rec.branch, "next_action": nextaction.words(plan), "next": plan,
             "location": rec.location, "witnesses": rec.witnesses, "updated_at": _iso(rec.updated_at),
             "handoffs": len(ledger),
-            "ledger": [{"from": e.from_agent, "to": e.to_agent, "at": _iso(e.at), "head_sha": e.head_sha,
+            "ledger": [{"from": e.from_agent, "to": e.to_agent, "from_account": e.from_account,
+                        "to_account": e.to_account, "at": _iso(e.at), "head_sha": e.head_sha,
                         "reason": e.reason, "automatic": e.automatic} for e in ledger],
         })  # fmt: skip
-    agent_rows = []
-    for name in names:
-        fact = facts.get(name) or unknown_fact(name)
-        agent_rows.append({
-            "name": name, "state": fact.state.value,
+    def shown(fact) -> dict:
+        return {
+            "state": fact.state.value,
             "reset_at": _iso(fact.reset_at) if fact.state is LimitState.LIMITED else None,
             "observed_at": _iso(fact.observed_at), "source_session": fact.source_session,
-        })  # fmt: skip
+        }  # fmt: skip
+
+    agent_rows = [{"name": name, **shown(facts.get(name) or unknown_fact(name))} for name in names]
+    owner = {name: name for name in agents}
+    for name, agent in json.loads(store.get_meta("accounts") or "[]"):
+        owner.setdefault(name, agent)
+    for name, fact in facts.items():
+        owner.setdefault(name, fact.agent)
+    for rec in store.list_sessions():
+        if rec.account not in (None, "unknown") and rec.agent and rec.state != "gone":
+            owner.setdefault(rec.account, rec.agent)
+    account_rows = [
+        {"name": name, "agent": owner[name], **shown(facts.get(name) or unknown_fact(owner[name], name))}
+        for name in sorted(owner, key=lambda n: (owner[n], n != owner[n], n))
+    ]
     return {
         "schema": SCHEMA,
         "daemon": daemon,
         "sessions": sessions,
         "agents": agent_rows,
+        "accounts": account_rows,
         "events": [{"at": _iso(s.event.at), "session": s.event.session, "kind": s.event.kind, "message": s.event.message}
                    for s in store.recent_events(events)],
     }  # fmt: skip
@@ -94,6 +109,10 @@ def fill(store: Store) -> None:
     store.upsert_session(session("e-gone", state="gone", mission="", next_action="plain words from an old afd"))
     store.upsert_session(session("f-wrapped", identity="unknown", identity_source="user", agent="claude", state="exited"))
     store.upsert_session(session("g-odd-time", updated_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=5)))))
+    store.upsert_session(session("h-work", agent="claude", account="claude-work"))
+    store.upsert_session(session("i-elsewhere", agent="claude", account="claude@/home/u/.claude-x"))
+    store.upsert_session(session("j-token", agent="codex", account="unknown"))
+    store.upsert_session(session("k-gone-elsewhere", agent="codex", account="codex@/old", state="gone"))
     for i, (frm, to) in enumerate((("claude", "codex"), ("codex", "claude"))):
         store.add_ledger(LedgerEntry(session="a-plain", at=NOW + timedelta(minutes=i), from_agent=frm, to_agent=to,
                                      head_sha=f"{i}" * 40, reason="limit", automatic=bool(i)))  # fmt: skip
@@ -104,6 +123,9 @@ def fill(store: Store) -> None:
     store.save_limit(LimitFact("claude", LimitState.LIMITED, reset, NOW, "b-limited", "banner"))
     store.save_limit(LimitFact("codex", LimitState.AVAILABLE, None, NOW, "a-plain"))
     store.save_limit(LimitFact("gemini", LimitState.UNKNOWN, reset, NOW, None))  # no plugin names it any more
+    store.save_limit(LimitFact("claude", LimitState.AVAILABLE, None, NOW, "h-work", account="claude-work"))
+    store.save_limit(LimitFact("codex", LimitState.LIMITED, reset, NOW, "x", "banner", account="codex@/srv/codex"))
+    store.set_meta("accounts", json.dumps([["claude-work", "claude"], ["codex-team", "codex"]]))
     for i in range(30):
         store.add_event(Event(at=NOW + timedelta(seconds=i), kind="session.adopted", message=f"event {i}",
                               session=None if i % 3 else "a-plain"))  # fmt: skip

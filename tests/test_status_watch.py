@@ -35,8 +35,10 @@ def test_the_live_view_counts_down_and_ctrl_c_leaves_cleanly(tmux_server, run_da
     wait_for(lambda: status()["sessions"] and status()["sessions"][0]["state"] == "limited", timeout=30, message="limited")
 
     pane = watch_pane(tmux_server, xdg_dirs, width=150)
-    first = wait_for(lambda: (s := tmux_server.capture(pane)) and COUNTDOWN.search(s) and s, timeout=30, message="a countdown")
-    assert "sessions" in first and "agents" in first and "recent events" in first and "Ctrl-C leaves" in first
+    # A capture can land mid-redraw: wait for a whole frame (its last table drawn) with a countdown in it.
+    first = wait_for(lambda: (s := tmux_server.capture(pane)) and COUNTDOWN.search(s) and "recent events" in s and s,
+                     timeout=30, message="a whole frame with a countdown")
+    assert "sessions" in first and "accounts" in first and "recent events" in first and "Ctrl-C leaves" in first
     assert "worktree" in first and "next action" in first  # a wide terminal gets every column
     assert "resume with: afd resume" in first and re.search(r"limited .* \d\d:\d\d \(in \d+s\)", first), first
     before = COUNTDOWN.search(first).group(1)

@@ -180,7 +180,7 @@ BANNER = Detection("claude", 3, 3, PANE_RESET, "claude.session-limit", "You've h
 SESSION = SessionRecord(
     name="main:0.0", pane_id="%3", server_socket="/tmp/tmux-1/default", server_pid=100, agent="claude",
     identity=IdentityKind.KNOWN, identity_source=IdentitySource.PROCESS, state=SessionState.IDLE,
-    created_at=T0, updated_at=T0, agent_pid=4242, agent_started_at=1000.0,
+    created_at=T0, updated_at=T0, agent_pid=4242, agent_started_at=1000.0, account="claude",
 )
 WALL_AT = WitnessVerdict(WitnessState.LIMITED, "a wall", RECORD_RESET, "five_hour", "t.jsonl", SEEN)
 

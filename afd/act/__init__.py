@@ -1,28 +1,38 @@
-"""Executors: one per action, each a state machine whose step lives in its journal row.
+"""The acting half: one engine, and one executor per action.
 
-An executor never blocks the poll loop. Every poll, for every pending
-journal entry, `afd.recovery.next_move` reads the entry's step and what the
-pane shows now and returns one `Move`:
+Every action — resume, handoff, a pending brief, `sessions create`, a job's
+envelope typed into its supervisor's pane (afd/jobs/delivery.py) — is a row
+in the journal and an executor of one shape (`afd.act.context.Executor`):
 
-* `Wait` — nothing to do this poll (a person is typing, the pasted text has
-  not shown yet); `hold` says why, for status;
-* `Go` — record `step` (and `data`) in the journal row, *then* perform
-  `effect` (one short tmux call); the step is on disk before its effect, so
-  a crash leaves the action at a known step;
-* `Finish` — close the entry as done or rolled back, with the result.
+* `facts(ctx, row, bound)` looks at the world (the pane, its processes, git,
+  a worker thread) and changes nothing;
+* `step(row, facts)` is pure and returns one `Move`:
 
-Because a step is recorded before its effect, each step's decision checks
-the pane for whether the effect happened; a restart after SIGKILL therefore
-takes the same path as a normal poll (DESIGN rule 5, one recovery path).
+  * `Wait` — nothing to do this turn (a person is typing, a process has not
+    exited yet); `hold` says why, for status;
+  * `Go` — record `step` (and `data`) in the journal row, *then* perform
+    `effect` (one short tmux or process call, or a few in order); the step is
+    on disk before its effect, so a crash leaves the action at a known step;
+  * `Finish` — close the row as done or rolled back, with the result, after
+    its last effects;
+
+* `finished(ctx, row, end)` writes what an ending changes in the store.
+
+`afd.act.runner` is the one engine that drives them: every poll it advances
+each pending row a short step, and at start the rows an earlier run left
+are driven by the same code with the facts the world shows now (DESIGN rule
+5: no second path for recovery). Because a step is recorded before its
+effect, each step checks the world for whether its effect happened.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from afd.model import Clock
+from afd.model import AgentSpec, Clock, SessionState
 from afd.world.tmux import Presence
 
 
@@ -41,6 +51,7 @@ class PaneView:
     presence: Presence
     rows: tuple[str, ...]
     agent: str | None
+    spec: AgentSpec | None = None  # the agent's, for how it draws its input row
     in_mode: bool = False  # copy mode or any other tmux mode
     dead: bool = False  # a dead pane kept by remain-on-exit
     shell: bool = False  # the pane's own shell is in the foreground (no agent runs)
@@ -48,7 +59,7 @@ class PaneView:
     # Seconds since an attached client last pressed a key, as tmux's clock saw
     # it at capture time (None: no client attached).
     client_idle: float | None = None
-    session_state: str = "unknown"
+    session_state: SessionState = SessionState.UNKNOWN
     limited: bool = False  # the gates call the session limited this poll
     clock: Clock | None = None
 
@@ -68,8 +79,76 @@ class Key:
 
 @dataclass(frozen=True, slots=True)
 class Respawn:
+    """Start `argv` in the pane, keeping its id (`-k`: over whatever runs there, known gone)."""
+
     cwd: str
     argv: tuple[str, ...]
+    client_path: str | None = None  # the PATH the pane's own shell had, when the command was resolved on it
+    kill: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class PaneOption:
+    """Set a pane option; `value` None unsets it (back to what the window says)."""
+
+    name: str
+    value: str | None
+    restore: bool = False  # put back a value read earlier (None: it was unset)
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """A signal to a process group (never afd's own, never init's)."""
+
+    pgid: int | None
+    signum: int
+
+
+@dataclass(frozen=True, slots=True)
+class Submit:
+    """Text as one bracketed paste, then Enter as its own key: a brief typed into an agent that just started."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class KillPane:
+    """Close a pane an interrupted action left (a dead pane kept by remain-on-exit)."""
+
+    pane: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cleanup:
+    """Remove what a create that never started an agent left: its worktree and/or its branch (says what)."""
+
+    repo: str
+    worktree: str | None
+    branch: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    """A tmux session of its own for a created agent: `argv` in `cwd`; `typed` pasted once it runs."""
+
+    name: str
+    cwd: str
+    argv: tuple[str, ...]
+    typed: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """A slow call (git) handed to a worker thread; its outcome is a fact of a later turn."""
+
+    name: str  # what the executor calls it, e.g. "worktree"
+    call: Callable[[], object]  # run on the worker; never touches the store
+
+    def __eq__(self, other) -> bool:  # the call is a closure: two are the same work when named the same
+        return isinstance(other, Work) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +156,7 @@ class NoEffect:
     """A step recorded for its own sake (e.g. a respawn confirmed ready)."""
 
 
-Effect = Paste | Key | Respawn | NoEffect
+Effect = Paste | Key | Respawn | PaneOption | Signal | Submit | KillPane | Cleanup | NewSession | Work | NoEffect
 
 
 # --- moves ------------------------------------------------------------------------
@@ -92,11 +171,14 @@ class Wait:
 @dataclass(frozen=True, slots=True)
 class Go:
     step: str
-    effect: Effect
+    effect: Effect | tuple[Effect, ...]  # a tuple is performed in order, and stops at the first that fails
+    # Fields of the journal row this step changes, in the row's stored form.
     data: dict = field(default_factory=dict)
 
 
 class Result(enum.Enum):
+    DONE = "done"  # the action did what it set out to (a swap settled, a create's agent seen)
+    ROLLED_BACK = "rolled_back"  # stopped short and undone as far as it had gone; the session is as it was
     CONFIRMED = "confirmed"  # the continuation landed: the agent went to work
     UNCONFIRMED = "unconfirmed"  # sent, not seen to land in time: not failed, counted
     FAILED = "failed"  # nothing was sent, or it could not be
@@ -109,15 +191,11 @@ class Finish:
     result: Result
     outcome: str  # one sentence, for the journal and the event
     sent_at: datetime | None = None  # when a continuation was submitted, if one was
+    effects: tuple[Effect, ...] = ()  # performed before the row is closed (a restart, an option put back)
+    detail: object = None  # what the executor's `finished` needs beyond the result (e.g. a detection)
 
 
 Move = Wait | Go | Finish
 
-
-def auto_key(rec) -> tuple:
-    """What an automatic handoff is tried once for: a banner's appearance and the witnesses' verdict on it.
-
-    Records that confirm the wall a poll after the pane did may let a
-    handoff refused for want of them go ahead.
-    """
-    return (rec.name, rec.banner_first_seen_at, rec.witnesses)
+# The results after which an action's row is closed as done; every other result closes it rolled back.
+DONE_RESULTS = frozenset({Result.DONE, Result.CONFIRMED, Result.UNCONFIRMED})

@@ -1,43 +1,52 @@
-"""`sessions create` as a journaled action the poll loop advances.
+"""`sessions create` as a journaled action the engine advances.
 
 `git worktree add` can take up to two minutes (a big checkout, a slow
 `post-checkout` hook), far longer than a poll or the watchdog allow, so it
-runs on a worker thread that only runs git and never touches the store. The
-loop advances the action one short step at a time, writing each step to the
-journal before its effect:
+runs on a worker thread that only runs git and never touches the store
+(`Work`). The engine advances the action one short step at a time, writing
+each step to the journal before its effect:
 
     worktree  (worker: git worktree add)
     session   (tmux new-session; the session record is written with the next step)
-    awaiting  (afd started the agent and waits to see it run; the supervisor
-               settles the entry when it does, see afd/sessions.py)
+    awaiting  (afd started the agent and waits to see it run: the poll records
+               the agent in the session once it sees it — past a launcher, see
+               afd/judge/sessions.py — or the pane ending first; this step then
+               settles the row from that record)
 
-A crash at any step leaves the entry pending, and `recover` looks at what
-exists (pane, agent, worktree, branch) and settles it or cleans up
-(afd/recovery.py decides which).
+A row an earlier run left has no worker of this run: its step then looks at
+what exists (pane, agent, worktree, branch) and settles it, waits on, or
+cleans up (`recover`) — the same step function, no separate recovery table.
 """
 
 from __future__ import annotations
 
-import logging
+import enum
 import shlex
-import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import cast
 
-from afd.act import recovery
+from afd.act import Cleanup, Finish, Go, KillPane, Move, NewSession, NoEffect, Result, Wait, Work
+from afd.act.context import ActionContext, Advanced
+from afd.act.intent import from_row, stored, to_row
 from afd.model import IdentitySource, SessionState
 from afd.observe import identity
 from afd.observe.identity import IdentityKind
 from afd.record.types import JournalEntry, JournalState, SessionRecord
 from afd.world import git, tmux
 
-log = logging.getLogger("afd.create")
-
 ACTION = "create"
-STEP_WORKTREE, STEP_SESSION, STEP_AWAITING = "worktree", "session", "awaiting"
+
+
+class CreateStep(enum.StrEnum):
+    WORKTREE = "worktree"
+    SESSION = "session"
+    AWAITING = "awaiting"
+
+
+STEP_WORKTREE, STEP_SESSION, STEP_AWAITING = CreateStep.WORKTREE, CreateStep.SESSION, CreateStep.AWAITING
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,234 +65,263 @@ class CreatePlan:
     typed_prompt: str | None  # pasted into the agent's composer after it starts (PromptDelivery.TYPED)
     server_socket: str  # as tmux reported it before the create: never left empty
 
-    def intent(self) -> dict:
-        return {
-            "repo": self.repo, "base": self.base, "branch": self.branch, "worktree": self.worktree,
-            "agent": self.agent, "argv": list(self.argv), "tmux_session": self.tmux_session,
-            "mission": self.prompt, "typed_prompt": self.typed_prompt, "server_socket": self.server_socket,
-        }
-
-
-@dataclass
-class _Job:
-    """One blocking call on a worker thread; the loop reads `result`/`error` once `done` is set."""
-
-    entry_id: int
-    then: Callable[[_Job], None]
-    done: threading.Event = field(default_factory=threading.Event)
-    result: object = None
-    error: str | None = None
+    def intent(self) -> CreateIntent:
+        return CreateIntent(
+            repo=self.repo, base=self.base, branch=self.branch, worktree=self.worktree, agent=self.agent,
+            argv=self.argv, tmux_session=self.tmux_session, mission=self.prompt, typed_prompt=self.typed_prompt,
+            server_socket=self.server_socket,
+        )
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
-    """How a create ended, for the client that asked: a result, or an error and its exit code."""
+class CreateIntent:
+    """A create's journal row, typed."""
 
-    result: dict | None = None
+    repo: str = "."
+    base: str | None = None
+    branch: str = ""
+    worktree: str = "/nonexistent"
+    agent: str | None = None
+    argv: tuple[str, ...] = ()
+    tmux_session: str = ""
+    mission: str | None = None
+    typed_prompt: str | None = None
+    server_socket: str = ""
+    base_sha: str | None = None
+    pane: str | None = None
+    step: CreateStep = CreateStep.WORKTREE
+    step_at: datetime | None = None
+    run: str | None = None
+    effect_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Worker:
+    """This run's worker for the row: still running, or its outcome."""
+
+    done: bool
     error: str | None = None
+    base_sha: str | None = None
 
 
-class CreateRunner:
-    """The creates in flight on one supervisor."""
+@dataclass(frozen=True, slots=True)
+class CreateFacts:
+    """What exists now of a create."""
 
-    def __init__(self, supervisor):
-        self.sup = supervisor
-        self._jobs: list[_Job] = []
-        self._answers: dict[int, Answer] = {}
-        self.wake: Callable[[], None] = lambda: None  # the daemon's loop wake-up, set when it runs
+    tmux_answered: bool
+    pane: str | None  # the created pane (by id from the intent, else by its tmux session name), if it exists
+    pane_dead: bool
+    identity: IdentityKind | None  # what runs in that pane
+    record_exists: bool
+    worktree_exists: bool = False
+    branch_exists: bool = False
+    untouched: bool = False  # the worktree is clean and its branch still at the base commit: nothing to lose
+    worker: Worker | None = None  # None: no worker of this run (the row is an earlier run's)
+    # What the poll recorded in the session since: the agent it saw running there (its pid),
+    # and the session's state (exited or gone: the pane ended before an agent was seen).
+    agent_pid: int | None = None
+    session_state: SessionState | None = None
 
-    # --- the normal path --------------------------------------------------
 
-    def begin(self, plan: CreatePlan) -> int:
-        store = self.sup.store
-        with store.transaction():
-            entry_id = store.journal_begin(plan.name, ACTION, plan.intent())
-            store.journal_step(entry_id, STEP_WORKTREE)
+# --- deciding -----------------------------------------------------------------------
+
+
+def step(row: Mapping | CreateIntent, f: CreateFacts) -> Move:
+    i = row if isinstance(row, CreateIntent) else from_row(CreateIntent, row)
+    if i.step is CreateStep.WORKTREE:
+        if f.worker is None:
+            return recover(i, f)
+        if not f.worker.done:
+            return Wait("git is adding the worktree")
+        if f.worker.error is not None:
+            return Finish(Result.FAILED, f.worker.error)
+        return Go(CreateStep.SESSION, NewSession(i.tmux_session, i.worktree, i.argv, i.typed_prompt), stored(base_sha=f.worker.base_sha))
+    if i.step is CreateStep.SESSION:
+        if f.worker is None:
+            return recover(i, f)
+        if f.pane is not None:
+            return Go(CreateStep.AWAITING, NoEffect(), stored(pane=f.pane))
+        if not f.tmux_answered:
+            return Finish(Result.FAILED, f"tmux did not answer while starting the agent ({i.effect_error}); kept worktree "
+                                         f"{i.worktree} and branch {i.branch}: check `tmux ls` before removing them")
+        # A failed first start leaves nothing worth keeping in the new worktree.
+        return Finish(Result.FAILED, f"tmux could not start the agent: {i.effect_error or 'no pane was made'}",
+                      effects=(Cleanup(i.repo, i.worktree, i.branch),))
+    # Awaiting: settled from what the poll recorded of the session since.
+    if f.pane is not None and not f.record_exists:
+        return Go(CreateStep.AWAITING, NoEffect(), stored(pane=f.pane))  # the record is written with this step
+    if f.pane is None and not f.record_exists:
+        return recover(i, f)
+    if f.agent_pid is not None:
+        return Finish(Result.DONE, f"{i.agent} seen running in pane {i.pane} (pid {f.agent_pid})")
+    if f.session_state is SessionState.GONE:
+        return Finish(Result.DONE, f"pane {i.pane} closed before its agent was seen running")
+    if f.session_state is SessionState.EXITED:
+        return Finish(Result.DONE, f"no agent was seen running in pane {i.pane}; the session is exited (its events say why)")
+    return Wait("waiting to see the agent run")
+
+
+def recover(i: CreateIntent, f: CreateFacts) -> Move:
+    """A row an earlier run left: settle it, wait on, or undo what it made — from what exists now."""
+    worktree, branch = i.worktree, i.branch
+    if not f.tmux_answered:
+        return Wait("tmux did not answer, so what the interrupted create left cannot be checked; "
+                    "it stays pending until tmux answers")
+    if f.pane is not None and not f.pane_dead:
+        if f.identity is IdentityKind.KNOWN:
+            return Finish(Result.DONE, f"found its agent running in pane {f.pane}; the session is kept"
+                          + (" and recorded now" if not f.record_exists else ""),
+                          detail=None if f.record_exists else f.pane)  # the pane to record the session in
+        return Go(CreateStep.AWAITING, NoEffect(), stored(pane=f.pane))
+    made = [what for what, there in (("worktree " + worktree, f.worktree_exists), ("branch " + branch, f.branch_exists)) if there]
+    kill = (KillPane(f.pane),) if f.pane is not None else ()  # a dead pane kept by remain-on-exit
+    if f.record_exists:
+        return Finish(Result.DONE, "its session was recorded and its pane is gone since; "
+                      f"{', '.join(made) or 'nothing'} kept for you to inspect", effects=kill)
+    if not made:
+        return Finish(Result.ROLLED_BACK, "nothing had been made yet (no branch, worktree or tmux session); nothing to undo",
+                      effects=kill)
+    if not f.untouched:
+        return Finish(Result.ROLLED_BACK, f"no agent was started; kept {' and '.join(made)}: it has changes of its own",
+                      effects=kill)
+    return Finish(Result.ROLLED_BACK, f"no agent was started; removed {' and '.join(made)} that the interrupted create left",
+                  effects=kill + (Cleanup(i.repo, worktree if f.worktree_exists else None, branch if f.branch_exists else None),))
+
+
+# --- the executor ------------------------------------------------------------------------
+
+
+class CreateExecutor:
+    action = ACTION
+    chain = 3
+    owns_pane = False
+
+    def begin(self, ctx: ActionContext, plan: CreatePlan) -> int:
+        """Commit the create's intent, then start its worktree on a worker; returns the row's id."""
+        from afd.act import runner
+
+        intent = plan.intent()
+        entry_id = runner.begin(ctx, plan.name, ACTION, to_row(replace(intent, step_at=ctx.clock())))
         repo, branch, path, base = Path(plan.repo), plan.branch, Path(plan.worktree), plan.base
-        self._spawn(entry_id, lambda: git.add_worktree(repo, branch, path, base), self._worktree_added)
+        work = Work("worktree", lambda: git.add_worktree(repo, branch, path, base).base_sha)
+        ctx.workers.start(entry_id, work.name, work.call, (git.GitError,))
         return entry_id
 
-    def advance(self) -> None:
-        """Carry every create whose worker finished one step further (short, non-blocking steps)."""
-        finished = [job for job in self._jobs if job.done.is_set()]
-        for job in finished:
-            self._jobs.remove(job)
-            try:
-                job.then(job)
-            except Exception:
-                log.exception("create (journal entry %s) failed", job.entry_id)
-                self._finish(job.entry_id, JournalState.ROLLED_BACK, "afd failed while creating the session; see the log")
-
-    def answer(self, entry_id: int) -> Answer | None:
-        """How the create ended, or None while it runs."""
-        self.advance()
-        if entry_id in self._answers:
-            return self._answers[entry_id]
-        entry = self.sup.store.journal_entry(entry_id)
-        if entry is None or entry.action != ACTION:
-            return Answer(error=f"no create with id {entry_id}")
-        if entry.state is JournalState.PENDING and entry.intent.get("step") != STEP_AWAITING:
-            return None
-        if entry.state is JournalState.ROLLED_BACK:
-            return Answer(error=entry.outcome or "the create was rolled back")
-        return Answer(result=_result(entry))
-
-    def _spawn(self, entry_id: int, work: Callable[[], object], then: Callable[[_Job], None]) -> None:
-        job = _Job(entry_id, then)
-
-        def run() -> None:
-            try:
-                job.result = work()
-            except git.GitError as exc:
-                job.error = str(exc)
-            except Exception as exc:  # reported by the loop, which owns the journal
-                job.error = f"{type(exc).__name__}: {exc}"
-            finally:
-                job.done.set()
-                self.wake()
-
-        self._jobs.append(job)
-        threading.Thread(target=run, name=f"afd-create-{entry_id}", daemon=True).start()
-
-    def _finish(self, entry_id: int, state: JournalState, outcome: str) -> None:
-        entry = self.sup.store.journal_entry(entry_id)
-        if entry is not None and entry.state is JournalState.PENDING:
-            self.sup.store.journal_finish(entry_id, state, outcome)
-        if state is JournalState.ROLLED_BACK:
-            self._answers[entry_id] = Answer(error=outcome)
-            self.sup.event("session.create-failed", outcome, entry.session if entry else None)
-
-    def _worktree_added(self, job: _Job) -> None:
-        entry = self.sup.store.journal_entry(job.entry_id)
-        if job.error is not None:
-            self._finish(job.entry_id, JournalState.ROLLED_BACK, job.error)
-            return
-        tree = cast(git.Worktree, job.result)  # what the worker that added the worktree returns
-        intent = {**entry.intent, "base_sha": tree.base_sha}
-        self.sup.store.journal_step(job.entry_id, STEP_SESSION, base_sha=tree.base_sha)
-        server = self.sup.server
-        started = tmux.new_session(server, intent["tmux_session"], intent["worktree"], intent["argv"])
-        if started.outcome is tmux.Outcome.UNKNOWN or (started.ok and not started.value):
-            # The agent may have started all the same: look before undoing anything.
-            inv = tmux.list_panes(server)
-            pane = next((p for p in inv.panes if p.session_name == intent["tmux_session"]), None) if inv.answered else None
-            if pane is None and not inv.answered:
-                self._finish(job.entry_id, JournalState.ROLLED_BACK,
-                             f"tmux did not answer while starting the agent ({started.error}); kept worktree "
-                             f"{intent['worktree']} and branch {intent['branch']}: check `tmux ls` before removing them")
-                return
-            if pane is not None:
-                started = tmux.ActionResult(tmux.Outcome.DONE, pane.pane_id)
-        if not started.ok or not started.value:
-            why = f"tmux could not start the agent: {started.error or started.outcome.value}"
-            repo, path, branch = Path(intent["repo"]), Path(intent["worktree"]), intent["branch"]
-            # A failed first start leaves nothing worth keeping in the new worktree.
-            self._spawn(job.entry_id, lambda: git.remove_new_worktree(repo, path, branch),
-                        lambda j: self._finish(j.entry_id, JournalState.ROLLED_BACK, f"{why}; {j.result or j.error}"))
-            return
-        pane_id = started.value
-        if intent.get("typed_prompt"):
-            tmux.send_text(server, pane_id, intent["typed_prompt"])
-        self._record(entry, {**intent, "pane": pane_id})
-        self._answers[job.entry_id] = Answer(result=_result(self.sup.store.journal_entry(job.entry_id)))
-        self.sup.event(
-            "session.created",
-            f"created {intent['branch']} at {tree.base_sha[:12]} in {intent['worktree']}; "
-            f"started {shlex.join(intent['argv'][:1])} in pane {pane_id}",
-            entry.session,
-        )
-
-    def _record(self, entry: JournalEntry, intent: dict) -> None:
-        """Write the session and move the entry to `awaiting`, together: from here the supervisor waits for the agent."""
-        inv = tmux.list_panes(self.sup.server)
-        info = next((p for p in inv.panes if p.pane_id == intent["pane"]), None) if inv.answered else None
-        now = datetime.now(timezone.utc)
-        rec = SessionRecord(
-            name=entry.session,
-            pane_id=intent["pane"],
-            server_socket=(inv.socket_path if inv.answered and inv.socket_path else intent["server_socket"]),
-            server_pid=inv.server_pid if inv.answered else None,
-            agent=intent["agent"],
-            identity=IdentityKind.UNKNOWN,  # until the supervisor sees the agent run
-            identity_source=IdentitySource.PROCESS,
-            state=SessionState.IDLE,
-            created_at=now,
-            updated_at=now,
-            mission=intent.get("mission"),
-            worktree=intent["worktree"],
-            branch=intent["branch"],
-            # Where tmux put it (base-index and pane-base-index are the user's).
-            location=info.location if info is not None else None,
-        )
-        with self.sup.store.transaction():
-            self.sup.store.upsert_session(rec)
-            self.sup.store.journal_step(entry.id, STEP_AWAITING, pane=intent["pane"])
-
-    # --- recovery at start --------------------------------------------------
-
-    def recover(self, entry: JournalEntry) -> recovery.Step:
-        """Look at what the interrupted create left, and settle it or clean up; returns what was decided."""
-        facts = self._facts(entry)
-        step = recovery.decide_at_start(entry, facts)
-        intent = entry.intent
-        if step.write_record and facts.pane is not None:
-            self._record(entry, {**intent, "pane": facts.pane})
-        if step.kill_pane and facts.pane is not None:
-            tmux.kill_pane(self.sup.server, facts.pane)
-        outcome = step.outcome
-        if step.remove_worktree or step.delete_branch:
-            removed = git.remove_new_worktree(
-                Path(intent["repo"]),
-                Path(intent["worktree"]) if step.remove_worktree else None,
-                intent["branch"] if step.delete_branch else None,
-            )
-            outcome = f"{outcome} ({removed})"
-        if step.next is recovery.Resolution.SETTLE:
-            self.sup.store.journal_finish(entry.id, JournalState.DONE, outcome)
-        elif step.next is recovery.Resolution.ROLL_BACK:
-            self.sup.store.journal_finish(entry.id, JournalState.ROLLED_BACK, outcome)
-        return recovery.Step(step.next, outcome)
-
-    def _facts(self, entry: JournalEntry) -> recovery.CreateFacts:
-        intent = entry.intent
-        inv = tmux.list_panes(self.sup.server)
+    def facts(self, ctx: ActionContext, entry: JournalEntry, bound) -> CreateFacts:
+        i = from_row(CreateIntent, entry.intent)
+        job = ctx.workers.get(entry.id, "worktree") if i.run == ctx.run else None
+        worker = None
+        if job is not None:
+            base_sha = cast("str | None", job.result) if job.done.is_set() else None  # what the worktree worker returns
+            worker = Worker(job.done.is_set(), job.error, base_sha)
+        elif i.run == ctx.run and i.step is not CreateStep.WORKTREE:
+            worker = Worker(True, None, i.base_sha)  # the worktree was made by this run
+        inv = tmux.list_panes(ctx.server)
         pane = None
         if inv.answered:
             # By id once it was written down; before that, by the tmux session name it was given.
-            wanted = intent.get("pane")
-            pane = next((p for p in inv.panes if (p.pane_id == wanted if wanted else
-                                                  p.session_name == intent.get("tmux_session"))), None)
+            pane = next((p for p in inv.panes if (p.pane_id == i.pane if i.pane else p.session_name == i.tmux_session)), None)
         kind = None
         if pane is not None and not pane.dead:
-            overrides = {n: o.command for n, o in self.sup.config.agents.items() if o.command}
-            kind = identity.identify(identity.pane_processes(pane.pane_pid), self.sup.plugins.agents, overrides).kind
-        repo, path, branch = Path(intent.get("repo", ".")), Path(intent.get("worktree", "/nonexistent")), intent.get("branch", "")
+            kind = identity.identify(identity.pane_processes(pane.pane_pid), ctx.plugins.agents, ctx.overrides()).kind
+        rec = ctx.store.get_session(entry.session)
+        facts = CreateFacts(
+            tmux_answered=inv.answered,
+            pane=pane.pane_id if pane is not None else None,
+            pane_dead=bool(pane and pane.dead),
+            identity=kind,
+            record_exists=rec is not None,
+            worker=worker,
+            agent_pid=rec.agent_pid if rec is not None else None,
+            session_state=rec.state if rec is not None else None,
+        )
+        if worker is None and inv.answered:
+            return replace(facts, **self._left(i))
+        return facts
+
+    def _left(self, i: CreateIntent) -> dict:
+        """What an interrupted create left in git (looked at only when recovering: these are git calls)."""
+        repo, path, branch = Path(i.repo), Path(i.worktree), i.branch
         try:
             branch_there = bool(branch) and git.branch_exists(repo, branch)
         except git.GitError:
             branch_there = False
         there = path.exists()
-        return recovery.CreateFacts(
-            tmux_answered=inv.answered,
-            pane=pane.pane_id if pane is not None else None,
-            pane_dead=bool(pane and pane.dead),
-            identity=kind,
-            record_exists=self.sup.store.get_session(entry.session) is not None,
-            worktree_exists=there,
-            branch_exists=branch_there,
-            untouched=(there or branch_there) and git.is_untouched(repo, path, branch, intent.get("base_sha") or _base_of(repo, intent)),
-        )
+        base = i.base_sha or _base_of(repo, i)
+        return {"worktree_exists": there, "branch_exists": branch_there,
+                "untouched": (there or branch_there) and git.is_untouched(repo, path, branch, base)}
+
+    def step(self, intent: Mapping, facts: CreateFacts) -> Move:
+        return step(intent, facts)
+
+    def progress(self, ctx: ActionContext, entry: JournalEntry, move: Move, report: Advanced) -> None:
+        if not isinstance(move, Go) or move.step != CreateStep.AWAITING:
+            return
+        i = from_row(CreateIntent, entry.intent)
+        if ctx.store.get_session(entry.session) is None and i.pane:
+            _record(ctx, entry.session, i)
+            ctx.event(
+                    "session.created",
+                f"created {i.branch} at {(i.base_sha or '')[:12]} in {i.worktree}; "
+                f"started {shlex.join(i.argv[:1])} in pane {i.pane}",
+                entry.session,
+            )
+
+    def finished(self, ctx: ActionContext, entry: JournalEntry, end: Finish, report: Advanced) -> None:
+        i = from_row(CreateIntent, entry.intent)
+        if end.result is Result.DONE and isinstance(end.detail, str) and ctx.store.get_session(entry.session) is None:
+            _record(ctx, entry.session, replace(i, pane=end.detail))
+        if end.result not in (Result.DONE,):
+            ctx.event("session.create-failed", end.outcome, entry.session)
+
+    def answer(self, store, entry_id: int) -> dict | None:
+        """How a create ended, for the client that asked: None while it runs; raises ValueError with the error."""
+        entry = store.journal_entry(entry_id)
+        if entry is None or entry.action != ACTION:
+            raise ValueError(f"no create with id {entry_id}")
+        if entry.state is JournalState.PENDING and entry.intent.get("step") != CreateStep.AWAITING:
+            return None
+        if entry.state is JournalState.ROLLED_BACK:
+            raise ValueError(_reason(entry.outcome) or "the create was rolled back")
+        i = from_row(CreateIntent, entry.intent)
+        return {"name": entry.session, "pane": i.pane, "branch": i.branch, "worktree": i.worktree, "tmux_session": i.tmux_session}
 
 
-def _base_of(repo: Path, intent: dict) -> str | None:
+def _reason(outcome: str | None) -> str | None:
+    """The outcome without the result word the journal puts before it."""
+    if outcome and outcome.startswith(f"{Result.FAILED.value}: "):
+        return outcome[len(Result.FAILED.value) + 2:]
+    return outcome
+
+
+def _record(ctx: ActionContext, name: str, i: CreateIntent) -> None:
+    """The session record of a created pane: from here the poll watches for its agent."""
+    inv = tmux.list_panes(ctx.server)
+    info = next((p for p in inv.panes if p.pane_id == i.pane), None) if inv.answered else None
+    now = datetime.now(timezone.utc)
+    assert i.pane is not None  # recorded once the pane was made
+    ctx.store.upsert_session(SessionRecord(
+        name=name,
+        pane_id=i.pane,
+        server_socket=(inv.socket_path if inv.answered and inv.socket_path else i.server_socket),
+        server_pid=inv.server_pid if inv.answered else None,
+        agent=i.agent,
+        identity=IdentityKind.UNKNOWN,  # until the supervisor sees the agent run
+        identity_source=IdentitySource.PROCESS,
+        state=SessionState.IDLE,
+        created_at=now,
+        updated_at=now,
+        mission=i.mission,
+        worktree=i.worktree,
+        branch=i.branch,
+        # Where tmux put it (base-index and pane-base-index are the user's).
+        location=info.location if info is not None else None,
+    ))
+
+
+def _base_of(repo: Path, i: CreateIntent) -> str | None:
     """The base commit a create planned from, when it crashed before writing it down."""
     try:
-        return git.commit_of(repo, intent.get("base") or "HEAD")
+        return git.commit_of(repo, i.base or "HEAD")
     except git.GitError:
         return None
-
-
-def _result(entry: JournalEntry) -> dict:
-    intent = entry.intent
-    return {"name": entry.session, "pane": intent.get("pane"), "branch": intent.get("branch"),
-            "worktree": intent.get("worktree"), "tmux_session": intent.get("tmux_session")}

@@ -44,8 +44,8 @@ def typing_hold(view: PaneView, now: datetime, typing_guard: float, *, ours: str
         return "the pane is in copy mode (or another tmux mode)"
     if view.client_idle is not None and view.client_idle < typing_guard:
         return "you are typing in this pane"
-    held = screen.composer_text(view.agent, view.rows)
-    if held and not (ours and screen.text_seen(ours, view.agent, view.rows)):
+    held = screen.composer_text(view.spec, view.rows)
+    if held and not (ours and screen.text_seen(ours, view.spec, view.rows)):
         return "your text is in the agent's input row"
     return None
 
@@ -62,7 +62,7 @@ def menu_key(menu: screen.Menu, wanted: str) -> str | None:
 
 def landed(view: PaneView, text: str) -> bool:
     """The submitted text left the input row and the agent took it: busy, or the pane moved on."""
-    if screen.text_seen(text, view.agent, view.rows):
+    if screen.text_seen(text, view.spec, view.rows):
         return False
     return screen.busy(view.rows) or view.session_state == "working" or not view.limited
 

@@ -1,291 +1,301 @@
-"""The poll loop's acting step: advance pending actions one move, and start the ones policy asks for.
+"""The one engine: every pending action, one short step per poll, the same way before and after a restart.
 
-Called once per poll after the limits are judged. It gathers what an
-executor needs to decide (a fresh capture, tmux mode, client activity,
-whether the old agent lives), asks `afd.recovery` for the move, records the
-step in the journal and only then performs the move's one tmux call.
+For each pending journal row the engine asks the row's executor for the
+facts (what the pane, its processes, git or a worker show now), asks its
+pure `step` for the move, and then:
+
+* `Wait` — shows why in the session's status, and leaves the row as it is;
+* `Go` — writes the step (and its data) to the row, *then* performs the
+  effect; a failed effect is written to the row (`effect_error`) for the
+  next step to judge;
+* `Finish` — performs the last effects, lets the executor record the ending
+  and closes the row.
+
+A row written by an earlier run of afd (its `run` differs) is driven by the
+same steps: each step looks at the world to see whether its effect happened,
+so nothing is done twice and nothing is left half done (DESIGN rule 5). The
+first time a run meets such a row it says so in an event.
+
+Nothing here blocks: a slow call (git worktree add) runs on a worker thread
+(`Work`) whose outcome is a fact of a later turn.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import secrets
-import time
+import signal
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 
 from afd.act import (
+    DONE_RESULTS,
+    Cleanup,
     Finish,
     Go,
     Key,
-    Liveness,
+    KillPane,
+    NewSession,
     NoEffect,
-    PaneView,
+    PaneOption,
     Paste,
     Respawn,
     Result,
+    Signal,
+    Submit,
     Wait,
-    auto_key,
+    Work,
     deliver,
-    recovery,
 )
-from afd.decide import nextaction, policy
-from afd.judge import screen
-from afd.kit.resettime import local_zone
-from afd.kit.text import capture_rows
-from afd.model import Clock, SessionState
-from afd.observe.identity import IdentityKind
+from afd.act.context import ActionContext, Advanced, Executor, Workers
 from afd.record.types import JournalEntry, JournalState
-from afd.world import tmux
+from afd.world import git, teardown, tmux
 
 log = logging.getLogger("afd.actions")
 
+CRASH_ENV = "AFD_TEST_CRASH_AT_STEP"
 
 
-def run_token(sup) -> str:
-    """Names this run of the supervisor in the steps it records, so a later run knows a step is not its own."""
-    return sup.__dict__.setdefault("_action_run", secrets.token_hex(6))
+def new_run() -> str:
+    """A token naming one run of the daemon in the steps it records."""
+    return secrets.token_hex(6)
 
 
-def settings_of(sup) -> dict:
-    config = sup.config
-    return {"deliver_timeout": config.deliver_timeout, "typing_guard": config.typing_guard, "run": run_token(sup)}
+def _crash_point(step: str) -> None:
+    # Fault injection for the recovery tests: die as `kill -9` would, right
+    # after this step is on disk and before its effect.
+    if os.environ.get(CRASH_ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
-def pending_actions(store) -> dict[str, JournalEntry]:
-    """The pending entry of each session that an executor drives (one per session at most)."""
-    found: dict[str, JournalEntry] = {}
-    for entry in store.pending_journal():
-        if recovery.has_executor(entry.action):
+# --- beginning an action ------------------------------------------------------------
+
+
+def begin(ctx: ActionContext, session: str, action: str, intent: Mapping, *, at: datetime | None = None,
+          also: Callable[[], object] | None = None) -> int:
+    """Commit an action's intent (its first step in it) before anything touches the world; returns the row's id.
+
+    `also` writes what else the action's start changes in the store (an envelope
+    turning attempting), in the same commit as the row.
+    """
+    row = {**intent, "run": ctx.run}
+    if also is None:
+        entry_id = ctx.store.journal_begin(session, action, row, at=at or ctx.clock())
+    else:
+        with ctx.store.transaction():
+            entry_id = ctx.store.journal_begin(session, action, row, at=at or ctx.clock())
+            also()
+    if "step" in row:
+        _crash_point(str(row["step"]))
+    return entry_id
+
+
+# --- the engine --------------------------------------------------------------------------
+
+
+class Engine:
+    """The executors of one supervisor, and the one loop that drives their rows."""
+
+    def __init__(self, executors: Iterable[Executor], workers: Workers):
+        self.executors: dict[str, Executor] = {e.action: e for e in executors}
+        self.workers = workers
+        self._met: set[int] = set()  # rows of an earlier run this run has said it carries on
+
+    def executor(self, action: str) -> Executor | None:
+        return self.executors.get(action)
+
+    def pending(self, store) -> dict[str, JournalEntry]:
+        """The pending row of each session (one action per session at most; the oldest first)."""
+        found: dict[str, JournalEntry] = {}
+        for entry in store.pending_journal():
             found.setdefault(entry.session, entry)
-    return found
+        return found
+
+    def owning(self, store) -> set[str]:
+        """Sessions whose pane a pending action owns: the poll neither follows nor judges them meanwhile."""
+        return {e.session for e in store.pending_journal() if (x := self.executors.get(e.action)) is not None and x.owns_pane}
+
+    def busy(self, store) -> bool:
+        """Whether an action that waits on processes or a screen is in progress (the loop then turns faster)."""
+        return bool(self.owning(store)) or self.workers.finished()
+
+    def advance(self, ctx: ActionContext, live: Mapping[str, tuple], *, actions: Iterable[str] | None = None) -> Advanced:
+        """One turn: each pending row (of `actions`, or all) one step further, or a few quick ones."""
+        report = Advanced()
+        wanted = set(actions) if actions is not None else None
+        for entry in ctx.store.pending_journal():
+            if wanted is not None and entry.action not in wanted:
+                continue
+            executor = self.executors.get(entry.action)
+            if executor is None:
+                self._unknown(ctx, entry, report)
+                continue
+            try:
+                self._drive(ctx, executor, entry, live.get(entry.session), report)
+            except Exception as exc:  # a bug must not leave the pane with nobody in charge
+                log.exception("%s of %s failed at step %s", entry.action, entry.session, entry.intent.get("step"))
+                self._crashed(ctx, executor, entry, exc, report)
+        return report
+
+    def _drive(self, ctx: ActionContext, executor: Executor, entry: JournalEntry, bound, report: Advanced) -> None:
+        for _ in range(max(1, executor.chain)):
+            facts = executor.facts(ctx, entry, bound)
+            move = executor.step(entry.intent, facts)
+            earlier = entry.intent.get("run") != ctx.run and entry.id not in self._met
+            if isinstance(move, Finish):
+                self._met.add(entry.id)
+                self._finish(ctx, executor, entry, move, report, earlier=earlier)
+                return
+            if earlier:
+                self._met.add(entry.id)
+                ctx.event("journal.recovered",
+                          f"{entry.action} of {entry.session}: afd restarted at step {entry.intent.get('step')!r}; "
+                          "carried on from there", entry.session, journal=entry.id)
+            if isinstance(move, Wait):
+                executor.progress(ctx, entry, move, report)
+                return
+            stepped = self._go(ctx, executor, entry, move, bound, report)
+            if stepped is None or stepped.state is not JournalState.PENDING:
+                return
+            entry = stepped
+
+    def _go(self, ctx: ActionContext, executor: Executor, entry: JournalEntry, move: Go, bound, report: Advanced) -> JournalEntry | None:
+        row = {**entry.intent, **move.data, "step": str(move.step), "step_at": ctx.clock().isoformat(), "run": ctx.run,
+               "effect_error": None}
+        ctx.store.journal_set_intent(entry.id, row)
+        if move.step != entry.intent.get("step"):
+            _crash_point(str(move.step))
+        entry = JournalEntry(entry.id, entry.at, entry.session, entry.action, row, entry.state)
+        pane_id = _pane_of(row)
+        effects = move.effect if isinstance(move.effect, tuple) else (move.effect,)
+        for work in (e for e in effects if isinstance(e, Work)):
+            self.workers.start(entry.id, work.name, work.call, (git.GitError,))
+        rest = tuple(e for e in effects if not isinstance(e, Work))
+        result = _perform(ctx, pane_id, Go(move.step, rest, move.data)) if rest else tmux.ActionResult(tmux.Outcome.DONE)
+        if not result.ok:
+            error = result.error or result.outcome.value
+            log.warning("[%s] %s at %s: %s", entry.session, entry.action, move.step, error)
+            row = {**row, "effect_error": error, "effect_outcome": result.outcome.value}
+            ctx.store.journal_set_intent(entry.id, row)
+            entry = JournalEntry(entry.id, entry.at, entry.session, entry.action, row, entry.state)
+        executor.progress(ctx, entry, move, report)
+        if not result.ok and executor.chain <= 1:
+            return None
+        return entry
+
+    def _finish(self, ctx: ActionContext, executor: Executor, entry: JournalEntry, end: Finish, report: Advanced, *, earlier: bool) -> None:
+        pane_id = _pane_of(entry.intent)
+        notes = []
+        for effect in end.effects:
+            done = _perform(ctx, pane_id, Go(str(entry.intent.get("step")), effect))
+            if not done.ok:
+                log.warning("[%s] %s ending: %s", entry.session, entry.action, done.error or done.outcome.value)
+            elif done.value and not isinstance(effect, NewSession):
+                notes.append(done.value)  # what a cleanup removed, said in the outcome
+        if notes:
+            end = replace(end, outcome=f"{end.outcome} ({'; '.join(notes)})")
+        executor.finished(ctx, entry, end, report)
+        fresh = ctx.store.journal_entry(entry.id)
+        if fresh is not None and fresh.state is JournalState.PENDING:
+            ctx.store.journal_finish(entry.id, *closing(end), at=ctx.clock())
+            fresh = ctx.store.journal_entry(entry.id)
+        self.workers.drop(entry.id)
+        if fresh is not None:
+            report.settled[entry.id] = fresh
+        if earlier:
+            kind = "journal.settled" if end.result in DONE_RESULTS else "journal.rolled-back"
+            ctx.event(kind, f"{entry.action} of {entry.session}, interrupted by a stop of afd: {end.outcome}",
+                      entry.session, journal=entry.id)
+
+    def _unknown(self, ctx: ActionContext, entry: JournalEntry, report: Advanced) -> None:
+        outcome = (f"afd stopped before finishing {entry.action}; nothing more was done. "
+                   "Check the session's pane and worktree before retrying.")
+        ctx.store.journal_finish(entry.id, JournalState.ROLLED_BACK, outcome)
+        ctx.event("journal.rolled-back", f"{entry.action} of {entry.session}: {outcome}", entry.session)
+        if (fresh := ctx.store.journal_entry(entry.id)) is not None:
+            report.settled[entry.id] = fresh
+
+    def _crashed(self, ctx: ActionContext, executor: Executor, entry: JournalEntry, exc: Exception, report: Advanced) -> None:
+        fresh = ctx.store.journal_entry(entry.id)
+        if fresh is None or fresh.state is not JournalState.PENDING:
+            return
+        end = Finish(Result.ROLLED_BACK, f"afd hit an internal error at step {fresh.intent.get('step')}: {exc}")
+        try:
+            self._finish(ctx, executor, fresh, end, report, earlier=False)
+        except Exception:
+            log.exception("rolling back %s of %s failed too", entry.action, entry.session)
+            if (last := ctx.store.journal_entry(entry.id)) is not None and last.state is JournalState.PENDING:
+                ctx.store.journal_finish(entry.id, JournalState.ROLLED_BACK, end.outcome)
 
 
-def respawned_sessions(store) -> set[str]:
-    """Sessions whose pending resume started their agent again: the next agent in their pane is theirs."""
-    return {name for name, entry in pending_actions(store).items() if entry.intent.get("step") == "respawned"}
+def closing(end: Finish) -> tuple[JournalState, str]:
+    """How a row is closed for an ending: its state, and its outcome with the result word where it adds one.
+
+    For an executor that closes its row itself, in one commit with what else the ending changes.
+    """
+    state = JournalState.DONE if end.result in DONE_RESULTS else JournalState.ROLLED_BACK
+    if end.result in (Result.DONE, Result.ROLLED_BACK):
+        return state, end.outcome
+    return state, f"{end.result.value}: {end.outcome}"
 
 
-def advance(sup, live: dict, now: datetime) -> None:
-    pending = pending_actions(sup.store)
-    for name, entry in pending.items():
-        _step(sup, entry, live.get(name), now)
-    for name, (rec, _pane, _ident) in list(live.items()):
-        if name not in pending and name not in sup.acting:  # a handoff owns the pane meanwhile
-            _plan(sup, name, rec, now)
+def _pane_of(row: Mapping) -> str | None:
+    return row.get("pane") or row.get("pane_id")
 
 
-# --- what the pane shows ------------------------------------------------------------
+# --- performing effects ----------------------------------------------------------------
 
 
-def _liveness(ident) -> Liveness:
-    if ident.kind is IdentityKind.KNOWN:
-        return Liveness.ALIVE
-    if ident.kind is IdentityKind.NONE:
-        return Liveness.GONE
-    return Liveness.UNKNOWN
+def _perform(ctx: ActionContext, pane_id: str | None, move: Go) -> tmux.ActionResult:
+    """Carry out a move's effect (each of them, in order, stopping at the first that fails)."""
+    effects = move.effect if isinstance(move.effect, tuple) else (move.effect,)
+    result = tmux.ActionResult(tmux.Outcome.DONE)
+    for effect in effects:
+        result = _perform_one(ctx, pane_id, effect)
+        if not result.ok:
+            break
+    return result
 
 
-def view_of(sup, rec, pane, ident, now: datetime) -> PaneView:
-    if pane is None:
-        return PaneView(presence=tmux.Presence.GONE, rows=(), agent=rec.agent if rec else None)
-    result = tmux.capture_panes(sup.server, [pane.pane_id])[pane.pane_id]
-    if result.presence is not tmux.Presence.PRESENT:
-        return PaneView(presence=result.presence, rows=(), agent=rec.agent)
-    answered, activity = tmux.client_activity(sup.server, pane.pane_id)
-    # client_activity is wall-clock time; measure it against the wall clock, not the poll's instant.
-    idle = None if activity is None else max(0.0, time.time() - activity)
-    if answered is tmux.Presence.UNKNOWN:
-        idle = 0.0  # cannot tell: assume someone is typing
-    return PaneView(
-        presence=tmux.Presence.PRESENT,
-        rows=tuple(capture_rows(result.text or "")),
-        agent=rec.agent,
-        in_mode=pane.in_mode,
-        dead=pane.dead,
-        shell=not pane.dead and ident.kind is IdentityKind.NONE,
-        agent_alive=_liveness(ident),
-        client_idle=idle,
-        session_state=rec.state,
-        limited=rec.state in (SessionState.LIMITED, SessionState.ALL_LIMITED),
-        clock=Clock(now=now, local_zone=local_zone()),
-    )
-
-
-# --- advancing a pending action ---------------------------------------------------------
-
-
-def _step(sup, entry: JournalEntry, bound, now: datetime) -> None:
-    rec, pane, ident = bound if bound is not None else (sup.store.get_session(entry.session), None, None)
-    view = view_of(sup, rec, pane, ident, now)
-    move = recovery.next_move(entry, view, now, settings_of(sup))
-    attempt = entry.intent.get("attempt")
-    if isinstance(move, Wait):
-        if rec is not None:
-            plan = nextaction.in_progress(entry.intent.get("step", "scheduled"), attempt=attempt,
-                                          max_attempts=sup.config.resume_max_attempts, hold=move.hold)
-            _save_plan(sup, rec, plan, now)
-        return
-    if isinstance(move, Go):
-        first_enter = move.step == "submitted" and entry.intent.get("step") != "submitted"
-        sup.store.journal_step(entry.id, move.step, at=now, **{**move.data, "run": run_token(sup)})
-        result = _perform(sup, pane.pane_id, move)
-        if first_enter and result.ok:
-            sup.event("resume.sent", f"continuation sent to pane {pane.pane_id} (attempt {attempt})", entry.session,
-                      attempt=attempt)
-        if move.step == "respawned" and result.ok:
-            sup._awaiting_agent.add(entry.session)  # the next agent in this pane is the session's own
-            sup.event("resume.respawned", f"started {' '.join(move.effect.argv)} in pane {pane.pane_id}", entry.session)
-        if result.outcome is tmux.Outcome.GONE:
-            _finish(sup, entry, rec, Finish(Result.ABANDONED, "the pane is gone; nothing more was sent"), now)
-        elif not result.ok:
-            log.warning("[%s] %s: tmux said %s", entry.session, move.step, result.error)
-        if rec is not None:
-            plan = nextaction.in_progress(move.step, attempt=attempt, max_attempts=sup.config.resume_max_attempts)
-            _save_plan(sup, sup.store.get_session(rec.name) or rec, plan, now)
-        return
-    _finish(sup, entry, rec, move, now)
-
-
-def _perform(sup, pane_id: str, move: Go) -> tmux.ActionResult:
-    effect = move.effect
-    if isinstance(effect, Paste):
-        return deliver.paste(sup.server, pane_id, effect.text)
-    if isinstance(effect, Key):
-        return deliver.press(sup.server, pane_id, effect.name)
-    if isinstance(effect, Respawn):
-        return tmux.respawn_pane(sup.server, pane_id, effect.cwd, list(effect.argv), kill=True)
+def _perform_one(ctx: ActionContext, pane_id: str | None, effect) -> tmux.ActionResult:
+    server = ctx.server
     if isinstance(effect, NoEffect):
         return tmux.ActionResult(tmux.Outcome.DONE)
+    if isinstance(effect, Paste | Key | Submit | Respawn | PaneOption):
+        if pane_id is None:
+            return tmux.ActionResult(tmux.Outcome.FAILED, error="the action's journal row names no pane")
+        return _perform_in_pane(server, pane_id, effect)
+    if isinstance(effect, Signal):
+        teardown.signal_group(effect.pgid, effect.signum)
+        return tmux.ActionResult(tmux.Outcome.DONE)  # an empty group is no failure: what is gone is confirmed later
+    if isinstance(effect, KillPane):
+        return tmux.kill_pane(server, effect.pane)
+    if isinstance(effect, NewSession):
+        started = tmux.new_session(server, effect.name, effect.cwd, list(effect.argv))
+        if started.ok and started.value and effect.typed:
+            tmux.send_text(server, started.value, effect.typed)
+        return started
+    if isinstance(effect, Cleanup):
+        removed = git.remove_new_worktree(Path(effect.repo), Path(effect.worktree) if effect.worktree else None, effect.branch)
+        return tmux.ActionResult(tmux.Outcome.DONE, value=removed)
     raise TypeError(f"no way to perform {effect!r}")
 
 
-def _finish(sup, entry: JournalEntry, rec, move: Finish, now: datetime) -> None:
-    sent = move.result in (Result.CONFIRMED, Result.UNCONFIRMED)
-    sup.store.journal_finish(entry.id, JournalState.DONE if sent else JournalState.ROLLED_BACK,
-                             f"{move.result.value}: {move.outcome}", at=now)
-    name = entry.session
-    history = sup.store.resume_history(name)
-    if sent:
-        history = policy.sent(history, at=move.sent_at or now, confirmed=move.result is Result.CONFIRMED)
-    elif move.result is Result.FAILED:
-        history = policy.failed(history, at=now)
-    elif move.result is Result.NEEDS_HUMAN:
-        history = policy.stopped_for_human(history, move.outcome)
-    sup.store.save_resume_history(name, history)
-    kind = {
-        Result.CONFIRMED: "resume.confirmed",
-        Result.UNCONFIRMED: "resume.unconfirmed",
-        Result.FAILED: "resume.failed",
-        Result.ABANDONED: "resume.failed",
-        Result.NEEDS_HUMAN: "session.needs_human",
-    }[move.result]
-    sup.event(kind, move.outcome, name, result=move.result.value, attempt=entry.intent.get("attempt"))
-    if rec is not None:
-        current = sup.store.get_session(name) or rec
-        _save_plan(sup, current, None, now)
-
-
-# --- planning ---------------------------------------------------------------------------
-
-
-def limit_of(sup, name: str, rec, now: datetime) -> policy.Limit | None:
-    """The limit the session stands at this poll, from the gates' verdict and the pane's last capture."""
-    if rec.state == SessionState.EXITED:
-        history = sup.store.resume_history(name)
-        if history.episode is None or history.first_seen_at is None:
-            return None
-        # The agent exited at its limit: the wall is still the one it stood at.
-        # What its banner said beside the reset is not kept, so it is waited
-        # out like a plan window (the retry interval when no reset was read).
-        return policy.Limit(
-            kind="exited", episode=history.episode, first_seen_at=history.first_seen_at, reset_at=history.reset_at,
-            reset_unstated=True,
-        )
-    if rec.state not in (SessionState.LIMITED, SessionState.ALL_LIMITED) or rec.banner_first_seen_at is None:
-        return None
-    watch = sup.watches.get(name)
-    found = watch.detections[-1] if watch is not None and watch.detections else None
-    if found is None:
-        return None
-    native, native_at = screen.native_continue(watch.captures[-1], Clock(now=now, local_zone=local_zone()))
-    spec = sup.plugins.agents.get(rec.agent)
-    if spec is not None and found.kind in spec.self_continuing_kinds:
-        native, native_at = policy.Native.ARMED, rec.reset_at  # the agent retries at its reset by itself
-    return policy.Limit(
-        kind=found.kind,
-        episode=f"{rec.last_banner}@{rec.banner_first_seen_at.isoformat()}",
-        first_seen_at=rec.banner_first_seen_at,
-        reset_at=rec.reset_at,
-        native=native,
-        native_at=(rec.reset_at or native_at) if native is policy.Native.ARMED else None,
-        reset_unstated=found.reset_unstated,
-        offers_other_model=found.offers_other_model,
-    )
-
-
-def _plan(sup, name: str, rec, now: datetime) -> None:
-    cfg = sup.config
-    limit = limit_of(sup, name, rec, now)
-    before = sup.store.resume_history(name)
-    history = policy.observe(before, limit, now=now)
-    if history != before:
-        sup.store.save_resume_history(name, history)
-    if cfg.limit_action != "wait" and sup.auto_tried.get(auto_key(rec)) != "declined":
-        return  # handoff decides for itself; when it declines (refused, all limited) the wait path applies
-    decision = policy.decide_wait(
-        name, limit, history,
-        auto_resume=cfg.limit_auto_resume,
-        resume_grace=cfg.resume_grace,
-        retry_interval=cfg.limit_retry_interval,
-        max_attempts=cfg.resume_max_attempts,
-        now=now,
-    )
-    plan = nextaction.plan_of(decision, max_attempts=cfg.resume_max_attempts, agent=rec.agent)
-    old = nextaction.loads(rec.next_action)
-    if isinstance(decision, policy.NeedsHuman) and (old or {}).get("action") != "needs-human":
-        sup.event("session.needs_human", f"needs you: {decision.why}", name, why=decision.why)
-    if isinstance(decision, policy.ResumeAt) and (old or {}).get("at") != (plan or {}).get("at"):
-        sup.event("resume.scheduled", f"{nextaction.words(plan)} (attempt {decision.attempt} of {cfg.resume_max_attempts})",
-                  name, at=plan["at"], attempt=decision.attempt, why=decision.why)
-    if isinstance(decision, policy.ResumeNow):
-        begin(sup, rec, attempt=decision.attempt, why=decision.why, episode=limit.episode if limit else None, now=now)
-        return
-    _save_plan(sup, rec, plan, now)
-
-
-def begin(sup, rec, *, attempt: int, why: str, episode: str | None, now: datetime, manual: bool = False) -> int:
-    """Commit a resume's intent (step `scheduled`) before anything touches the pane."""
-    cfg = sup.config
-    spec = sup.plugins.agents.get(rec.agent) if rec.agent else None
-    override = cfg.agents.get(rec.agent) if rec.agent else None
-    command = (override.command if override and override.command else None) or (spec.command if spec else ())
-    resume_args = (override.resume_args if override and override.resume_args is not None else None)
-    if resume_args is None:
-        resume_args = spec.resume_args if spec else ()
-    message = override.resume_message if override else None
-    intent = {
-        "step": "scheduled",
-        "step_at": now.isoformat(),
-        "text": deliver.continuation_text(message, rec.mission),
-        "agent": rec.agent,
-        "pane_id": rec.pane_id,
-        "cwd": rec.worktree,
-        "respawn_argv": [*command, *resume_args] if command else None,
-        "attempt": attempt,
-        "episode": episode,
-        "why": why,
-        "manual": manual,
-    }
-    entry = sup.store.journal_begin(rec.name, "resume", intent, at=now)
-    who = "by hand" if manual else why
-    sup.event("resume.scheduled", f"resuming now ({who}; attempt {attempt} of {cfg.resume_max_attempts})", rec.name,
-              attempt=attempt, why=why, manual=manual)
-    _save_plan(sup, rec, nextaction.in_progress("scheduled", attempt=attempt, max_attempts=cfg.resume_max_attempts), now)
-    return entry
-
-
-def _save_plan(sup, rec, plan: dict | None, now: datetime) -> None:
-    text = nextaction.dumps(plan)
-    if rec.next_action != text:
-        sup.store.upsert_session(replace(rec, next_action=text, updated_at=now))
+def _perform_in_pane(server: tmux.ServerRef, pane_id: str, effect: Paste | Key | Submit | Respawn | PaneOption) -> tmux.ActionResult:
+    if isinstance(effect, Paste):
+        return deliver.paste(server, pane_id, effect.text)
+    if isinstance(effect, Key):
+        return deliver.press(server, pane_id, effect.name)
+    if isinstance(effect, Submit):
+        pasted = deliver.paste(server, pane_id, effect.text)
+        return deliver.press(server, pane_id, "Enter") if pasted.ok else pasted
+    if isinstance(effect, Respawn):
+        if effect.client_path is not None:
+            return tmux.respawn_pane_from(server, pane_id, effect.cwd, list(effect.argv), effect.client_path, kill=effect.kill)
+        return tmux.respawn_pane(server, pane_id, effect.cwd, list(effect.argv), kill=effect.kill)
+    if effect.restore or effect.value is None:  # None: back to what the window says
+        return tmux.restore_pane_option(server, pane_id, effect.name, effect.value)
+    return tmux.set_pane_option(server, pane_id, effect.name, effect.value)

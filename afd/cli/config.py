@@ -12,7 +12,10 @@ from afd.cli.common import print_json
 from afd.errors import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UserError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from afd.config.settings import Config, ConfigProblem
+    from afd.model import AgentSpec
 
 # afd.config.settings (tomlkit, the regex package) is imported by the functions
 # that use it, so that `afd --help`, which registers every command, does not load it.
@@ -84,7 +87,7 @@ def _explicit_path(args: argparse.Namespace) -> Path | None:
     return path
 
 
-def _known_agents(config: Config, *, warn: bool = False) -> set[str]:
+def _known_agents(config: Config, *, warn: bool = False) -> Mapping[str, AgentSpec]:
     """The agent names the config's plugins provide; with ``warn``, a skipped plugin is said on stderr."""
     from afd.config.loader import load_for_config
 
@@ -93,7 +96,7 @@ def _known_agents(config: Config, *, warn: bool = False) -> set[str]:
         # A broken drop-in's agents are missing from the names checked against.
         for failure in plugins.failures:
             print(f"afd: warning: plugin {failure.name} ({failure.origin}) was skipped: {failure.error}", file=sys.stderr)
-    return set(plugins.agents)
+    return plugins.agents  # the specs too: an account is checked against its agent's variables
 
 
 def _problems(path: Path | None, *, warn: bool = False) -> list[ConfigProblem]:

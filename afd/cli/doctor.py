@@ -28,6 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def checks(config_path: str | None, socket_name: str | None = None, socket_path: str | None = None) -> list[dict]:
+    # imported here: `afd --help` registers every command and must not load the engine
+    from afd.act.launch import Launch, launch_argv
     from afd.cli.common import load_effective
     from afd.cli.service import UNIT_NAME, enablement_links, user_unit_dir
     from afd.config.paths import state_dir
@@ -77,9 +79,11 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
             add("tmux server", OK, f"{inv.socket_path}: {len(inv.panes)} panes")
 
     if plugins is not None:
+        # Imported here: `afd --help` registers every command and must not load the config reader.
+        from afd.act.launch import Launch, launch_argv
+
         for name, spec in sorted(plugins.agents.items()):
-            override = config.agents.get(name) if config else None
-            command = (override.command if override and override.command else spec.command) or (name,)
+            command = launch_argv(spec, config.agents.get(name) if config else None, Launch.FIRST)
             found = shutil.which(command[0])
             add(f"agent {name}", OK if found else WARN, found or f"{command[0]} is not on PATH")
         for failure in plugins.failures:

@@ -12,9 +12,10 @@ from afd.errors import EXIT_DAEMON_DOWN, EXIT_OK, UserError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "status",
-        help="sessions, agents' limit facts and recent events",
-        description="Show sessions, each agent's limit state (limited / available / unknown) and recent "
-        "events. Works read-only from the store when the daemon is down (exit 3).",
+        help="sessions, accounts' limit facts and recent events",
+        description="Show sessions (each with its agent and account), each account's limit state "
+        "(limited / available / unknown) and recent events. Works read-only from the store when the daemon is "
+        "down (exit 3).",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object (schema in the README)")
     p.add_argument("--events", type=count, default=10, metavar="N", help="how many recent events to show (default 10)")
@@ -60,7 +61,11 @@ def read_report(events: int) -> tuple[dict, bool]:
               "version": meta.get("version"), "started_at": meta.get("started_at")}
     if not answering:
         daemon["answering"] = False
-    agents = rows.agents if rows.agents is not None else _agent_names()
+    if rows.agents is None:
+        agents, accounts = _agents_and_accounts()
+        rows = rows._replace(accounts=rows.accounts if rows.accounts is not None else accounts)
+    else:
+        agents = list(rows.agents)
     return report(rows, agents, daemon), held
 
 
@@ -93,30 +98,36 @@ def empty_report() -> dict:
     """The report when afd has never run: every agent unknown, nothing else."""
     from afd.daemon.status import SCHEMA
 
+    agents, accounts = _agents_and_accounts()
     return {
         "schema": SCHEMA,
         "daemon": {"running": False, "pid": None, "version": None, "started_at": None},
         "sessions": [],
         "agents": [
             {"name": n, "state": "unknown", "reset_at": None, "observed_at": None, "source_session": None}
-            for n in _agent_names()
+            for n in agents
+        ],
+        "accounts": [
+            {"name": n, "agent": a, "state": "unknown", "reset_at": None, "observed_at": None, "source_session": None}
+            for n, a in sorted([(n, n) for n in agents] + list(accounts), key=lambda p: (p[1], p[0] != p[1], p[0]))
         ],
         "events": [],
         "no_state": True,
     }
 
 
-def _agent_names() -> list[str]:
+def _agents_and_accounts() -> tuple[list[str], tuple[tuple[str, str], ...]]:
+    """The agents the plugins provide and the accounts the config names, (name, agent), when no daemon said."""
     from afd.cli.common import load_effective
 
     try:
-        _config, plugins = load_effective(None)
+        config, plugins = load_effective(None)
     except UserError as exc:
         print(f"afd: warning: {exc}", file=sys.stderr)
         from afd.config.loader import load_plugins
 
-        plugins = load_plugins(None)
-    return sorted(plugins.agents)
+        return sorted(load_plugins(None).agents), ()
+    return sorted(plugins.agents), tuple((a.name, a.agent) for a in config.accounts.values())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -177,7 +188,7 @@ _STATE_STYLE = {
 
 # Columns a narrow terminal keeps (`status --watch` below NARROW columns wide).
 NARROW = 110
-_ESSENTIAL = ("name", "agent", "state", "reset", "next action")
+_ESSENTIAL = ("name", "agent", "account", "state", "reset", "next action")
 
 
 def report_view(report: dict, *, now=None, zone=None, narrow: bool = False, events: int | None = None) -> list:
@@ -193,7 +204,8 @@ def report_view(report: dict, *, now=None, zone=None, narrow: bool = False, even
     zone = zone or local_zone()
     parts: list = []
     table = Table(title="sessions", title_justify="left")
-    columns = ("name", "where", "agent", "state", "witnesses", "reset", "mission", "worktree", "branch", "next action")
+    columns = ("name", "where", "agent", "account", "state", "witnesses", "reset", "mission", "worktree", "branch",
+               "next action")
     shown = [c for c in columns if not narrow or c in _ESSENTIAL]
     for col in shown:
         table.add_column(col)
@@ -206,6 +218,7 @@ def report_view(report: dict, *, now=None, zone=None, narrow: bool = False, even
         where = f"{s.get('location') or '?'} {s['pane'] or ''}".strip()
         cells = {
             "name": Text(s["name"]), "where": Text(where), "agent": Text(agent),
+            "account": Text(s.get("account") or "-", style="magenta" if s.get("account") == "unknown" else ""),
             "state": Text(s["state"], style=_STATE_STYLE.get(s["state"], "")),
             "witnesses": Text(s.get("witnesses") or "-", style="yellow" if s.get("witnesses") == "disputed" else ""),
             "reset": Text(local_time(s["reset_at"], now, zone) or ("not stated" if s["state"] == "limited" else "-")),
@@ -218,17 +231,18 @@ def report_view(report: dict, *, now=None, zone=None, narrow: bool = False, even
     else:
         parts.append(Text("no sessions yet (panes running a known agent are adopted automatically)"))
 
-    agents = Table(title="agents", title_justify="left")
-    agent_columns = ("agent", "state", "reset") if narrow else ("agent", "state", "reset", "seen", "by session")
-    for col in agent_columns:
-        agents.add_column(col)
-    for a in report["agents"]:
-        agent_cells = [Text(a["name"]), Text(a["state"], style=_STATE_STYLE.get(a["state"], "")),
-                 Text(local_time(a["reset_at"], now, zone) or "-")]
+    # A limit belongs to an account: one row each (an agent's default account is named after it).
+    accounts = Table(title="accounts", title_justify="left")
+    account_columns = ("account", "agent", "state", "reset")
+    for col in account_columns if narrow else (*account_columns, "seen", "by session"):
+        accounts.add_column(col)
+    for a in report.get("accounts", [{**a, "agent": a["name"]} for a in report["agents"]]):
+        account_cells = [Text(a["name"]), Text(a["agent"]), Text(a["state"], style=_STATE_STYLE.get(a["state"], "")),
+                         Text(local_time(a["reset_at"], now, zone) or "-")]
         if not narrow:
-            agent_cells += [Text(local_time(a["observed_at"], now, zone) or "never"), Text(a["source_session"] or "-")]
-        agents.add_row(*agent_cells)
-    parts.append(agents)
+            account_cells += [Text(local_time(a["observed_at"], now, zone) or "never"), Text(a["source_session"] or "-")]
+        accounts.add_row(*account_cells)
+    parts.append(accounts)
     recent = report["events"] if events is None else report["events"][:events]
     if recent:
         parts.append(Text("recent events", style="bold"))

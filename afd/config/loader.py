@@ -445,4 +445,4 @@ def load_config_and_plugins(path: Path | None, *, lenient_patterns: bool = True)
 
     config = load_config(path, lenient_patterns=lenient_patterns)
     plugins = load_for_config(config)
-    return load_config(path, known_agents=set(plugins.agents), lenient_patterns=lenient_patterns), plugins
+    return load_config(path, known_agents=plugins.agents, lenient_patterns=lenient_patterns), plugins

@@ -36,8 +36,15 @@ import tomlkit.items
 from afd.config import notifiers, paths, userpattern
 from afd.config.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
 from afd.errors import EXIT_CONFIG, AfdError
+from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
+from afd.judge.accounts import Account, AgentVars, selection
+from afd.model import AgentSpec
 
 LIMIT_ACTIONS = ("wait", "handoff")
+# How `sessions create --agent NAME` picks among that agent's accounts.
+ROUTE_NEW_SESSIONS = ("off", "least-limited")
+# An account's name: a word like an agent's; "@" is kept for accounts no one named.
+_ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 # The poll loop waits on a selector, whose timeout cannot exceed about 24 days;
 # and a pane looked at less than hourly is not being supervised.
@@ -110,6 +117,7 @@ class Config:
     deliver_timeout: float = 30.0  # seconds for a continuation to be seen landing
     typing_guard: float = 20.0  # seconds after a client's last key during which afd types nothing
     handoff_order: tuple[str, ...] = ()
+    route_new_sessions: str = "off"  # "off" | "least-limited"
     handoff_brief: str = ""
     handoff_max_per_session: int = 3
     # Automatic handoff only when the agent's own records confirm the pane's
@@ -126,6 +134,7 @@ class Config:
     web_port: int = 8787
     web_bind: str = "127.0.0.1"
     agents: Mapping[str, AgentOverride] = field(default_factory=_empty_mapping)
+    accounts: Mapping[str, Account] = field(default_factory=_empty_mapping)  # [accounts.NAME], in file order
     limit_patterns: Mapping[str, str] = field(default_factory=_empty_mapping)  # raw regex text
     plugins_dir: Path = field(default_factory=default_plugins_dir)
     notify: tuple[notifiers.NotifierSettings, ...] = ()  # the [[notify]] tables, in file order
@@ -322,6 +331,7 @@ _TOP: dict[str, _Key] = {
     "deliver_timeout": _Key(_duration(positive=True), format_duration),
     "typing_guard": _Key(_duration(positive=False), format_duration),
     "handoff_order": _Key(_string_list('["codex", "claude"]'), _as_list),
+    "route_new_sessions": _Key(_choice(*ROUTE_NEW_SESSIONS), _as_is),
     "handoff_brief": _Key(_string, _as_is),
     "handoff_max_per_session": _Key(
         _integer(minimum=1, hint=" (to turn handoff off, set handoff_order = [])"), _as_is
@@ -360,7 +370,8 @@ _NOTIFY: dict[str, _Key] = {
     "priority": _Key(_integer(minimum=1, maximum=5), _as_is),
     "tags": _Key(_string_list('["robot", "warning"]'), _as_list),
 }
-_TABLES = ("tmux", "web", "agents", "limit_patterns", "notify")
+_TABLES = ("tmux", "web", "agents", "accounts", "limit_patterns", "notify")
+_ACCOUNT = ("agent", "env")
 
 
 # -- where a key is in the file ---------------------------------------------
@@ -504,6 +515,8 @@ class _Reader:
                 self.limit_patterns(raw)
             elif key == "notify":
                 self.notify(raw)
+            elif key == "accounts":
+                self.accounts(raw)
             else:
                 self.problem((key,), _suggestion(key, [*_TOP, *_TABLES], nested))
         self.cross_checks()
@@ -568,6 +581,82 @@ class _Reader:
                 self.from_file.add(".".join(parts))
             overrides[name] = AgentOverride(**read)
         self.values["agents"] = MappingProxyType(overrides)
+
+    def accounts(self, raw: object) -> None:
+        """`[accounts.NAME]` tables: the agent and the variables that select the account, each a string."""
+        found: dict[str, Account] = {}
+        for name, entry in (self.table(("accounts",), raw) or {}).items():
+            parts = ("accounts", name)
+            table = self.table(parts, entry)
+            if table is None:
+                continue
+            before = len(self.problems)
+            if not _ACCOUNT_NAME.fullmatch(name) or name == UNKNOWN_ACCOUNT:
+                why = "is afd's word for an account it cannot name" if name == UNKNOWN_ACCOUNT else "must be a word of letters, digits, -, _ and ."
+                self.problem(parts, f'"{name}" {why}; name the account e.g. [accounts.claude-work]')
+            for key in table:
+                if key not in _ACCOUNT:
+                    self.problem((*parts, key), _suggestion(key, _ACCOUNT))
+            agent = table.get("agent")
+            if not isinstance(agent, str) or not agent:
+                self.problem((*parts, "agent") if "agent" in table else parts,
+                             f'needs the agent it runs, e.g. agent = "claude" (got {_describe(agent)})' if agent is not None
+                             else 'needs the agent it runs, e.g. agent = "claude"')
+            env = table.get("env")
+            if env is None:
+                self.problem(parts, 'needs env, the variables that select it, e.g. env = { CLAUDE_CONFIG_DIR = "~/.claude-work" }')
+            elif not isinstance(env, dict) or not env:
+                self.problem((*parts, "env"), f'expected a table of variables such as {{ CLAUDE_CONFIG_DIR = "~/.claude-work" }}, got {_describe(env)}')
+            else:
+                for var, value in env.items():
+                    if not isinstance(value, str) or not value:
+                        self.problem((*parts, "env"), f"{var}: expected a non-empty string, got {_describe(value)}")
+            if len(self.problems) > before:
+                continue
+            assert isinstance(agent, str) and isinstance(env, dict)
+            found[name] = Account(name, agent, tuple(sorted(env.items())))
+            self.from_file.update((f"accounts.{name}.agent", f"accounts.{name}.env"))
+        self.values["accounts"] = MappingProxyType(found)
+
+    def check_accounts(self) -> None:
+        """Accounts against the agents the plugins provide: the agent, its variables, no two alike."""
+        assert self.known_agents is not None
+        specs: Mapping[str, AgentSpec] | None = self.known_agents if isinstance(self.known_agents, Mapping) else None
+        seen: dict[tuple, str] = {}
+        home = os.path.expanduser("~")
+        for name, account in self.values.get("accounts", {}).items():
+            parts = ("accounts", name)
+            if name in self.known_agents:
+                self.problem(parts, f'"{name}" is the name of {name}\'s default account (the agent run without '
+                                    "account variables); give this one another name, e.g. " f"{name}-work")
+            if account.agent not in self.known_agents:
+                self.check_agent((*parts, "agent"), account.agent)
+                continue
+            spec = specs.get(account.agent) if specs is not None else None
+            if spec is None:
+                continue
+            variables = AgentVars(spec.account_env, spec.account_defaults, spec.credential_env)
+            reads = ", ".join(spec.account_env) or "none"
+            bad = False
+            for var in dict(account.env):
+                if var in spec.credential_env:
+                    self.problem((*parts, "env"), f"{var} carries a credential: afd tells accounts apart by the "
+                                                  f"variables that select them ({reads}), and never handles a token")
+                    bad = True
+                elif var not in spec.account_env:
+                    self.problem((*parts, "env"), f"{var} is not a variable {account.agent} reads to choose its account "
+                                                  f"(it reads: {reads})")
+                    bad = True
+            if bad:
+                continue
+            key = (account.agent, selection(variables, dict(account.env), home, os.path.realpath))
+            if not key[1]:
+                self.problem((*parts, "env"), f"selects {account.agent}'s default account, which is named "
+                                              f'"{account.agent}" already; point it at another directory')
+            elif key in seen:
+                self.problem((*parts, "env"), f"selects the same account as [accounts.{seen[key]}]")
+            else:
+                seen[key] = name
 
     def limit_patterns(self, raw: object) -> None:
         patterns: dict[str, str] = {}
@@ -662,6 +751,7 @@ class _Reader:
             self.check_agent(("agents", name), name)
         for name in values.get("limit_patterns", {}):
             self.check_agent(("limit_patterns", name), name)
+        self.check_accounts()
 
     def check_agent(self, parts: tuple[str, ...], name: str) -> None:
         assert self.known_agents is not None  # asked only when the agents are known
@@ -710,7 +800,9 @@ def load_config(
     """The config at ``path`` (None: the global default, which may be absent).
 
     ``known_agents`` None skips checking agent names (the plugins are not
-    loaded yet: plugins_dir comes from this very file). Raises ConfigError
+    loaded yet: plugins_dir comes from this very file); given as the
+    plugins' specs by name, accounts are checked against their agent's
+    variables too. Raises ConfigError
     listing every problem found.
     """
     if path is None:
@@ -751,6 +843,8 @@ def effective_items(config: Config) -> list[tuple[str, object, str]]:
             value = getattr(override, key)
             if value is not None:
                 items.append((f"agents.{name}.{key}", spec.show(value)))
+    for name, account in config.accounts.items():
+        items += [(f"accounts.{name}.agent", account.agent), (f"accounts.{name}.env", dict(account.env))]
     items += [(f"limit_patterns.{name}", raw) for name, raw in sorted(config.limit_patterns.items())]
     for entry in config.notify:
         table = {key: spec.show(getattr(entry, key)) for key, spec in _NOTIFY.items()}

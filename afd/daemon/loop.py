@@ -21,7 +21,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from afd import __version__
-from afd.act.recovery import has_executor
 from afd.config.loader import PluginSet, load_config_and_plugins
 from afd.config.settings import Config, ConfigError, default_config_path
 from afd.daemon import control, notify
@@ -32,7 +31,6 @@ from afd.model import Event
 from afd.notifiers.worker import NoticeWorker
 from afd.record.store import StateLock, Store, StoreError
 from afd.record.store import default_path as default_db_path
-from afd.record.types import JournalState
 from afd.world import tmux
 
 log = logging.getLogger("afd.daemon")
@@ -135,28 +133,16 @@ class Daemon:
         self.store.set_meta("started_at", self.started_at.strftime("%Y-%m-%dT%H:%M:%SZ"))
         self.store.set_meta("version", __version__)
         self._store_agent_names()
-        self._recover_journal()
+        # Actions an earlier run left pending are carried on (or rolled back) by the engine from the
+        # first poll on, through the same steps that run them (afd/act/runner.py).
+        self.supervisor.settled = self._settled
         self.supervisor.event("daemon.started", f"afd {__version__} started (pid {os.getpid()})")
 
     def _store_agent_names(self) -> None:
         # `afd status` with the daemon down lists these agents without loading every plugin itself.
         self.store.set_meta("agents", json.dumps(sorted(self.plugins.agents)))
-
-    def _recover_journal(self) -> None:
-        """Intent committed before a crash, with no outcome: carried on, inspected or rolled back; said."""
-        from afd.act.recovered import recover
-
-        for entry in self.store.pending_journal():
-            if has_executor(entry.action):
-                continue  # its executor finishes it from its recorded step on the next poll
-            if recover(self.supervisor, entry) or self.supervisor.recover_entry(entry):
-                continue
-            outcome = (
-                f"afd stopped before finishing {entry.action}; nothing more was done. "
-                "Check the session's pane and worktree before retrying."
-            )
-            self.store.journal_finish(entry.id, JournalState.ROLLED_BACK, outcome)
-            self.supervisor.event("journal.rolled-back", f"{entry.action} of {entry.session}: {outcome}", entry.session)
+        # And the accounts its config names, so status lists them even before one is seen.
+        self.store.set_meta("accounts", json.dumps([[a.name, a.agent] for a in self.config.accounts.values()]))
 
     def start_control(self) -> None:
         from afd.daemon.requests import RequestHandler
@@ -189,7 +175,7 @@ class Daemon:
         for s in (self._wake_r, self._wake_w):
             s.setblocking(False)
         signal.set_wakeup_fd(self._wake_w.fileno(), warn_on_full_buffer=False)
-        self.supervisor.creates.wake = self.wake  # a finished worker step is advanced at once
+        self.supervisor.workers.wake = self.wake  # a finished worker step is advanced at once
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, self._on_reload)
@@ -312,10 +298,7 @@ class Daemon:
         return summary
 
     def act(self) -> None:
-        from afd.act import pending
-
-        pending.start_auto_handoffs(self.supervisor)
-        pending.advance_all(self.supervisor, on_settled=self._settled)
+        self.supervisor.start_handoffs()
 
     def _settled(self, entry_id: int, entry) -> None:
         """Tell a client waiting on this action (`afd handoff` without --no-wait) how it ended."""
@@ -380,7 +363,7 @@ class Daemon:
                                 pass
                         except (BlockingIOError, OSError):
                             pass
-                        self.supervisor.creates.advance()
+                        self.supervisor.advance_actions(actions={"create"})
                         self.store_reports()
                     elif self.control is not None:
                         self.control.serve_pending(0)
@@ -388,10 +371,8 @@ class Daemon:
         return 0
 
     def _interval(self) -> float:
-        from afd.act import pending
-
         # A swap waits on processes and a new agent's screen: look again soon, not a poll later.
-        return min(self.config.poll_interval, ACTING_INTERVAL) if pending.busy(self.supervisor) else self.config.poll_interval
+        return min(self.config.poll_interval, ACTING_INTERVAL) if self.supervisor.busy() else self.config.poll_interval
 
     def _poll_failed(self, exc: Exception) -> None:
         """Log a new failure with its traceback; the same one again only as a count, sparingly."""

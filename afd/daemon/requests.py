@@ -14,15 +14,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from afd.act import create
+from afd.act.launch import Launch, launch_argv
 from afd.daemon.control import Stream
 from afd.daemon.status import StatusSnapshot, event_json
-from afd.daemon.supervisor import GONE, IDLE, UNKNOWN, expected_socket_path
+from afd.daemon.supervisor import GONE, UNKNOWN, expected_socket_path
 from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.jobs.requests import JobRequests
 from afd.model import IdentitySource, PromptDelivery
 from afd.observe import identity
+from afd.observe.account_env import with_account_env
 from afd.observe.identity import IdentityKind
-from afd.record.naming import is_valid_name, unique_name
+from afd.record.naming import is_valid_name
 from afd.record.types import SessionRecord
 from afd.web.requests import WebRequests
 from afd.world import git, tmux
@@ -159,46 +161,24 @@ class RequestHandler(JobRequests, WebRequests):
                 raise UserError(f"a session named {name!r} already exists", EXIT_USAGE)
         overrides = {n: o.command for n, o in self.daemon.config.agents.items() if o.command}
         procs = [] if info.dead else identity.pane_processes(info.pane_pid)
-        ident = identity.identify(procs, self.daemon.plugins.agents, overrides)
+        # With its account variables, as the poll reads them when it names an agent.
+        ident = with_account_env(identity.identify(procs, self.daemon.plugins.agents, overrides), self.daemon.plugins.agents)
         if agent is not None:
-            spec = self._agent_spec(agent)
+            self._agent_spec(agent)
             if ident.kind is IdentityKind.KNOWN and ident.agent != agent:
                 raise UserError(f"pane {info.pane_id} runs {ident.agent}, not {agent}", EXIT_USAGE)
             source = IdentitySource.PROCESS if ident.kind is IdentityKind.KNOWN else IdentitySource.USER
         elif ident.kind is IdentityKind.KNOWN:
             agent, source = ident.agent, IdentitySource.PROCESS
-            spec = self._agent_spec(agent)
+            self._agent_spec(agent)
         else:
             raise UserError(
                 f"cannot tell which agent runs in pane {info.pane_id}: {ident.reason}; "
                 "pass --agent NAME to vouch for it",
                 EXIT_USAGE,
             )
-        if mission is None and ident.argv:
-            mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(info.start_command, spec)
-        now = datetime.now(timezone.utc)
-        rec = SessionRecord(
-            name=name or unique_name(info.location, taken),
-            pane_id=info.pane_id,
-            server_socket=inv.socket_path,
-            server_pid=inv.server_pid,
-            agent=agent,
-            # afd could not establish it; the agent name is the user's word.
-            identity=IdentityKind.KNOWN if source is IdentitySource.PROCESS else IdentityKind.UNKNOWN,
-            identity_source=source,
-            state=IDLE,
-            created_at=now,
-            updated_at=now,
-            mission=(mission or "").strip() or None,
-            worktree=info.cwd or None,
-            branch=git.branch_of(info.cwd),
-            agent_pid=ident.pid if ident.kind is not IdentityKind.NONE else None,
-            agent_started_at=ident.create_time if ident.kind is not IdentityKind.NONE else None,
-            location=info.location,
-        )
-        self.store.upsert_session(rec)
-        vouched = " (identity on the user's word)" if source is IdentitySource.USER else ""
-        self.sup.event("session.adopted", f"adopted {agent} in pane {info.pane_id} ({info.location}){vouched}", rec.name)
+        rec = self.sup.adopt(info, ident, inv, taken, datetime.now(timezone.utc), name=name, mission=mission,
+                             vouched_agent=agent if source is IdentitySource.USER else None)
         return {"name": rec.name, "pane": rec.pane_id, "agent": agent, "identity_source": source, "mission": rec.mission}
 
     def do_sessions_create(self, name: str, agent: str, repo: str, prompt: str, base: str | None = None) -> dict:
@@ -230,10 +210,7 @@ class RequestHandler(JobRequests, WebRequests):
         if any(p.session_name == session_name for p in inv.panes):
             raise UserError(f"tmux already has a session named {session_name!r}", EXIT_USAGE)
 
-        override = self.daemon.config.agents.get(agent)
-        argv = list(override.command) if override and override.command else list(spec.command)
-        if spec.prompt_delivery is PromptDelivery.ARGUMENT:
-            argv.append(prompt)
+        argv = launch_argv(spec, self.daemon.config.agents.get(agent), Launch.FIRST, prompt=prompt)
         plan = create.CreatePlan(
             name=name,
             agent=agent,
@@ -247,26 +224,27 @@ class RequestHandler(JobRequests, WebRequests):
             typed_prompt=prompt if spec.prompt_delivery is PromptDelivery.TYPED else None,
             server_socket=inv.socket_path or expected_socket_path(self.daemon.server),
         )
-        return {"name": name, "journal": self.sup.creates.begin(plan)}
+        return {"name": name, "journal": self.sup.begin_create(plan)}
 
     def do_sessions_create_result(self, journal: int) -> dict:
         """How a create started by `sessions.create` stands: `{"done": false}` while it runs."""
-        answer = self.sup.creates.answer(int(journal))
+        try:
+            answer = self.sup.create_result(int(journal))
+        except ValueError as exc:
+            raise UserError(str(exc), EXIT_FAIL) from None
         if answer is None:
             return {"done": False}
-        if answer.error is not None:
-            raise UserError(answer.error, EXIT_FAIL)
-        return {"done": True, **answer.result}
+        return {"done": True, **answer}
 
     # --- acting ------------------------------------------------------------
 
     def do_resume(self, name: str) -> dict:
         """`afd resume SESSION`: the user says now, whatever limit_auto_resume says."""
-        from afd.act import runner
+        from afd.act import resume
         from afd.decide import policy
 
         rec = self._session(name)
-        pending = runner.pending_actions(self.store).get(name)
+        pending = self.sup.engine.pending(self.store).get(name)
         presence = tmux.pane_exists(self.daemon.server, rec.pane_id, rec.server_pid) if rec.state != GONE else tmux.Presence.GONE
         decision = policy.decide_manual(
             state=rec.state,
@@ -281,7 +259,7 @@ class RequestHandler(JobRequests, WebRequests):
             raise UserError(f"cannot resume {name}: {decision.why}", EXIT_FAIL)
         history = self.store.resume_history(name)
         attempt = history.attempts + 1
-        entry = runner.begin(self.sup, rec, attempt=attempt, why="manual", episode=history.episode, now=self.sup.clock(), manual=True)
+        entry = resume.begin(self.sup.context(), rec, attempt=attempt, why="manual", episode=history.episode, manual=True)
         return {"name": name, "pane": rec.pane_id, "journal": entry, "attempt": attempt}
 
     # --- handoff -------------------------------------------------------------
@@ -293,7 +271,7 @@ class RequestHandler(JobRequests, WebRequests):
 
         self._session(name)
         try:
-            entry = handoff.begin(self.sup, name, to, brief=brief, force=force)
+            entry = handoff.begin(self.sup.context(), name, to, brief=brief, force=force)
         except handoff.HandoffRefused as exc:
             self.sup.event("handoff.refused", f"handoff to {to} refused: {exc}", name)
             raise UserError(f"handoff of {name} to {to} refused: {exc}", EXIT_FAIL) from None

@@ -70,6 +70,8 @@ def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
                 "pane": rec["pane_id"],
                 "server": rec["server_socket"],
                 "agent": rec["agent"],
+                # `claude`, `claude-work`, `claude@/home/u/.claude-x`, `unknown`; null without an agent.
+                "account": rec["account"],
                 "identity": rec["identity"],
                 "identity_source": rec["identity_source"],
                 "state": _shown_state(rec["state"], rec["name"] in rows.resuming, plan),
@@ -86,39 +88,63 @@ def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
                 "updated_at": _stored_iso(rec["updated_at"]),
                 "handoffs": len(ledger),
                 "ledger": [
-                    {"from": e["from_agent"], "to": e["to_agent"], "at": _stored_iso(e["at"]), "head_sha": e["head_sha"],
+                    {"from": e["from_agent"], "to": e["to_agent"], "from_account": e["from_account"],
+                     "to_account": e["to_account"], "at": _stored_iso(e["at"]), "head_sha": e["head_sha"],
                      "reason": e["reason"], "automatic": bool(e["automatic"])}
                     for e in ledger
                 ],
             }
         )
-    facts = {r["agent"]: r for r in rows.limits}
-    agent_rows = []
-    for name in sorted(set(agents) | set(facts)):
-        fact = facts.get(name)
-        if fact is None:  # never observed
-            agent_rows.append({"name": name, "state": "unknown", "reset_at": None, "observed_at": None, "source_session": None})
-            continue
-        agent_rows.append(
-            {
-                "name": name,
-                # Three values; unknown is never shown as available.
-                "state": fact["state"],
-                "reset_at": _stored_iso(fact["reset_at"]) if fact["state"] == "limited" else None,
-                "observed_at": _stored_iso(fact["observed_at"]),
-                "source_session": fact["source_session"],
-            }
-        )
+    agents = set(agents)
+    facts = {r["account"]: r for r in rows.limits}
+    # One row per agent, as readers from before accounts expect: its default account's facts.
+    agent_rows = [{"name": name, **_fact_json(facts.get(name))}
+                  for name in sorted(agents | {r["agent"] for r in rows.limits if r["account"] == r["agent"]})]
     return {
         "schema": SCHEMA,
         "daemon": daemon,
         "sessions": sessions,
         "agents": agent_rows,
+        "accounts": account_rows(rows, agents, facts),
         "events": [
             {"at": _stored_iso(e["at"]), "session": e["session"], "kind": e["kind"], "message": e["message"]}
             for e in rows.events
         ],
     }
+
+
+def _fact_json(fact) -> dict:
+    """An account's limit fact as status shows it; never observed is unknown."""
+    if fact is None:
+        return {"state": "unknown", "reset_at": None, "observed_at": None, "source_session": None}
+    return {
+        # Three values; unknown is never shown as available.
+        "state": fact["state"],
+        "reset_at": _stored_iso(fact["reset_at"]) if fact["state"] == "limited" else None,
+        "observed_at": _stored_iso(fact["observed_at"]),
+        "source_session": fact["source_session"],
+    }
+
+
+def account_rows(rows: StatusRows, agents: set[str], facts: dict) -> list[dict]:
+    """One row per account: every agent's default, the configured ones, and any other one seen.
+
+    An account no one named (`claude@/home/u/.claude-x`) is listed once a
+    live session runs on it or the map holds a fact about it; `unknown` is
+    not an account, so it has no row.
+    """
+    owner: dict[str, str] = {name: name for name in agents}
+    for name, agent in rows.accounts or ():
+        owner.setdefault(name, agent)
+    for r in rows.limits:
+        owner.setdefault(r["account"], r["agent"])
+    for rec in rows.sessions:
+        account = rec["account"]
+        if account and account != "unknown" and rec["agent"] and rec["state"] != "gone":
+            owner.setdefault(account, rec["agent"])
+    # Each agent's accounts together, its default first.
+    order = sorted(owner, key=lambda name: (owner[name], name != owner[name], name))
+    return [{"name": name, "agent": owner[name], **_fact_json(facts.get(name))} for name in order]
 
 
 class StatusSnapshot:

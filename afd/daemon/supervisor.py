@@ -18,22 +18,24 @@ from datetime import datetime, timedelta, timezone
 
 import psutil
 
-from afd.act import create, recovery, runner
+from afd.act import briefing, create, planner, resume, runner, swap
+from afd.act.context import ActionContext, Advanced, Workers
 from afd.config.loader import PluginSet
 from afd.config.settings import Config, compiled_limit_patterns
+from afd.jobs import delivery
 from afd.jobs.outbox import Outbox
-from afd.judge import limits, sessions
+from afd.judge import accounts, limits, sessions
 from afd.judge.gates import judge
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows
 from afd.model import AgentProcess, Clock, Event, Notice, SessionState, WitnessState, WitnessVerdict
-from afd.observe import identity
+from afd.observe import account_env, identity
 from afd.observe.identity import Identity, IdentityKind
 from afd.observe.identity_cache import IdentityCache, rules_key
 from afd.observe.watch import PaneWatch, occurrence_key
 from afd.record.naming import is_ignored, unique_name
 from afd.record.store import Store
-from afd.record.types import JournalState, SessionRecord
+from afd.record.types import SessionRecord
 from afd.world import git, tmux
 
 log = logging.getLogger("afd.supervisor")
@@ -87,11 +89,14 @@ class Supervisor:
     emit: Callable[[Event, int], None] = lambda event, event_id: None
     # Hands each event and its notice to the notifier worker (`afd_event` runs there, never here).
     announce: Callable[[Event, Notice], None] | None = None
+    # Told when an action's row closes (a client may wait on it).
+    settled: Callable[[int, object], None] = lambda entry_id, entry: None
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
     watches: dict[str, PaneWatch] = field(default_factory=dict)
     _server_state: str | None = None  # "running" | "down" | "unanswered", for events on change
-    # Sessions afd created whose agent it has not seen yet, from the journal: name → (entry id, since).
-    _awaiting: dict[str, tuple[int, datetime]] = field(default_factory=dict)
+    # Sessions afd created whose agent it has not seen yet, from the journal (the create's
+    # executor settles its row once this poll has recorded the agent running, or the pane ending).
+    _awaiting: set[str] = field(default_factory=set)
     # Sessions whose pane an action of this run restarted: the next agent there is theirs, and a
     # launcher in front of it is waited for, as for a created session.
     _awaiting_agent: set[str] = field(default_factory=set)
@@ -99,23 +104,67 @@ class Supervisor:
     # Identity is re-walked only when a pane's probe changes; see identity_cache.
     identities: IdentityCache = field(default_factory=IdentityCache)
     monotonic: Callable[[], float] = time.monotonic  # for the capture cadence; tests step it
-    creates: create.CreateRunner = field(init=False)
+    # Reads an agent process's environment when its identity is established (None: unreadable).
+    read_env: account_env.EnvReader = account_env.process_environ
+    # Accounts told this poll and the last, by what they were told from: telling resolves paths.
+    _accounts_told: dict = field(default_factory=dict)
     # (agent, directory) pairs that more than one live session shares this poll.
-    _crowded: frozenset[tuple[str | None, str]] | None = None
+    _crowded: frozenset[tuple[object, str]] | None = None
     _crowd_of: dict = field(default_factory=dict)
-    outbox: Outbox = field(init=False)
-
-    # Sessions whose pane an action (a handoff) owns right now: the poll
-    # neither follows nor judges them until the action settles.
-    acting: set[str] = field(default_factory=set)
-    # (session, banner first seen) → "started" | "declined": one automatic handoff try per wall.
-    auto_tried: dict[tuple, str] = field(default_factory=dict)
+    outbox: Outbox = field(default_factory=Outbox)
+    # The one engine that drives every journaled action (afd.act.runner).
+    engine: runner.Engine = field(init=False)
+    workers: Workers = field(default_factory=Workers)
+    run: str = field(default_factory=runner.new_run)
+    # Sessions whose pane an action (a handoff) owns this poll, read from the journal:
+    # the poll neither follows nor judges them until the action settles.
+    acting: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
-        self.creates = create.CreateRunner(self)
+        self._creates = create.CreateExecutor()
+        self.engine = runner.Engine(
+            [resume.ResumeExecutor(), swap.SwapExecutor(), briefing.BriefExecutor(), self._creates,
+             delivery.EnvelopeExecutor()],
+            self.workers,
+        )
         # A resume that started the agent again before afd stopped: the new process is the session's own.
-        self._awaiting_agent |= runner.respawned_sessions(self.store)
-        self.outbox = Outbox(self)
+        self._awaiting_agent |= {
+            name for name, e in self.engine.pending(self.store).items()
+            if e.action == resume.ACTION and e.intent.get("step") == resume.ResumeStep.RESPAWNED
+        }
+
+    # --- what actions may use --------------------------------------------------
+
+    def context(self) -> ActionContext:
+        """What an executor may read and do this turn (never the supervisor itself)."""
+        return ActionContext(self.store, self.server, self.config, self.plugins, self.clock, self.run, self.event, self.workers)
+
+    def advance_actions(self, live=None, *, actions=None) -> Advanced:
+        """One engine turn over the pending journal rows; what it means for the poll is applied here."""
+        report = self.engine.advance(self.context(), live or {}, actions=actions)
+        self._awaiting_agent |= report.restarted
+        for name in report.forget_watch:
+            self.watches.pop(name, None)
+        for entry_id, entry in report.settled.items():
+            self.settled(entry_id, entry)
+        self.acting = frozenset(self.engine.owning(self.store))
+        return report
+
+    def begin_create(self, plan: create.CreatePlan) -> int:
+        return self._creates.begin(self.context(), plan)
+
+    def create_result(self, entry_id: int) -> dict | None:
+        """How a create stands: None while it runs; ValueError with the reason when it failed."""
+        self.advance_actions(actions={create.ACTION})
+        return self._creates.answer(self.store, entry_id)
+
+    def start_handoffs(self) -> None:
+        """Automatic handoffs policy asks for (the daemon calls this after a poll; `run --once` does not)."""
+        planner.start_handoffs(self.context(), set(self.engine.pending(self.store)))
+        self.acting = frozenset(self.engine.owning(self.store))
+
+    def busy(self) -> bool:
+        return self.engine.busy(self.store)
 
     # --- events -----------------------------------------------------------
 
@@ -139,7 +188,7 @@ class Supervisor:
         rec = self.store.get_session(event.session) if event.session else None
         about = None if rec is None else About(
             agent=rec.agent, location=rec.location, pane=rec.pane_id, worktree=rec.worktree, branch=rec.branch,
-            reset_at=rec.reset_at,
+            reset_at=rec.reset_at, account=rec.account,
         )
         return compose(event, about, now=event.at, zone=local_zone(), host=socket.gethostname(), event_id=event_id)
 
@@ -152,7 +201,7 @@ class Supervisor:
     # --- the poll -----------------------------------------------------------
 
     def poll(self) -> PollSummary:
-        self._advance_creates()
+        self.acting = frozenset(self.engine.owning(self.store))  # a handoff begun between polls owns its pane now
         now = self.clock()
         self._expire_limits(now)
         # No paths or start commands: only adoption reads them, and it asks for its own pane.
@@ -172,25 +221,35 @@ class Supervisor:
 
         live = self._bind_panes(inv, now)
         captured = self._capture_and_judge(live, inv, now)
-        self._advance_actions(live, now)
+        # Jobs first: a delivery begun for an idle recipient takes its first step in this poll's turn.
         self._advance_jobs(live, now)
+        self._advance_actions(live, now)
         limited = tuple(sorted(name for name, (rec, _, _) in live.items() if rec.state == LIMITED))
         return PollSummary(True, True, len(inv.panes), len(live), captured, limited)
 
     def _advance_jobs(self, live, now: datetime) -> None:
-        """Jobs' statuses from what this poll saw, then one short step for each envelope in the outbox."""
-        self.outbox.observe_jobs(now)
-        self.outbox.advance(live, now)
+        """Jobs' statuses from what this poll saw, then a delivery begun for each envelope a recipient can take."""
+        ctx = self.context()
+        self.outbox.observe_jobs(ctx, now)
+        for name in self.outbox.route(ctx, live):
+            if (watch := self.watches.get(name)) is not None:
+                # Seen idle within a poll or two of settling, not only when an unchanged
+                # fingerprint's capture is next refreshed.
+                watch.look_again()
 
-    def _advance_creates(self) -> None:
-        """Carry every `sessions create` in flight one short step further (its worker does the slow part)."""
-        self.creates.advance()
-
-    # --- acting on limits (afd.act) -------------------------------------
+    # --- acting (afd.act) ------------------------------------------------------
 
     def _advance_actions(self, live, now: datetime) -> None:
-        """One short, non-blocking move of each pending action, and new ones where policy says so."""
-        runner.advance(self, live, now)
+        """One short, non-blocking move of each pending action, then the resumes policy asks for."""
+        pending = self.store.pending_journal()
+        if pending:
+            self.advance_actions(live)
+            pending = self.store.pending_journal()
+        busy = {e.session for e in pending}
+        ctx = self.context()
+        for name, (rec, _pane, _ident) in list(live.items()):
+            if name not in busy:
+                planner.plan_wait(ctx, rec, self.watches.get(name), now)
 
     # --- server-level states ------------------------------------------------
 
@@ -235,59 +294,42 @@ class Supervisor:
             self.event(note.kind, note.message, name)
         if t.settled is not None:
             self._awaiting_agent.discard(name)
-        if t.settled is not None and name in self._awaiting:
-            entry_id, _ = self._awaiting.pop(name)
-            entry = self.store.journal_entry(entry_id)
-            if entry is not None and entry.state is JournalState.PENDING:
-                self.store.journal_finish(entry_id, JournalState.DONE, t.settled)
+            self._awaiting.discard(name)
         return new
 
     def _observe(self, sighting: sessions.Sighting, now: datetime) -> None:
         if isinstance(sighting, sessions.SeenWorking):
-            self._observe_working(sighting.agent, sighting.session, now)
+            self._observe_working(sighting.agent, sighting.account, sighting.session, now)
         elif isinstance(sighting, sessions.SeenDisputed):
-            fact = self._fact(sighting.agent)
+            fact = self._fact(sighting.agent, sighting.account)
             if fact.state is limits.LimitState.LIMITED and fact.source_session == sighting.session:
                 # The limit every session was told of came from the banner now disputed.
-                self.store.save_limit(limits.unknown_fact(sighting.agent))
-                self.event("agent.unknown", f"{sighting.agent} is unknown again: the limit seen in {sighting.session} "
+                self.store.save_limit(limits.unknown_fact(sighting.agent, sighting.account))
+                self.event("agent.unknown", f"{sighting.account} is unknown again: the limit seen in {sighting.session} "
                            "is disputed by its own records", sighting.session)
         else:
-            self._observe_limited(sighting.agent, sighting.session, sighting.banner, sighting.reset_at, now,
-                                  sighting.first_seen)
+            self._observe_limited(sighting.agent, sighting.account, sighting.session, sighting.banner, sighting.reset_at,
+                                  now, sighting.first_seen)
 
-    def _observe_working(self, agent: str, session: str, now: datetime) -> None:
-        old = self._fact(agent)
+    def _observe_working(self, agent: str, account: str, session: str, now: datetime) -> None:
+        old = self._fact(agent, account)
         if old.state is limits.LimitState.AVAILABLE and old.observed_at and timedelta(0) <= now - old.observed_at < AVAILABLE_REFRESH:
             return
         self._store_fact(old, limits.observe_working(old, at=now, session=session), session)
 
-    def _observe_limited(self, agent, session, banner, reset_at, now, first_seen) -> None:
-        old = self._fact(agent)
+    def _observe_limited(self, agent, account, session, banner, reset_at, now, first_seen) -> None:
+        old = self._fact(agent, account)
         new = limits.observe_limited(old, reset_at=reset_at, at=now, session=session, banner=banner, first_seen=first_seen)
         self._store_fact(old, new, session)
 
-    def recover_entry(self, entry) -> bool:
-        """At start: settle or clean up one action a crash left pending, from what exists now.
-
-        False for an action `afd/recovery.py` does not inspect; the caller deals with it.
-        """
-        if not recovery.inspects_at_start(entry.action):
-            return False
-        step = self.creates.recover(entry)  # the only action inspected at start so far
-        kind = {recovery.Resolution.SETTLE: "journal.settled", recovery.Resolution.ROLL_BACK: "journal.rolled-back",
-                recovery.Resolution.AWAIT: "journal.resumed", recovery.Resolution.LEAVE: "journal.unchecked"}[step.next]
-        self.event(kind, f"{entry.action} of {entry.session}, interrupted by a stop of afd: {step.outcome}", entry.session)
-        return True
-
-    def _awaiting_starts(self) -> dict[str, tuple[int, datetime]]:
-        """Sessions whose agent afd started and has not seen run yet: name → (journal id, journaled at).
+    def _awaiting_starts(self) -> set[str]:
+        """Sessions whose agent afd created and has not seen run yet.
 
         Read from the journal, not kept in memory, so a restart in between
         still waits for the agent instead of letting its pane go.
         """
         return {
-            e.session: (e.id, e.at)
+            e.session
             for e in self.store.pending_journal()
             if e.action == create.ACTION and e.intent.get("step") == create.STEP_AWAITING
         }
@@ -302,11 +344,15 @@ class Supervisor:
         live: dict[str, tuple[SessionRecord, tmux.PaneInfo, Identity]] = {}
 
         self.identities.begin_poll(rules_key(self.plugins.agents, overrides))
+        told, self._accounts_told = self._accounts_told, {}
         for pane in inv.panes:
             held = bound.get(pane.pane_id)
             procs, ident = self.identities.lookup(
                 pane,
-                lambda ps: identity.identify(ps, self.plugins.agents, overrides),
+                # The account is read with the identity, not every poll.
+                lambda ps: account_env.with_account_env(
+                    identity.identify(ps, self.plugins.agents, overrides), self.plugins.agents, self.read_env
+                ),
                 (held.agent_pid, held.agent_started_at) if held is not None else None,
             )
             rec = bound.pop(pane.pane_id, None)
@@ -328,7 +374,8 @@ class Supervisor:
                 since = rec.created_at if rec.name in self._awaiting else None
                 if since is None and rec.name in self._awaiting_agent:
                     since = rec.updated_at
-                seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, since)
+                agent = ident.agent if ident.kind is IdentityKind.KNOWN else rec.agent
+                seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, since, self._account(agent, ident, told))
                 rec = self._apply(rec, sessions.transition(rec, seen, now))
             elif self._should_adopt(pane, ident):
                 rec = self._adopt(pane, ident, inv, records, now)
@@ -348,25 +395,54 @@ class Supervisor:
             and not is_ignored(pane.location, self.config.watch_ignore)
         )
 
+    def _account(self, agent: str | None, ident: Identity, told: dict) -> str | None:
+        """The account `agent` runs on in this pane, from the environment read with its identity."""
+        if agent is None or ident.pid is None:
+            return None
+        spec = self.plugins.agents.get(agent)
+        key = (agent, ident.pid, ident.create_time, ident.env, tuple(self.config.accounts.values()), spec)
+        if key in told:
+            name = told[key]
+        elif spec is None:
+            name = accounts.UNKNOWN
+        else:
+            variables = accounts.AgentVars(spec.account_env, spec.account_defaults, spec.credential_env)
+            name = accounts.account_of(agent, variables, ident.env, self.config.accounts.values(),
+                                       home=os.path.expanduser("~"), resolve=os.path.realpath)
+        self._accounts_told[key] = name
+        return name
+
     def _adopt(self, pane, ident: Identity, inv, records, now) -> SessionRecord:
-        spec = self.plugins.agents[ident.agent]
+        return self.adopt(pane, ident, inv, set(records), now)
+
+    def adopt(self, pane: tmux.PaneInfo, ident: Identity, inv: tmux.Inventory, taken, now: datetime, *,
+              name: str | None = None, mission: str | None = None, vouched_agent: str | None = None) -> SessionRecord:
+        """Make a session of a pane: found by the poll (`watch_all_panes`) or asked for (`sessions adopt`)."""
+        agent = ident.agent if ident.kind is IdentityKind.KNOWN else vouched_agent
+        if agent is None:
+            raise ValueError(f"pane {pane.pane_id}: no agent to adopt it as (none identified, none vouched for)")
+        spec = self.plugins.agents[agent]
         if pane.cwd is None or pane.start_command is None:
             # Gone since the listing: adopted without a mission or worktree, as a pane tmux said nothing about.
             pane = tmux.pane_details(self.server, pane) or replace(pane, start_command="", cwd="")
-        mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(
-            pane.start_command, spec
-        )
+        start_command, cwd = pane.start_command or "", pane.cwd or ""
+        if mission is None and ident.argv:
+            mission = identity.mission_from_argv(ident.argv, spec) or identity.mission_from_start_command(start_command, spec)
+        elif mission is None:
+            mission = identity.mission_from_start_command(start_command, spec) if ident.kind is IdentityKind.KNOWN else None
         t = sessions.adopted(
-            name=unique_name(pane.location, records),
+            name=name or unique_name(pane.location, taken),
             pane_id=pane.pane_id,
-            server_socket=inv.socket_path,
+            server_socket=inv.socket_path or "",  # an answered listing always names its socket
             server_pid=inv.server_pid,
             identity=ident,
-            mission=mission,
-            worktree=pane.cwd or None,
-            branch=git.branch_of(pane.cwd),
+            mission=(mission or "").strip() or None,
+            worktree=cwd or None,
+            branch=git.branch_of(cwd),
             location=pane.location,
             now=now,
+            vouched_agent=vouched_agent,
+            account=self._account(agent, ident, {}),
         )
         self.store.upsert_session(t.record)
         for note in t.notes:
@@ -398,8 +474,9 @@ class Supervisor:
         for name in wanted:
             rec, pane, _ident = live[name]
             result = results.get(pane.pane_id)
+            seen: sessions.Observation
             if result is None or result.presence is tmux.Presence.UNKNOWN:
-                seen = sessions.CaptureUnanswered(result and result.error)
+                seen = sessions.CaptureUnanswered(result.error if result is not None else None)
             elif result.presence is tmux.Presence.GONE:
                 seen = sessions.PaneClosed("the pane vanished during the poll")
             elif result.server_pid is not None and result.server_pid != inv.server_pid:
@@ -412,7 +489,7 @@ class Supervisor:
                 self.watches[name].refresh(pane.fingerprint, mono)
                 continue
             else:
-                seen = self._look(name, rec, pane, result.text or "", clock, patterns, mono)
+                seen = self._look(name, rec, pane, _ident, result.text or "", clock, patterns, mono)
             rec = self._apply(rec, sessions.transition(rec, seen, now))
             if rec.state == GONE:
                 del live[name]
@@ -420,16 +497,20 @@ class Supervisor:
                 live[name] = (rec, pane, _ident)
         return len(wanted)
 
-    def _look(self, name: str, rec: SessionRecord, pane, text: str, clock: Clock, patterns, mono: float) -> sessions.Looked:
+    def _look(
+        self, name: str, rec: SessionRecord, pane, ident: Identity, text: str, clock: Clock, patterns, mono: float
+    ) -> sessions.Looked:
         """The facts of one fresh capture: detection, banner sighting, idle gate, verdict, busy marker."""
         now = clock.now
         rows = capture_rows(text)
-        spec = self.plugins.agents[rec.agent]
+        agent = rec.agent
+        assert agent is not None  # only a session of an agent some plugin knows is captured
+        spec = self.plugins.agents[agent]
         watch, rules = self.watches[name], (self.config, self.plugins)
         if watch.repeats(rows, rules):
             found = watch.detections[-1]
         else:
-            found = self.plugins.detect(rec.agent, rows, clock, patterns.get(rec.agent))
+            found = self.plugins.detect(agent, rows, clock, patterns.get(agent))
         watch.detected_under, watch.text = rules, text
         idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome, spec.volatile)
         sighting = None
@@ -446,7 +527,7 @@ class Supervisor:
         verdict = None
         if idle:
             verdict = judge(
-                rec.agent,
+                agent,
                 list(watch.captures),
                 list(watch.detections),
                 spec.chrome,
@@ -455,28 +536,40 @@ class Supervisor:
                 contents=list(watch.contents),
             )
         busy = sessions.seen_busy(rows, spec.busy, spec.chrome, self.config.tail_lines)
-        record = self._ask_witness(rec, sighting.first_seen_at if sighting else None, now) if idle else None
+        record = self._ask_witness(rec, ident, sighting.first_seen_at if sighting else None, now) if idle else None
         return sessions.Looked(idle, found, sighting, verdict, busy, record)
 
     # --- the second witness: the agent's own records ------------------------
 
-    def _ask_witness(self, rec: SessionRecord, banner_seen_at: datetime | None, now: datetime) -> WitnessVerdict | None:
+    def _ask_witness(
+        self, rec: SessionRecord, ident: Identity, banner_seen_at: datetime | None, now: datetime
+    ) -> WitnessVerdict | None:
         """The agent's own records' verdict for an idle pane, or None when no plugin reads them.
 
         Asked at most once a poll; the plugins re-read a file only when its
-        size or mtime changed.
+        size or mtime changed. The records read are the session's account's
+        (the transcript under its CLAUDE_CONFIG_DIR), as afd read its
+        environment when it named the agent.
         """
         if rec.agent is None or not self.plugins.has_witness(rec.agent):
             return None
+        env = ident.env if ident.pid is not None and ident.pid == rec.agent_pid else None
+        if env is None and rec.account == accounts.UNKNOWN:
+            # Its environment could not be read: the default account's records may be another's.
+            return WitnessVerdict(WitnessState.UNKNOWN, "its environment could not be read, so which account's records "
+                                                        "are its own is unknown")
         start = datetime.fromtimestamp(rec.agent_started_at, timezone.utc) if rec.agent_started_at else None
-        process = AgentProcess(pid=rec.agent_pid, cwd=_process_cwd(rec.agent_pid) or rec.worktree, start_time=start)
+        shown = None if env is None else (*env.selecting, *((("HOME", env.home),) if env.home else ()))
+        process = AgentProcess(pid=rec.agent_pid, cwd=_process_cwd(rec.agent_pid) or rec.worktree, start_time=start,
+                               account_env=shown)
         if self._crowded is None:
+            # Two sessions of one account in one directory: records are found by both.
             self._crowded = crowded_dirs(
-                (r.agent, _process_cwd(r.agent_pid) or r.worktree)
+                ((r.agent, r.account), _process_cwd(r.agent_pid) or r.worktree)
                 for r, _, _ in self._crowd_of.values()
                 if r.state not in (EXITED, GONE)
             )
-        if (rec.agent, process.cwd) in self._crowded:
+        if ((rec.agent, rec.account), process.cwd) in self._crowded:
             # Records are found by directory and recency: with two of them at
             # work in one directory, the newest file may be the other one's.
             return WitnessVerdict(WitnessState.UNKNOWN, f"another {rec.agent} session works in {process.cwd}; whose records are whose is unknown")
@@ -487,8 +580,8 @@ class Supervisor:
             since = (banner_seen_at or now) - timedelta(seconds=self.config.poll_interval + 1)
         return self.plugins.witness(rec.agent, process, since, now)
 
-    def _fact(self, agent: str) -> limits.LimitFact:
-        return self.store.load_limits().get(agent) or limits.unknown_fact(agent)
+    def _fact(self, agent: str, account: str) -> limits.LimitFact:
+        return self.store.load_limits().get(account) or limits.unknown_fact(agent, account)
 
     def _store_fact(self, old: limits.LimitFact, new: limits.LimitFact, session: str | None) -> None:
         if new == old:
@@ -497,24 +590,24 @@ class Supervisor:
         if new.state != old.state:
             if new.state is limits.LimitState.LIMITED:
                 when = new.reset_at.strftime("%Y-%m-%dT%H:%M:%SZ") if new.reset_at else "no reset time stated"
-                msg = f"{new.agent} is limited for every session ({when}), seen in {new.source_session}"
+                msg = f"{new.account_name} is limited for every session ({when}), seen in {new.source_session}"
             elif new.state is limits.LimitState.AVAILABLE:
-                msg = f"{new.agent} is available: seen working without a banner in {new.source_session}"
+                msg = f"{new.account_name} is available: seen working without a banner in {new.source_session}"
             elif old.state is limits.LimitState.AVAILABLE:
-                msg = f"{new.agent} is unknown again: not seen working for {AVAILABLE_FOR}"
+                msg = f"{new.account_name} is unknown again: not seen working for {AVAILABLE_FOR}"
             else:
-                msg = f"{new.agent} is unknown again: its limit's reset time has passed"
-            self.event(f"agent.{new.state.value}", msg, session)
+                msg = f"{new.account_name} is unknown again: its limit's reset time has passed"
+            self.event(f"agent.{new.state.value}", msg, session, agent=new.agent, account=new.account_name)
 
     def _expire_limits(self, now: datetime) -> None:
         for fact in self.store.load_limits().values():
             self._store_fact(fact, limits.expire(fact, now, available_for=AVAILABLE_FOR), fact.source_session)
 
 
-def crowded_dirs(pairs) -> frozenset[tuple[str | None, str]]:
+def crowded_dirs(pairs) -> frozenset[tuple[object, str]]:
     """The (agent, directory) pairs given more than once."""
-    seen: set = set()
-    crowded = set()
+    seen: set[tuple[str | None, str]] = set()
+    crowded: set[tuple[str | None, str]] = set()
     for pair in pairs:
         if pair[1]:
             (crowded if pair in seen else seen).add(pair)

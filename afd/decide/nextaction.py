@@ -54,6 +54,11 @@ def in_progress(step: str, *, attempt: int | None, max_attempts: int, hold: str 
     return {"action": "resuming", "at": None, "attempt": attempt, "of": max_attempts, "why": why}
 
 
+def brief_pending(why: str) -> dict:
+    """The plan while a handoff's brief waits for the new agent to take it."""
+    return {"action": "brief-pending", "at": None, "attempt": None, "of": None, "why": f"brief pending ({why})"}
+
+
 def dumps(plan: dict | None) -> str | None:
     return None if plan is None else json.dumps(plan, sort_keys=True)
 

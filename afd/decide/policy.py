@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
 from afd.judge.limits import LimitFact, LimitState
 from afd.model import IdentityKind, IdentitySource, SessionState, person_must_act
 from afd.record.types import ResumeHistory
@@ -145,6 +146,11 @@ def backoff(level: int) -> timedelta:
 # --- history ------------------------------------------------------------------
 
 
+def _keeping_tries(old: ResumeHistory, new: ResumeHistory) -> ResumeHistory:
+    """A new history keeps what was tried for a wall: the wall's key tells whether it still applies."""
+    return replace(new, handoff_wall=old.handoff_wall, handoff_tried=old.handoff_tried)
+
+
 def observe(history: ResumeHistory, limit: Limit | None, *, now: datetime) -> ResumeHistory:
     """The history after this poll's look at the session (`limit` None: no limit on screen).
 
@@ -157,7 +163,7 @@ def observe(history: ResumeHistory, limit: Limit | None, *, now: datetime) -> Re
             return history
         if history.last_sent_at is not None and now - history.last_sent_at < RELIMIT_WINDOW:
             return history  # too early to call it real work
-        return ResumeHistory()
+        return _keeping_tries(history, ResumeHistory())
     if limit.episode == history.episode:
         return history
     sent = history.last_sent_at
@@ -171,7 +177,7 @@ def observe(history: ResumeHistory, limit: Limit | None, *, now: datetime) -> Re
             relimited_at=limit.first_seen_at,
             unconfirmed=False,
         )
-    return ResumeHistory(episode=limit.episode, first_seen_at=limit.first_seen_at, reset_at=limit.reset_at)
+    return _keeping_tries(history, ResumeHistory(episode=limit.episode, first_seen_at=limit.first_seen_at, reset_at=limit.reset_at))
 
 
 def sent(history: ResumeHistory, *, at: datetime, confirmed: bool) -> ResumeHistory:
@@ -186,6 +192,58 @@ def failed(history: ResumeHistory, *, at: datetime) -> ResumeHistory:
 
 def stopped_for_human(history: ResumeHistory, why: str) -> ResumeHistory:
     return replace(history, needs_human=why)
+
+
+# --- which path a limit takes ----------------------------------------------------------
+
+
+class HandoffTry(enum.StrEnum):
+    """How the automatic handoff tried for one wall went."""
+
+    STARTED = "started"  # a swap began: it owns the session until it settles
+    DECLINED = "declined"  # refused, or every agent is limited: the wait path applies to this wall
+
+
+class Path(enum.Enum):
+    WAIT = "wait"  # the wait policy decides (resume at the reset, report, needs a person)
+    HANDOFF = "handoff"  # try an automatic handoff, once for this wall
+    NONE = "none"  # nothing this poll: a handoff was started for this wall, or the config acts on limits neither way
+
+
+def wall_key(banner_first_seen_at: datetime | None, witnesses: str | None) -> str:
+    """What an automatic handoff is tried once for: a banner's appearance and the witnesses' verdict on it.
+
+    Records that confirm the wall a poll after the pane did make a new key,
+    so a handoff refused for want of them may go ahead then.
+    """
+    seen = banner_first_seen_at.isoformat() if banner_first_seen_at else "-"
+    return f"{seen}|{witnesses or '-'}"
+
+
+def tried_for(history: ResumeHistory, wall: str) -> HandoffTry | None:
+    """What the stored history says was tried for this wall; None when nothing was."""
+    if history.handoff_wall != wall or history.handoff_tried is None:
+        return None
+    return HandoffTry(history.handoff_tried)
+
+
+def tried(history: ResumeHistory, wall: str, how: HandoffTry) -> ResumeHistory:
+    return replace(history, handoff_wall=wall, handoff_tried=how.value)
+
+
+def limit_path(*, limit_action: str, handoff_order: Sequence[str], state: str, tried: HandoffTry | None) -> Path:
+    """Wait or hand off, for a session at `state`, from the config and what was tried for its wall.
+
+    An automatic handoff is tried once per wall, only from `limited`; once
+    it declined (refused, all agents limited) the wait path takes the wall.
+    """
+    if tried is HandoffTry.DECLINED:
+        return Path.WAIT
+    if limit_action == "wait":
+        return Path.WAIT
+    if limit_action == "handoff" and handoff_order and state == "limited" and tried is None:
+        return Path.HANDOFF
+    return Path.NONE
 
 
 # --- the wait policy ------------------------------------------------------------
@@ -324,6 +382,9 @@ class HandoffFacts:
     # Whether the limit is witnessed well enough for an unattended swap
     # (`handoff_requires_witness`: pane and the agent's own records agree).
     witnessed: bool = True
+    # The account the outgoing agent runs on; "unknown" (an environment afd could
+    # not read, a credential in it) never authorises an unattended swap.
+    account: str | None = None
 
 
 def _when(at: datetime | None) -> str:
@@ -346,6 +407,9 @@ def handoff_refusal(f: HandoffFacts, target: str, *, brief: str | None, force: b
         return f"afd cannot tell which agent runs in the pane{vouched}, so it cannot rule out handing it to itself"
     if automatic and f.identity_source != IdentitySource.PROCESS:
         return "its agent was vouched for with `adopt --agent`, and such a pane is never handed off automatically"
+    if automatic and f.account == UNKNOWN_ACCOUNT:
+        return ("afd cannot tell which account its agent runs on (its environment could not be read, or a "
+                "credential in it chooses), and such a pane is never handed off automatically")
     if f.outgoing == target:
         return f"{target} is the agent running there now"
     if not (brief or "").strip() and not (f.mission or "").strip():

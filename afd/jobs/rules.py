@@ -2,7 +2,8 @@
 
 A job is a session afd created for a supervisor session (`afd jobs create`
 run from the supervisor's pane). Its results reach the supervisor as
-*envelopes*, short texts typed into the supervisor's pane (afd/outbox.py).
+*envelopes*, short texts typed into the supervisor's pane (afd/jobs/outbox.py routes them,
+afd/jobs/delivery.py types them).
 This module decides, from facts handed to it, who an envelope goes to, what
 a handoff moves and why one is refused, and what the texts say. It does no
 I/O: afd/jobbook.py keeps the records, afd/jobrequests.py asks.

@@ -1,8 +1,10 @@
-"""The per-agent limit map: what afd knows about each agent's plan limit.
+"""The limit map: what afd knows about each account's plan limit.
 
-A plan limit belongs to the account, not to the session that hit it: once
-one codex session shows the wall, codex is limited for every session. Each
-agent has one `LimitFact`, three-valued:
+A plan limit belongs to the account, not to the session that hit it, nor
+to the program: once one codex session shows the wall, every session on
+that codex account is limited, while one on another account
+(`CODEX_HOME=~/.codex-team`) is not (afd.judge.accounts says how an account
+is told). Each account has one `LimitFact`, three-valued:
 
 * ``limited``   — a usage-limit banner was seen; ``reset_at`` when it lifts
   (None when the banner gave no time: then it holds until the agent is seen
@@ -52,7 +54,7 @@ class LimitState(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class LimitFact:
-    """One agent's entry in the limit map."""
+    """One account's entry in the limit map."""
 
     agent: str
     state: LimitState
@@ -60,11 +62,19 @@ class LimitFact:
     observed_at: datetime | None
     source_session: str | None
     banner: str | None = None
+    # The account, when it is not the agent's default one (which is named after the agent).
+    account: str | None = None
+
+    @property
+    def account_name(self) -> str:
+        """The key of this fact in the map: the account's name."""
+        return self.account or self.agent
 
 
-def unknown_fact(agent: str) -> LimitFact:
-    """The fact for an agent never observed (or one no detector can observe)."""
-    return LimitFact(agent=agent, state=LimitState.UNKNOWN, reset_at=None, observed_at=None, source_session=None)
+def unknown_fact(agent: str, account: str | None = None) -> LimitFact:
+    """The fact for an account never observed (or one no detector can observe); `account` None: the default one."""
+    return LimitFact(agent=agent, state=LimitState.UNKNOWN, reset_at=None, observed_at=None, source_session=None,
+                     account=account if account != agent else None)
 
 
 def _reset_passed(reset_at: datetime | None, now: datetime) -> bool:
@@ -97,6 +107,7 @@ def observe_limited(
                 observed_at=at,
                 source_session=session,
                 banner=banner,
+                account=fact.account,
             ),
             at,
         )
@@ -115,6 +126,7 @@ def observe_limited(
             observed_at=at,
             source_session=session,
             banner=banner,
+            account=fact.account,
         )
     # Limited already (keep the fact the map holds) or available from a
     # working sighting newer than this banner's first appearance: an old
@@ -131,6 +143,7 @@ def observe_working(fact: LimitFact, *, at: datetime, session: str) -> LimitFact
         observed_at=at,
         source_session=session,
         banner=None,
+        account=fact.account,
     )
 
 

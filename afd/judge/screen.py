@@ -3,6 +3,8 @@
 Pure readings of captured rows (as `afd.text.capture_rows` gives them), for
 delivery to decide whether and how to type. Each reading says "not found"
 (None) rather than guess: a composer afd cannot find is not an empty one.
+How an agent draws its input row is its `AgentSpec`'s (`input_rows`,
+`input_placeholders`), set by the plugin that knows the agent.
 """
 
 from __future__ import annotations
@@ -14,13 +16,12 @@ from datetime import datetime
 
 from afd.decide.policy import Native
 from afd.kit.resettime import parse_reset
-from afd.model import Clock
+from afd.model import AgentSpec, Clock
 
 # A menu option: a highlight mark (or two spaces), a number, the text.
 _OPTION = re.compile(r"^\s*(?P<mark>[❯›>▶]?)\s*(?P<n>\d+)\.\s+(?P<text>\S.*?)\s*$")
 _DESCRIPTION_GAP = re.compile(r"\s{2,}")
 _RULE = re.compile(r"^\s*─{8,}\s*$")
-_BOXED_COMPOSER = re.compile(r"^│\s*>\s?(?P<text>.*?)\s*│$")
 _BUSY = re.compile(r"esc to interrupt|\bWorking…? \(\d+s", re.I)
 _ARMED = re.compile(r"(?:set to continue|Continuing) automatically at (?P<at>[^·]+?)\s*(?:·|$)", re.I)
 _SHORTLY = re.compile(r"Continuing shortly\b", re.I)
@@ -28,11 +29,6 @@ _CANCELLED = re.compile(r"Automatic continue cancelled", re.I)
 
 STOP_AND_WAIT = "Stop and wait for limit to reset"
 KEEP_MODEL = "Keep current model"
-
-_PLACEHOLDERS = {
-    "codex": ("Ask Codex to do anything",),
-    "devin": ("Ask Devin to build features, fix bugs, or work on your code",),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,27 +95,29 @@ def menu_kind(menu: Menu) -> str:
     return MenuKind.OTHER
 
 
-def composer_text(agent: str | None, rows: Sequence[str]) -> str | None:
-    """The text in the agent's input row, "" when empty; None when no composer is on screen."""
+def reads_composer(spec: AgentSpec | None) -> bool:
+    """Whether `composer_text` knows this agent's input row (else a missing row proves nothing)."""
+    return spec is not None and bool(spec.input_rows)
+
+
+def composer_text(spec: AgentSpec | None, rows: Sequence[str]) -> str | None:
+    """The text in the agent's input row, "" when empty; None when no input row is on screen (or none is known)."""
+    if spec is None or not spec.input_rows:
+        return None
     for i in range(len(rows) - 1, -1, -1):
         row = rows[i]
-        if agent == "claude":
-            m = _BOXED_COMPOSER.match(row)
-            if m:
-                return m["text"].strip()
-            if row.startswith("❯") and i > 0 and _RULE.match(rows[i - 1]) and i + 1 < len(rows) and _RULE.match(rows[i + 1]):
-                return row[1:].strip()
-        elif agent == "codex":
-            if row.startswith("›") and not _OPTION.match(row):
-                return _without_placeholder(agent, row[1:].strip())
-        elif agent == "devin":
-            if row.startswith("❭"):
-                return _without_placeholder(agent, row[1:].strip())
+        for way in spec.input_rows:
+            m = way.pattern.match(row)
+            if m is None or (way.between_rules and not _between_rules(rows, i)):
+                continue
+            typed = m.groupdict().get("text")
+            text = (row[m.end():] if typed is None else typed).strip()
+            return "" if text in spec.input_placeholders else text
     return None
 
 
-def _without_placeholder(agent: str, text: str) -> str:
-    return "" if text in _PLACEHOLDERS.get(agent, ()) else text
+def _between_rules(rows: Sequence[str], i: int) -> bool:
+    return i > 0 and i + 1 < len(rows) and bool(_RULE.match(rows[i - 1])) and bool(_RULE.match(rows[i + 1]))
 
 
 def busy(rows: Sequence[str]) -> bool:
@@ -144,10 +142,10 @@ def native_continue(rows: Sequence[str], clock: Clock) -> tuple[Native, datetime
     return state, at
 
 
-def text_seen(pasted: str, agent: str | None, rows: Sequence[str]) -> bool:
+def text_seen(pasted: str, spec: AgentSpec | None, rows: Sequence[str]) -> bool:
     """Whether the pasted text shows in the composer (its start; a long paste may be cut or folded)."""
     head = " ".join(pasted.split())[:24]
-    shown = composer_text(agent, rows)
+    shown = composer_text(spec, rows)
     if shown is not None:
         return " ".join(shown.split()).startswith(head)
     # No composer this module knows: the text's start on one of the last rows.

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
 from afd.judge.gates import Verdict, is_chrome
 from afd.judge.witness import Combined, Witnesses, combine
 from afd.model import Detection, IdentitySource, SessionState, WitnessVerdict
@@ -49,6 +50,9 @@ class PaneSeen:
     # When afd started this session's agent and has not seen it run yet (from
     # the journal, so it survives a restart); None for any other session.
     awaiting_since: datetime | None = None
+    # The account the identified process runs on (afd.judge.accounts), told
+    # from the environment read when its identity was established.
+    account: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,12 +115,14 @@ class SeenWorking:
 
     agent: str
     session: str
+    account: str  # whose plan the evidence is about
 
 
 @dataclass(frozen=True, slots=True)
 class SeenLimited:
     agent: str
     session: str
+    account: str
     banner: str
     reset_at: datetime | None
     first_seen: bool  # a new appearance, not the same banner still on screen
@@ -128,6 +134,7 @@ class SeenDisputed:
 
     agent: str
     session: str
+    account: str
 
 
 Sighting = SeenWorking | SeenLimited | SeenDisputed
@@ -164,28 +171,40 @@ def adopted(
     branch: str | None,
     location: str,
     now: datetime,
+    vouched_agent: str | None = None,
+    account: str | None = None,
 ) -> Transition:
-    """A known agent found in a pane no session holds becomes a session."""
+    """A pane no session holds becomes a session: a known agent found in it, or one the user vouched for.
+
+    `vouched_agent` is the user's word (`sessions adopt --agent`) for a pane
+    whose agent afd could not establish: the identity then stays unknown,
+    with the user as its source, never shown as afd's finding.
+    """
+    vouched = vouched_agent is not None and identity.kind is not IdentityKind.KNOWN
+    agent = vouched_agent if vouched else identity.agent
     rec = SessionRecord(
         name=name,
         pane_id=pane_id,
         server_socket=server_socket,
         server_pid=server_pid,
-        agent=identity.agent,
-        identity=IdentityKind.KNOWN,
-        identity_source=IdentitySource.PROCESS,
+        agent=agent,
+        identity=IdentityKind.UNKNOWN if vouched else IdentityKind.KNOWN,
+        identity_source=IdentitySource.USER if vouched else IdentitySource.PROCESS,
         state=S.IDLE,
         created_at=now,
         updated_at=now,
         mission=mission,
         worktree=worktree,
         branch=branch,
-        agent_pid=identity.pid,
-        agent_started_at=identity.create_time,
+        agent_pid=identity.pid if identity.kind is not IdentityKind.NONE else None,
+        agent_started_at=identity.create_time if identity.kind is not IdentityKind.NONE else None,
         location=location,
+        account=account,
     )
     what = f" with mission {mission!r}" if mission else " with no mission (none in its command line)"
-    return Transition(rec, (Note("session.adopted", f"adopted {identity.agent} in pane {pane_id} ({location}){what}"),))
+    word = " (identity on the user's word)" if vouched else ""
+    on = f" on account {account}" if account and account != agent else ""
+    return Transition(rec, (Note("session.adopted", f"adopted {agent}{on} in pane {pane_id} ({location}){what}{word}"),))
 
 
 def seen_busy(rows: Sequence[str], busy: Sequence[re.Pattern[str]], chrome: Sequence[re.Pattern[str]], tail_lines: int) -> bool:
@@ -221,10 +240,12 @@ def _exited(rec: SessionRecord, now: datetime, why: str, *, settled: str | None 
     return Transition(_changed(rec, new, now), notes, clear_banner=True, forget_watch=True, settled=settled)
 
 
-def _started(rec: SessionRecord, ident: Identity, now: datetime, message: str, *, settled: str | None = None) -> Transition:
+def _started(rec: SessionRecord, seen: PaneSeen, now: datetime, message: str, *, settled: str | None = None) -> Transition:
+    ident = seen.identity
     source = IdentitySource.PROCESS if ident.kind is IdentityKind.KNOWN else IdentitySource.USER
     new = replace(
         rec,
+        account=seen.account,
         agent=ident.agent or rec.agent,
         identity=ident.kind if ident.kind is IdentityKind.KNOWN else IdentityKind.UNKNOWN,
         identity_source=source,
@@ -245,11 +266,14 @@ def _on_pane_seen(rec: SessionRecord, seen: PaneSeen, now: datetime) -> Transiti
     ident = seen.identity
     if seen.own_agent_alive and not seen.dead:
         # The same agent process as before, even with a child tool in front of it.
+        if ident.pid == rec.agent_pid and seen.account != rec.account:
+            # Told again: a reload named its directory, or a store from before accounts.
+            rec = replace(rec, account=seen.account, updated_at=now)
         return Transition(rec)
 
     if seen.awaiting_since is not None:
         if ident.kind is IdentityKind.KNOWN and not seen.dead:
-            return _started(rec, ident, now, f"{ident.agent} started in pane {rec.pane_id} (pid {ident.pid})",
+            return _started(rec, seen, now, f"{ident.agent} started in pane {rec.pane_id} (pid {ident.pid})",
                             settled=f"{ident.agent} seen running in pane {rec.pane_id} (pid {ident.pid})")
         if seen.dead:
             why = f"the agent afd started in pane {rec.pane_id} exited before afd saw it run"
@@ -274,12 +298,12 @@ def _on_pane_seen(rec: SessionRecord, seen: PaneSeen, now: datetime) -> Transiti
             # Its agent ended unseen (between two polls, or while afd was not running).
             message = (f"{ident.agent} started again in pane {rec.pane_id} (pid {ident.pid}); the process afd "
                        f"followed before (pid {rec.agent_pid}) is gone")
-        return _started(rec, ident, now, message)
+        return _started(rec, seen, now, message)
 
     # UNKNOWN: something that is not provably an agent (`less`, a wrapper).
     if rec.identity_source is IdentitySource.USER and rec.state is S.EXITED:
         # The user vouched for this pane's agent and afd saw it go: its successor is theirs too.
-        return _started(rec, ident, now, f"{rec.agent} started again in pane {rec.pane_id} (pid {ident.pid}), "
+        return _started(rec, seen, now, f"{rec.agent} started again in pane {rec.pane_id} (pid {ident.pid}), "
                                          "on the user's word")
     return _exited(rec, now, f"the {rec.agent or 'agent'} process in pane {rec.pane_id} has exited; "
                              f"{ident.reason}")
@@ -321,8 +345,11 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
     clear = found is None and rec.last_banner is not None
     # Only a request seen going through says the plan has room: a re-wrap, a
     # child tool's output or a retrying spinner changes the screen just as well.
-    # The limit map is per agent: a pane whose agent is not named tells it nothing.
-    sightings: tuple[Sighting, ...] = (SeenWorking(rec.agent, rec.name),) if look.busy and found is None and rec.agent else ()
+    # The limit map is per account: a pane whose agent or account is not named tells it nothing.
+    account = _named_account(rec)
+    sightings: tuple[Sighting, ...] = (
+        (SeenWorking(rec.agent, rec.name, account),) if look.busy and found is None and rec.agent and account else ()
+    )
     if look.idle is None:
         # First look since afd started or the pane changed hands: nothing to compare yet.
         return Transition(rec, sightings=sightings, clear_banner=clear)
@@ -368,8 +395,15 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
                                          f"{combined.witnesses.value}): {banner}"),)
     elif rec.witnesses is not None and rec.witnesses != new.witnesses:
         notes = (Note("session.witnessed", f"{rec.agent}'s limit is now witnessed by {new.witnesses}"),)
-    seen = (SeenLimited(rec.agent, rec.name, banner, reset_at, first),) if rec.agent else ()
+    seen = (SeenLimited(rec.agent, rec.name, account, banner, reset_at, first),) if rec.agent and account else ()
     return Transition(_changed(rec, new, now), notes, seen)
+
+
+def _named_account(rec: SessionRecord) -> str | None:
+    """The account whose limit map entry this session's sightings are about; None when it cannot be named."""
+    if rec.account is None or rec.account == UNKNOWN_ACCOUNT:
+        return None
+    return rec.account
 
 
 def _disputed(rec: SessionRecord, look: Looked, combined: Combined, now: datetime, sightings) -> Transition:
@@ -381,7 +415,8 @@ def _disputed(rec: SessionRecord, look: Looked, combined: Combined, now: datetim
     if rec.witnesses == new.witnesses and rec.banner_first_seen_at == first_seen:
         return Transition(_changed(rec, new, now), (), sightings)
     note = Note("session.disputed", f"not limited: {combined.why}")
-    disputed = (SeenDisputed(rec.agent, rec.name),) if rec.agent else ()
+    account = _named_account(rec)
+    disputed = (SeenDisputed(rec.agent, rec.name, account),) if rec.agent and account else ()
     return Transition(_changed(rec, new, now), (note,), (*sightings, *disputed))
 
 

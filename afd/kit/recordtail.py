@@ -18,6 +18,8 @@ from pathlib import Path
 
 import psutil
 
+from afd.model import AgentProcess
+
 TAIL_BYTES = 256 * 1024
 HEAD_BYTES = 64 * 1024
 
@@ -141,3 +143,14 @@ def process_environment(pid: int | None) -> dict[str, str]:
             if env:  # empty for a zombie, or a process caught mid-exec
                 return env
     return dict(os.environ)
+
+
+def agent_environment(process: AgentProcess) -> dict[str, str]:
+    """The variables that say where `process` keeps its records: its account's, as afd read them, else its own.
+
+    afd reads an agent's account variables once, when it names the agent;
+    a witness reading the same values reads the same account's records.
+    """
+    if process.account_env is not None:
+        return dict(process.account_env)
+    return process_environment(process.pid)

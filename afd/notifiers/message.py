@@ -26,6 +26,7 @@ class About:
     worktree: str | None = None
     branch: str | None = None
     reset_at: datetime | None = None
+    account: str | None = None  # `claude-work`, `unknown`; the default account is named after the agent
 
 
 def _iso(value: datetime) -> str:
@@ -132,7 +133,10 @@ def compose(
     """The notice for `event`: words in the user's zone, and the JSON payload the webhook sends."""
     name = event.session or "afd"
     agent = about.agent if about else None
-    who = f"{name} ({agent})" if event.session and agent else name
+    # An event about an account's limit names it; any other takes the session's.
+    account = event.data.get("account") or (about.account if about else None)
+    shown = f"{agent} on {account}" if agent and account and account != agent else agent
+    who = f"{name} ({shown})" if event.session and agent else name
     title, text, priority, tags = _words(event, who, name, about, now, zone)
     place = where(about)
     payload = {
@@ -142,12 +146,12 @@ def compose(
         "kind": event.kind,
         "message": event.message,
         "agent": agent,
-        "account": None,  # afd knows no accounts yet
+        "account": account,
         "host": host,
         "where": place,
         "text": text,
     }
-    return Notice(title=title, text=text, where=place, agent=agent, account=None, host=host,
+    return Notice(title=title, text=text, where=place, agent=agent, account=account, host=host,
                   priority=priority, tags=tags, payload=payload)
 
 

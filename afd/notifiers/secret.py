@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from afd.config.notifiers import token_file_problem
+from afd.errors import AfdError
 
 
-class TokenProblem(Exception):
+class TokenProblem(AfdError):
     """The token file cannot be used; the message says why, in one line."""
 
 

@@ -24,6 +24,7 @@ from types import MappingProxyType
 
 import psutil
 
+from afd.judge.accounts import ProcessEnv
 from afd.model import AgentSpec, IdentityKind, PromptDelivery
 
 
@@ -52,6 +53,9 @@ class Identity:
     create_time: float | None  # with pid, names the process even after pid reuse
     argv: tuple[str, ...]
     reason: str
+    # The account variables of `pid`'s environment, read when the identity was
+    # established (afd.observe.account_env); None: not read, or unreadable.
+    env: ProcessEnv | None = None
 
 
 DEFAULT_SHELLS = frozenset({"sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "nu", "elvish"})

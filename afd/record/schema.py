@@ -170,5 +170,32 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX outbox_open ON outbox (state) WHERE state != 'consumed';
     """,
+    # → +1: the wall an automatic handoff was tried for, and how it went (a restart does not try again).
+    """
+    ALTER TABLE resume_history ADD COLUMN handoff_wall TEXT;
+    ALTER TABLE resume_history ADD COLUMN handoff_tried TEXT;
+    """,
+    # → +1, accounts: a limit belongs to an account, not to a program. The map
+    # is keyed by account; what was known per agent is its default account's,
+    # which is named after the agent. Sessions say their account, the ledger
+    # the accounts of each handoff.
+    """
+    CREATE TABLE limits_by_account (
+        account TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('limited', 'available', 'unknown')),
+        reset_at TEXT,
+        observed_at TEXT,
+        source_session TEXT,
+        banner TEXT
+    );
+    INSERT INTO limits_by_account (account, agent, state, reset_at, observed_at, source_session, banner)
+        SELECT agent, agent, state, reset_at, observed_at, source_session, banner FROM limits;
+    DROP TABLE limits;
+    ALTER TABLE limits_by_account RENAME TO limits;
+    ALTER TABLE sessions ADD COLUMN account TEXT;
+    ALTER TABLE ledger ADD COLUMN from_account TEXT;
+    ALTER TABLE ledger ADD COLUMN to_account TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -31,9 +31,11 @@ class StatusRows(NamedTuple):
     sessions: tuple[sqlite3.Row, ...]  # ordered by name
     ledger: dict[str, tuple[sqlite3.Row, ...]]  # session -> its handoffs, oldest first
     resuming: frozenset[str]  # sessions with a resume under way (a pending journal entry)
-    limits: tuple[sqlite3.Row, ...]  # ordered by agent
+    limits: tuple[sqlite3.Row, ...]  # ordered by account
     events: tuple[sqlite3.Row, ...]  # the most recent ones, oldest first
     agents: tuple[str, ...] | None  # the agents the daemon last had plugins for; None if it never said
+    # The accounts the daemon's config names, (name, agent); None if it never said.
+    accounts: tuple[tuple[str, str], ...] | None = None
 
 
 def read_status_rows(conn: sqlite3.Connection, events: int) -> StatusRows:
@@ -49,9 +51,10 @@ def read_status_rows(conn: sqlite3.Connection, events: int) -> StatusRows:
         resuming = frozenset(
             r[0] for r in conn.execute("SELECT DISTINCT session FROM journal WHERE state = 'pending' AND action = 'resume'")
         )
-        limits = tuple(conn.execute("SELECT * FROM limits ORDER BY agent"))
+        limits = tuple(conn.execute("SELECT * FROM limits ORDER BY account"))
         recent = conn.execute("SELECT * FROM events ORDER BY id DESC LIMIT ?", (events,)).fetchall()
         named = conn.execute("SELECT value FROM meta WHERE key = 'agents'").fetchone()
+        configured = conn.execute("SELECT value FROM meta WHERE key = 'accounts'").fetchone()
     finally:
         if began:
             conn.execute("COMMIT")
@@ -62,6 +65,7 @@ def read_status_rows(conn: sqlite3.Connection, events: int) -> StatusRows:
         limits=limits,
         events=tuple(reversed(recent)),
         agents=tuple(json.loads(named[0])) if named else None,
+        accounts=tuple((str(n), str(a)) for n, a in json.loads(configured[0])) if configured else None,
     )
 
 

@@ -139,6 +139,8 @@ def _session_from_row(row: sqlite3.Row) -> SessionRecord:
 def _limit_from_row(row: sqlite3.Row) -> LimitFact:
     return LimitFact(
         agent=row["agent"],
+        # The default account is named after its agent, and kept as None in the fact.
+        account=row["account"] if row["account"] != row["agent"] else None,
         state=LimitState(row["state"]),
         reset_at=_dt(row["reset_at"]),
         observed_at=_dt(row["observed_at"]),
@@ -186,6 +188,8 @@ def _ledger_from_row(row: sqlite3.Row) -> LedgerEntry:
         from_conversation=row["from_conversation"],
         base_sha=row["base_sha"],
         journal_id=row["journal_id"],
+        from_account=row["from_account"],
+        to_account=row["to_account"],
     )
 
 
@@ -540,11 +544,12 @@ class Store:
     def save_limit(self, fact: LimitFact) -> None:
         with self.transaction():
             self._conn.execute(
-                "INSERT INTO limits (agent, state, reset_at, observed_at, source_session, banner)"
-                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (agent) DO UPDATE SET state = excluded.state,"
-                " reset_at = excluded.reset_at, observed_at = excluded.observed_at,"
+                "INSERT INTO limits (account, agent, state, reset_at, observed_at, source_session, banner)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account) DO UPDATE SET agent = excluded.agent,"
+                " state = excluded.state, reset_at = excluded.reset_at, observed_at = excluded.observed_at,"
                 " source_session = excluded.source_session, banner = excluded.banner",
                 (
+                    fact.account_name,
                     fact.agent,
                     fact.state.value,
                     _iso(fact.reset_at),
@@ -555,7 +560,8 @@ class Store:
             )
 
     def load_limits(self) -> dict[str, LimitFact]:
-        return dict(self._unchanged_since_read("limits", lambda: {r["agent"]: _limit_from_row(r) for r in self._rows("SELECT * FROM limits ORDER BY agent")}))
+        """The limit map by account; an agent's default account is keyed by the agent's name."""
+        return dict(self._unchanged_since_read("limits", lambda: {r["account"]: _limit_from_row(r) for r in self._rows("SELECT * FROM limits ORDER BY account")}))
 
     # -- banners (one current banner per session)
 
@@ -676,7 +682,8 @@ class Store:
         with self.transaction():
             cur = self._conn.execute(
                 "INSERT INTO ledger (session, at, from_agent, to_agent, head_sha, reason, automatic,"
-                " from_conversation, base_sha, journal_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " from_conversation, base_sha, journal_id, from_account, to_account)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     entry.session,
                     _iso(entry.at),
@@ -688,6 +695,8 @@ class Store:
                     entry.from_conversation,
                     entry.base_sha,
                     entry.journal_id,
+                    entry.from_account,
+                    entry.to_account,
                 ),
             )
             return _inserted_id(cur)
@@ -718,19 +727,22 @@ class Store:
             needs_human=r["needs_human"],
             first_seen_at=_dt(r["first_seen_at"]),
             reset_at=_dt(r["reset_at"]),
+            handoff_wall=r["handoff_wall"],
+            handoff_tried=r["handoff_tried"],
         )
 
     def save_resume_history(self, session: str, history: ResumeHistory) -> None:
         with self.transaction():
             self._conn.execute(
                 "INSERT INTO resume_history (session, episode, attempts, last_sent_at, backoff_level, relimited_at,"
-                " unconfirmed, retry_after, needs_human, first_seen_at, reset_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
+                " unconfirmed, retry_after, needs_human, first_seen_at, reset_at, handoff_wall, handoff_tried)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
                 " attempts = excluded.attempts, last_sent_at = excluded.last_sent_at,"
                 " backoff_level = excluded.backoff_level, relimited_at = excluded.relimited_at,"
                 " unconfirmed = excluded.unconfirmed, retry_after = excluded.retry_after,"
                 " needs_human = excluded.needs_human, first_seen_at = excluded.first_seen_at,"
-                " reset_at = excluded.reset_at",
+                " reset_at = excluded.reset_at, handoff_wall = excluded.handoff_wall,"
+                " handoff_tried = excluded.handoff_tried",
                 (
                     session,
                     history.episode,
@@ -743,6 +755,8 @@ class Store:
                     history.needs_human,
                     _iso(history.first_seen_at),
                     _iso(history.reset_at),
+                    history.handoff_wall,
+                    history.handoff_tried,
                 ),
             )
 

@@ -47,6 +47,9 @@ class SessionRecord:
     # Who says the session is limited: "pane", "record", "pane+record", or
     # "disputed" (a banner the agent's records contradict); None otherwise.
     witnesses: str | None = None
+    # The account the agent runs on (`claude`, `claude-work`, `claude@/home/u/.claude-x`,
+    # or `unknown`: its environment could not be read, or a credential chose it); None without an agent.
+    account: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +75,10 @@ class ResumeHistory:
     unconfirmed: bool = False  # the last continuation was not seen to land
     retry_after: datetime | None = None  # an attempt failed before sending: not again before this
     needs_human: str | None = None  # this episode stopped for a person, and why
+    # The wall an automatic handoff was last tried for (`wall_key`), and how that went
+    # (`HandoffTry`): stored, so a restart between trying and deciding does not try again.
+    handoff_wall: str | None = None
+    handoff_tried: str | None = None
 
 
 # --- events, the journal, the ledger ---------------------------------------
@@ -120,6 +127,8 @@ class LedgerEntry:
     from_conversation: str | None = None  # the outgoing agent's conversation id, when known
     base_sha: str | None = None  # where the branch's range starts (the first agent's commits are base..)
     journal_id: int | None = None  # the swap that wrote it: a recovered swap writes its entry once
+    from_account: str | None = None  # the accounts on each side (None: written before afd knew accounts)
+    to_account: str | None = None
 
 
 # --- jobs and their envelopes (afd/jobs) ------------------------------------

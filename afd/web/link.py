@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from afd.daemon import control
-from afd.errors import EXIT_USAGE
+from afd.errors import EXIT_USAGE, AfdError
 
 UNCONFIRMED = "the daemon did not confirm in time; check the ledger before retrying"
 SETTLE_TIMEOUT = 90.0  # how long a handoff may take to settle before the page is told 504
@@ -20,7 +20,9 @@ SETTLE_TIMEOUT = 90.0  # how long a handoff may take to settle before the page i
 _FAILURES = (control.ControlError, control.DaemonUnavailable, OSError)
 
 
-class Refused(Exception):
+class Refused(AfdError):
+    """The daemon refused or could not confirm; `status` is the HTTP answer the page gets."""
+
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status

@@ -58,7 +58,7 @@ class WebRequests:
     def do_web_targets(self, name: str) -> dict:
         from afd.act.targets import targets_of
 
-        found = targets_of(self.sup, name)
+        found = targets_of(self.sup.context(), name)
         if found is None:
             self._session(name)  # says which sessions there are
         return found.as_json()

@@ -15,6 +15,7 @@ import socket
 import threading
 from typing import Any
 
+from afd.errors import AfdError
 from afd.web.auth import Logins
 from afd.web.events import EventHub
 from afd.web.link import DaemonLink
@@ -23,7 +24,7 @@ log = logging.getLogger("afd.web")
 STOP_WAIT = 5.0  # seconds to let open pages' streams close on stop
 
 
-class WebError(Exception):
+class WebError(AfdError):
     """The dashboard cannot be served; the message is one line for the user."""
 
 

@@ -16,12 +16,13 @@ from verdicts import detect, iso, minutes_ahead
 
 COMPOSER = "Ask Codex to do anything"
 
-# family → (the words the CLI draws, the header value that selects them)
+# family → (the words the CLI draws, the header value that selects them, the kind afd names).
+# An owner gets the generic "Usage limit reached. … Increase your limits" wall: a billing wall.
 WORKSPACE = {
-    "owner-credits": ("■ ", "workspace_owner_credits_depleted"),
-    "member-credits": ("■ ", "workspace_member_credits_depleted"),
-    "owner-spend-cap": ("■ ", "workspace_owner_usage_limit_reached"),
-    "member-spend-cap": ("■ ", "workspace_member_usage_limit_reached"),
+    "owner-credits": ("■ ", "workspace_owner_credits_depleted", "codex.billing"),
+    "member-credits": ("■ ", "workspace_member_credits_depleted", "codex.spend-cap"),
+    "owner-spend-cap": ("■ ", "workspace_owner_usage_limit_reached", "codex.billing"),
+    "member-spend-cap": ("■ ", "workspace_member_usage_limit_reached", "codex.spend-cap"),
 }
 
 
@@ -42,15 +43,15 @@ def judge(pane, family: str, source: str, tmp_path) -> dict:
 
 @pytest.mark.parametrize("family", sorted(WORKSPACE))
 def test_codex_workspace_wall_needs_a_person(family, rig, shop, afd, tmp_path):
-    words, reached = WORKSPACE[family]
+    words, reached, kind = WORKSPACE[family]
     pane = start(rig, shop)
     rig.answer("codex", shapes.codex_workspace(reached))
     pane.type("check the invoices")
     pane.wait_for_text(words, timeout=60)
     verdict = judge(pane, f"workspace-{family}", f"x-codex-rate-limit-reached-type: {reached}", tmp_path)
     assert verdict["limited"] and verdict["reset_at"] is None and verdict["needs_human"] is True, verdict["reason"]
-    assert verdict["kind"] == "codex.spend-cap"
-    assert afd.session(pane.pane, "limited")["reset_at"] is None
+    assert verdict["kind"] == kind
+    assert afd.session(pane.pane, "needs_human")["reset_at"] is None
 
 
 def test_codex_workspace_wall_during_a_compaction_needs_a_person(rig, shop, afd, tmp_path):
@@ -63,7 +64,7 @@ def test_codex_workspace_wall_during_a_compaction_needs_a_person(rig, shop, afd,
     pane.wait_for_text("refill in order to continue", timeout=60)
     verdict = judge(pane, "workspace-credits-during-compact", "/compact while the workspace is out of credits", tmp_path)
     assert verdict["limited"] and verdict["reset_at"] is None and verdict["needs_human"] is True, verdict["reason"]
-    assert afd.session(pane.pane, "limited")["reset_at"] is None
+    assert afd.session(pane.pane, "needs_human")["reset_at"] is None
 
 
 def test_codex_wall_of_one_models_limit_is_limited_until_its_reset(rig, shop, afd, tmp_path):

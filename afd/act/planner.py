@@ -1,0 +1,136 @@
+"""Starting the actions policy asks for: a resume on the wait path, an automatic handoff once per wall.
+
+The shell around `afd.decide.policy`: it gathers the stored facts (the
+resume history, what was tried for this wall, the limit map), asks policy,
+writes what policy decided (the plan status shows, what was tried), and
+begins the action through its executor. What was tried for a wall is stored
+with the session's resume history, so a restart between trying and
+deciding does not try again.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from datetime import datetime
+
+from afd.act import handoff, resume
+from afd.act.context import ActionContext
+from afd.decide import nextaction, policy
+from afd.judge import screen
+from afd.kit.resettime import local_zone
+from afd.model import Clock, SessionState
+from afd.record.types import SessionRecord
+
+log = logging.getLogger("afd.actions")
+
+LIMITED_STATES = (SessionState.LIMITED, SessionState.ALL_LIMITED)
+
+
+def limit_of(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> policy.Limit | None:
+    """The limit the session stands at this poll, from the gates' verdict and the pane's last capture."""
+    if rec.state == SessionState.EXITED:
+        history = ctx.store.resume_history(rec.name)
+        if history.episode is None or history.first_seen_at is None:
+            return None
+        # The agent exited at its limit: the wall is still the one it stood at.
+        # What its banner said beside the reset is not kept, so it is waited
+        # out like a plan window (the retry interval when no reset was read).
+        return policy.Limit(
+            kind="exited", episode=history.episode, first_seen_at=history.first_seen_at, reset_at=history.reset_at,
+            reset_unstated=True,
+        )
+    if rec.state not in LIMITED_STATES or rec.banner_first_seen_at is None:
+        return None
+    found = watch.detections[-1] if watch is not None and watch.detections else None
+    if found is None:
+        return None
+    native, native_at = screen.native_continue(watch.captures[-1], Clock(now=now, local_zone=local_zone()))
+    spec = ctx.plugins.agents.get(rec.agent) if rec.agent else None
+    if spec is not None and found.kind in spec.self_continuing_kinds:
+        native, native_at = policy.Native.ARMED, rec.reset_at  # the agent retries at its reset by itself
+    return policy.Limit(
+        kind=found.kind,
+        episode=f"{rec.last_banner}@{rec.banner_first_seen_at.isoformat()}",
+        first_seen_at=rec.banner_first_seen_at,
+        reset_at=rec.reset_at,
+        native=native,
+        native_at=(rec.reset_at or native_at) if native is policy.Native.ARMED else None,
+        reset_unstated=found.reset_unstated,
+        offers_other_model=found.offers_other_model,
+    )
+
+
+def path_of(ctx: ActionContext, rec: SessionRecord, history: policy.ResumeHistory) -> policy.Path:
+    config = ctx.config
+    tried = policy.tried_for(history, policy.wall_key(rec.banner_first_seen_at, rec.witnesses))
+    return policy.limit_path(limit_action=config.limit_action, handoff_order=config.handoff_order, state=rec.state, tried=tried)
+
+
+def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> None:
+    """The wait path for one session this poll: history observed, then resume now, schedule, or report."""
+    cfg = ctx.config
+    name = rec.name
+    limit = limit_of(ctx, rec, watch, now)
+    before = ctx.store.resume_history(name)
+    history = policy.observe(before, limit, now=now)
+    if history != before:
+        ctx.store.save_resume_history(name, history)
+    if path_of(ctx, rec, history) is not policy.Path.WAIT:
+        return  # the handoff path has the wall (it is tried, or a swap it started owns the session)
+    decision = policy.decide_wait(
+        name, limit, history,
+        auto_resume=cfg.limit_auto_resume,
+        resume_grace=cfg.resume_grace,
+        retry_interval=cfg.limit_retry_interval,
+        max_attempts=cfg.resume_max_attempts,
+        now=now,
+    )
+    plan = nextaction.plan_of(decision, max_attempts=cfg.resume_max_attempts, agent=rec.agent)
+    old = nextaction.loads(rec.next_action)
+    if isinstance(decision, policy.NeedsHuman) and (old or {}).get("action") != "needs-human":
+        ctx.event("session.needs_human", f"needs you: {decision.why}", name, why=decision.why)
+    if isinstance(decision, policy.ResumeAt) and (old or {}).get("at") != (plan or {}).get("at"):
+        ctx.event("resume.scheduled", f"{nextaction.words(plan)} (attempt {decision.attempt} of {cfg.resume_max_attempts})",
+                  name, at=(plan or {}).get("at"), attempt=decision.attempt, why=decision.why)
+    if isinstance(decision, policy.ResumeNow):
+        resume.begin(ctx, rec, attempt=decision.attempt, why=decision.why, episode=limit.episode if limit else None)
+        return
+    resume.save_plan(ctx, name, plan)
+
+
+def start_handoffs(ctx: ActionContext, busy: set[str]) -> None:
+    """Hand off each newly limited session, once per wall, when the config says so; `busy`: sessions with an action."""
+    config = ctx.config
+    for rec in ctx.store.list_sessions():
+        if rec.name in busy:
+            continue
+        history = ctx.store.resume_history(rec.name)
+        if path_of(ctx, rec, history) is not policy.Path.HANDOFF:
+            continue
+        wall = policy.wall_key(rec.banner_first_seen_at, rec.witnesses)
+        choice = policy.choose_target(config.handoff_order, rec.agent, ctx.store.load_limits())
+        if isinstance(choice, policy.Park):
+            ctx.store.save_resume_history(rec.name, policy.tried(history, wall, policy.HandoffTry.DECLINED))
+            _all_limited(ctx, rec, choice)
+            continue
+        try:
+            handoff.begin(ctx, rec.name, choice.to, automatic=True)
+        except handoff.HandoffRefused as exc:
+            ctx.store.save_resume_history(rec.name, policy.tried(ctx.store.resume_history(rec.name), wall, policy.HandoffTry.DECLINED))
+            ctx.event("handoff.refused", f"no automatic handoff to {choice.to}: {exc}; the wait path applies", rec.name)
+        else:
+            ctx.store.save_resume_history(rec.name, policy.tried(ctx.store.resume_history(rec.name), wall, policy.HandoffTry.STARTED))
+
+
+def _all_limited(ctx: ActionContext, rec: SessionRecord, park: policy.Park) -> None:
+    when = park.until.strftime("%Y-%m-%dT%H:%M:%SZ") if park.until else "no reset time stated"
+    plan = nextaction.plan_of(park, max_attempts=ctx.config.resume_max_attempts, agent=rec.agent)
+    ctx.store.upsert_session(replace(rec, state=SessionState.ALL_LIMITED, next_action=nextaction.dumps(plan), updated_at=ctx.clock()))
+    ctx.event(
+        "session.all_limited",
+        f"all agents limited (handoff_order: {', '.join(ctx.config.handoff_order)}); earliest reset {when}; "
+        f"{rec.agent} waits for its reset, no round-robin",
+        rec.name,
+        earliest_reset=when,
+    )
