@@ -93,6 +93,13 @@ class AgentSpec:
     account_env: tuple[str, ...] = ()
     credential_env: tuple[str, ...] = ()
     account_defaults: tuple[tuple[str, str], ...] = ()
+    # Regexes for spans of a row that change while the agent waits at a wall
+    # without doing anything (a spinner's cells, a countdown to its own
+    # retry): while a wall is on screen they are masked out of every row
+    # before two captures are compared (`afd.judge.gates.compared_content`),
+    # so a wall the agent animates still counts as unchanged. Match the
+    # span, never a whole row: what is masked can never show work.
+    volatile: tuple[re.Pattern[str], ...] = ()
     # Detection kinds of walls the agent retries past by itself at the reset
     # (OpenCode's `Rate Limited [retrying in 2h5m …]`): waited out like
     # Claude's armed auto-continue, never typed into.

@@ -285,10 +285,11 @@ def read_manifest(path: Path) -> Manifest:
     account_env = r.strings(("accounts", "select_env"), accounts.get("select_env"), pattern=_ENV_NAME, what="variable names")
     credential_env = r.strings(("accounts", "credential_env"), accounts.get("credential_env"), pattern=_ENV_NAME, what="variable names")
 
-    screen = r.table(data, "screen", {"composer", "transcript", "chrome", "busy", "submitted", "reset_notice"})
+    screen = r.table(data, "screen", {"composer", "transcript", "chrome", "busy", "volatile", "submitted", "reset_notice"})
     composer = r.regex(("screen", "composer"), screen.get("composer"))
     chrome = r.regexes(("screen", "chrome"), screen.get("chrome"))
     busy = r.regexes(("screen", "busy"), screen.get("busy"))
+    volatile = r.regexes(("screen", "volatile"), screen.get("volatile"))
     transcript = r.regex(("screen", "transcript"), screen.get("transcript"))
     submitted = r.regex(("screen", "submitted"), screen.get("submitted"))
     reset_notice = r.regex(("screen", "reset_notice"), screen.get("reset_notice"))
@@ -321,6 +322,7 @@ def read_manifest(path: Path) -> Manifest:
         chrome=(*(p for p in (composer,) if p is not None), *chrome),
         argv_patterns=argv_patterns,
         busy=busy,
+        volatile=volatile,
         account_env=account_env,
         credential_env=credential_env,
         self_continuing_kinds=tuple(f"{name}.{b.kind}" for b in banners if b.continues_by_itself),

@@ -13,7 +13,7 @@ import re
 from datetime import datetime, timezone
 
 from afd.kit.resettime import from_epoch, parse_relative, parse_reset
-from afd.kit.text import answered_prompt_below, composer_top, lowest_block
+from afd.kit.text import answered_prompt_below, composer_top, lowest_block, masked
 from afd.model import Clock, Detection
 from afd_plugins._manifest import BannerRule, Manifest
 
@@ -62,10 +62,14 @@ def find_banner(m: Manifest, lines: list[str], clock: Clock, pattern: re.Pattern
     if m.submitted is not None and answered_prompt_below(body, last, m.submitted, _ANY):
         return None
     text = " ".join(r.strip() for r in body[first : last + 1])
+    # The banner as the gates compare it between polls and as afd names its
+    # appearance: a spinner or countdown in it (volatile) is masked; its reset
+    # is read from the text as drawn.
+    shown = " ".join(masked(r, m.spec.volatile).strip() for r in body[first : last + 1]) if m.spec.volatile else text
     if pattern is not None:
-        return Detection(agent, first, last, None, f"{agent}.pattern", text, chrome_row)
+        return Detection(agent, first, last, None, f"{agent}.pattern", shown, chrome_row)
     rule = rule_of(body[first])
-    return Detection(agent, first, last, read_reset(rule, text, clock), f"{agent}.{rule.kind}", text, chrome_row,
+    return Detection(agent, first, last, read_reset(rule, text, clock), f"{agent}.{rule.kind}", shown, chrome_row,
                      offers_other_model=rule.offers_other_model)
 
 

@@ -32,12 +32,12 @@ OPENCODE_TAIL = [  # as OpenCode 1.18.33 draws it; the status row comes last
     "  ┃  Build · Mock Model Mock",
     "  ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀",
 ]
-COPILOT_TAIL = [
-    "",
-    "╭──────────────────────────────────────────────────────────────────╮",
-    "│ >                                                                │",
-    "╰──────────────────────────────────────────────────────────────────╯",
-    " Ctrl+c Exit · Ctrl+r Expand recent                 Remaining requests: 0%",
+COPILOT_TAIL = [  # as Copilot CLI 1.0.102 draws it below its history
+    " ~/src/app [⎇ main]",
+    "─" * 60,
+    "❯",
+    "─" * 60,
+    " ← open sidebar · Interactive · Manual Approval · / commands · ? help · tab next tab       Auto → gpt-4.1",
 ]
 
 CASES = [
@@ -62,13 +62,23 @@ CASES = [
                   "   ⬝⬝⬝⬝⬝■■■ Rate limit reached for requests [retrying in 4s attempt #1]      esc interrupt"], None, None),
     ("opencode", ["  ┃  fix the test", "", *OPENCODE_TAIL,
                   "   ⬝⬝⬝⬝⬝■■■ Rate limit reached for requests [retrying attempt #1]             esc interrupt"], None, None),
-    # GitHub Copilot CLI
-    ("copilot", ["> fix the test", "", "✗ Sorry, you've hit a rate limit that restricts the number of Copilot model requests you can make",
+    # GitHub Copilot CLI: its own sentences (1.0.102), then the wording users report
+    ("copilot", [" ❯ fix the test                      08:35", " ✗ You've hit your session rate limit. Please wait for your limit to reset in 2 hours. Learn More",
+                 "   (https://docs.github.com/copilot/concepts/rate-limits).", *COPILOT_TAIL],
+     "copilot.rate-limit", NOW + timedelta(hours=2)),
+    ("copilot", [" ❯ fix the test", " ✗ You've reached your weekly rate limit. Please wait for your limit to reset on December 5, 2026 at 4:08 PM. Learn Mo",
+                 "   (https://docs.github.com/copilot/concepts/rate-limits).", *COPILOT_TAIL],
+     "copilot.rate-limit", datetime(2026, 12, 5, 16, 8, tzinfo=timezone.utc)),
+    ("copilot", [" ❯ fix the test", " ✗ You've hit the rate limit for this model. Please switch models or wait for your limit to reset in 1 hour 30 minutes",
+                 "   Learn More (https://docs.github.com/copilot/concepts/rate-limits).", *COPILOT_TAIL],
+     "copilot.model-rate-limit", NOW + timedelta(hours=1, minutes=30)),
+    ("copilot", [" ❯ fix the test", "", "✗ Sorry, you've hit a rate limit that restricts the number of Copilot model requests you can make",
                  "  within a specific time period. Please try again in 2 hours.", *COPILOT_TAIL],
      "copilot.rate-limit", NOW + timedelta(hours=2)),
-    ("copilot", ["> fix the test", "", "✗ You've reached your monthly limit of premium requests. Switch to an included model with /model.", *COPILOT_TAIL],
+    ("copilot", [" ❯ fix the test", "", "✗ You've reached your monthly limit of premium requests. Switch to an included model with /model.", *COPILOT_TAIL],
      "copilot.premium-requests", None),
-    ("copilot", ["> cat notes.md", "", "● Read notes.md", "  ✗ Sorry, you've hit a rate limit. Please try again in 2 hours.", "", "● Done.", *COPILOT_TAIL], None, None),
+    ("copilot", [" ❯ cat notes.md", "", " ● Read notes.md", "   ✗ Sorry, you've hit a rate limit. Please try again in 2 hours.", "", " ● Done.", *COPILOT_TAIL], None, None),
+    ("copilot", [" ❯ fix the test", " ✗ 429 Rate limit reached for requests", *COPILOT_TAIL], None, None),
 ]
 
 
@@ -96,6 +106,8 @@ def test_opencodes_retry_is_waited_out_never_typed_into(plugins):
         ("gemini", "⠏ Counting electrons... (esc to cancel, 5s)", True),
         ("gemini", "⠏ Trying to reach gemini-2.5-pro (Attempt 3/10) (esc to cancel, 45s)", False),
         ("copilot", "◎ Thinking (Esc to cancel)", True),
+        ("copilot", " ◎ Working esc esc interrupt                                  Auto → gpt-4.1", True),
+        ("copilot", " ← open sidebar · Interactive · Manual Approval · / commands · ? help", False),
     ],
 )
 def test_busy_markers(plugins, agent, row, busy):
@@ -105,18 +117,21 @@ def test_busy_markers(plugins, agent, row, busy):
 def test_opencodes_real_retry_row_is_found_with_its_reset(plugins):
     """OpenCode 1.18.33 at a 429 with retry-after 7500 s: the manifest finds the wall and its reset.
 
-    afd does not call this pane limited yet: the spinner in the same status
-    row animates the whole time, so the pane is never unchanged between polls
-    (see the README).
+    Its spinner moves in the same status row the whole time; the manifest
+    names it (and the countdown) volatile, so the banner afd compares and
+    keeps is the same at every poll.
     """
+    import json
     from pathlib import Path
 
     from afd.kit.text import capture_rows
 
     case = Path(__file__).parent / "data" / "real" / "opencode" / "rate-limited-retrying"
-    now = datetime.fromisoformat((case / "now").read_text().strip().replace("Z", "+00:00"))
-    rows = capture_rows((case / "2.txt").read_text(encoding="utf-8"))
+    now = datetime.fromisoformat(json.loads((case / "expect.json").read_text())["now"].replace("Z", "+00:00"))
+    first, rows = (capture_rows((case / f"{i}.txt").read_text(encoding="utf-8")) for i in (1, 2))
     found = plugins.detect("opencode", rows, Clock(now, timezone.utc))
     assert found.kind == "opencode.rate-limited" and found.reset_at == now + timedelta(hours=2, minutes=4)
+    assert found.banner == plugins.detect("opencode", first, Clock(now, timezone.utc)).banner
+    assert found.banner.startswith("… Rate limit reached for requests [retrying in … attempt #1]")
     assert is_anchored(rows, found, plugins.agents["opencode"].chrome, 3)
     assert not any(p.search(rows[-1]) for p in plugins.agents["opencode"].busy)

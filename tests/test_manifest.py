@@ -39,6 +39,7 @@ composer = '^› '
 transcript = '^[•■]'
 chrome = ['^\s+\? for shortcuts']
 busy = ['esc to interrupt']
+volatile = ['(?<=retrying in )\d+s']
 submitted = '^›\s*\S'
 reset_notice = '^• Quota is back\b'
 
@@ -79,6 +80,7 @@ def test_a_manifest_becomes_an_agent_spec_with_every_form(mycli):
     assert spec.resume_args == ("--continue",) and spec.prompt_delivery is PromptDelivery.TYPED
     assert spec.account_env == ("MYCLI_HOME",) and spec.credential_env == ("MYCLI_API_KEY",)
     assert [p.pattern for p in spec.chrome] == ["^› ", r"^\s+\? for shortcuts"]
+    assert [p.pattern for p in spec.volatile] == [r"(?<=retrying in )\d+s"]
     info = next(p for p in mycli.plugins if p.name == "mycli")
     assert info.source == MANIFEST and info.hooks == ("afd_agents", "afd_detect")
 
@@ -164,6 +166,7 @@ argv_patterns = ['(unclosed']
 [screen]
 busy = ['(?P<clock>x)']
 colour = "red"
+volatile = ['[unclosed']
 [[banner]]
 kind = "quota"
 regex = '^wall (?P<when>.+)'
@@ -186,9 +189,10 @@ def test_every_problem_of_a_broken_manifest_is_named_with_its_line_and_the_rest_
     assert lines[1].startswith(f"{path}:4: process.argv_patterns: invalid regex")
     assert lines[2] == f"{path}:6: screen.busy: named groups mean something only in a [[banner]] regex or reset"
     assert lines[3].startswith(f"{path}:7: screen.colour: unknown key")
-    assert lines[4].startswith(f"{path}:10: banner.1.regex: unknown group 'when'")
-    assert f"{path}:11: banner.2: needs a kind" in lines
-    assert f"{path}:13: banner.2.needs_human: is derived from the reset clause and offers_other_model, never declared: remove it" in lines
+    assert lines[4].startswith(f"{path}:8: screen.volatile: invalid regex")
+    assert lines[5].startswith(f"{path}:11: banner.1.regex: unknown group 'when'")
+    assert f"{path}:12: banner.2: needs a kind" in lines
+    assert f"{path}:14: banner.2.needs_human: is derived from the reset clause and offers_other_model, never declared: remove it" in lines
     assert failed["syntax"].startswith(f"{tmp_path / 'plugins' / 'syntax.toml'}:2: invalid TOML")
 
 

@@ -49,7 +49,8 @@ class SwapStep(enum.StrEnum):
     STOPPING = "stopping"  # SIGTERM sent to the old agent's group (SIGKILL after handoff_stop_timeout)
     LAUNCH = "launch"  # the old tree is confirmed gone
     STARTING = "starting"  # the target was respawned in the pane; waiting for its screen
-    DELIVER = "deliver"  # the target is ready; the brief is typed into it
+    DELIVER = "deliver"  # the target is ready; the brief is pasted into it
+    SUBMIT = "submit"  # the brief is pasted; Enter once it shows
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +104,8 @@ class HandoffIntent:
     new_pid: int | None = None
     new_started: float | None = None
     delivering: bool = False
+    pasted_at: datetime | None = None
+    submitted: bool = False
 
 
 def _inside(cwd: str, root: str) -> bool:

@@ -16,14 +16,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from afd.act import Finish, Go, Move, NoEffect, PaneOption, Respawn, Result, Signal, Submit, Wait
+from afd.act import Finish, Go, Key, Move, NoEffect, PaneOption, Paste, Respawn, Result, Signal, Wait
 from afd.act.context import ActionContext, Advanced
 from afd.act.handoff import ACTION, HandoffIntent, SwapStep
 from afd.act.intent import from_row, stored
+from afd.judge import screen
 from afd.judge.gates import is_chrome
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows
-from afd.model import Clock, Detection, IdentitySource, PromptDelivery, SessionState
+from afd.model import AgentSpec, Clock, Detection, IdentitySource, PromptDelivery, SessionState
 from afd.observe import identity
 from afd.observe.identity import IdentityKind
 from afd.record.types import JournalEntry, JournalState, LedgerEntry
@@ -32,6 +33,10 @@ from afd.world import teardown, tmux
 KILL_GRACE = timedelta(seconds=5)  # after SIGKILL, how long the tree has to be reaped
 READY_TIMEOUT = timedelta(seconds=60)  # the target's screen must show its chrome by then
 KEEP_PANE = "remain-on-exit"
+# A TUI that reads keys arriving right after a paste as part of it (Gemini
+# CLI) makes an Enter sent with the brief a newline in its input box: Enter
+# goes on a later turn, once the brief shows, or after this long regardless.
+SUBMIT_WAIT = timedelta(seconds=10)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +59,7 @@ class SwapFacts:
     ready: bool = False  # the target's chrome is on screen
     walled: Detection | None = None  # the target's screen shows its own usage-limit wall
     on_screen: str = ""  # the pane's text (for a brief typed before a restart)
+    brief_shown: bool = False  # the pasted brief is in the target's input box
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +86,7 @@ def step(row: Mapping | HandoffIntent, f: SwapFacts) -> Move:
         SwapStep.LAUNCH: _launch,
         SwapStep.STARTING: _starting,
         SwapStep.DELIVER: _deliver,
+        SwapStep.SUBMIT: _submit,
     }[i.step](i, f)
 
 
@@ -160,9 +167,30 @@ def _deliver(i: HandoffIntent, f: SwapFacts) -> Move:
     if i.delivering and (typed_here or (first and first in f.on_screen)):
         if i.effect_error:
             return _settle(i, f, SwapEnd(brief_pending=f"the brief could not be typed: {i.effect_error}"), i.new_pid, i.new_started)
-        return _settle(i, f, SwapEnd(), i.new_pid, i.new_started)
+        return Go(SwapStep.SUBMIT, NoEffect(), stored(pasted_at=f.now))
     # A restart after the paste may or may not have landed: it was looked for above before typing it again.
-    return Go(SwapStep.DELIVER, Submit(i.brief), stored(delivering=True))
+    return Go(SwapStep.DELIVER, Paste(i.brief), stored(delivering=True))
+
+
+def _submit(i: HandoffIntent, f: SwapFacts) -> Move:
+    if i.submitted:
+        if i.effect_error:
+            return _settle(i, f, SwapEnd(brief_pending=f"the brief could not be submitted: {i.effect_error}"), i.new_pid, i.new_started)
+        return _settle(i, f, SwapEnd(), i.new_pid, i.new_started)
+    waited = i.pasted_at is not None and f.now - i.pasted_at >= SUBMIT_WAIT
+    if not (f.brief_shown or waited or f.earlier):
+        return Wait(f"waiting for the brief to show in {i.target}'s input box")
+    return Go(SwapStep.SUBMIT, Key("Enter"), stored(submitted=True))
+
+
+def brief_shown(brief: str, spec: AgentSpec | None, rows: list[str]) -> bool:
+    """The pasted brief is in the pane: its start in the input row, or (a long paste scrolled inside a
+    small input box) its last line."""
+    if screen.text_seen(brief, spec, rows):
+        return True
+    lines = [" ".join(line.split()) for line in brief.splitlines() if line.strip()]
+    tail = lines[-1][:24] if lines else ""
+    return bool(tail) and any(tail in " ".join(row.split()) for row in rows)
 
 
 # --- endings ---------------------------------------------------------------------------
@@ -240,6 +268,10 @@ class SwapExecutor:
         if i.step is SwapStep.DELIVER and i.delivering and f.earlier:
             capture = tmux.capture_panes(ctx.server, [i.pane]).get(i.pane)
             return replace(f, on_screen=capture.text or "" if capture else "")
+        if i.step is SwapStep.SUBMIT and not i.submitted:
+            capture = tmux.capture_panes(ctx.server, [i.pane]).get(i.pane)
+            rows = capture_rows(capture.text or "") if capture and capture.text else []
+            return replace(f, brief_shown=brief_shown(i.brief, ctx.plugins.agents.get(i.target), rows))
         return f
 
     def _target(self, ctx: ActionContext, i: HandoffIntent, f: SwapFacts, pane, now: datetime) -> SwapFacts:

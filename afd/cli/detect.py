@@ -118,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         spec.chrome,
         tail_lines=config.tail_lines,
         stability_polls=config.stability_polls,
+        volatile=spec.volatile,
     )
     found = verdict.detection
     result = {
@@ -143,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         "now": iso_utc(now),
     }
     if args.record is not None:
-        result.update(_second_witness(plugins, args.agent, Path(args.record), verdict, captures, spec.chrome, now))
+        result.update(_second_witness(plugins, args.agent, Path(args.record), verdict, captures, spec, now))
     if args.json:
         print_json(result)
     else:
@@ -151,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _second_witness(plugins, agent: str, record: Path, verdict, captures, chrome, now: datetime) -> dict:
+def _second_witness(plugins, agent: str, record: Path, verdict, captures, spec, now: datetime) -> dict:
     from afd.judge.gates import content_of, same_content
     from afd.model import AgentProcess
 
@@ -165,7 +166,10 @@ def _second_witness(plugins, agent: str, record: Path, verdict, captures, chrome
     found = plugins.witness(agent, AgentProcess(pid=None, cwd=None, start_time=None), None, now, record)
     if found is None:
         raise UserError(f"--record: no plugin reads {agent}'s own records (only the pane can witness its limit)", EXIT_USAGE)
-    idle = len(captures) >= 2 and same_content(content_of(captures[-1], chrome), content_of(captures[-2], chrome))
+    volatile = spec.volatile if verdict.hit else ()  # masked only while a wall is on screen, as the gates do
+    idle = len(captures) >= 2 and same_content(
+        content_of(captures[-1], spec.chrome, volatile), content_of(captures[-2], spec.chrome, volatile)
+    )
     pane_reset = verdict.reset_at if verdict.limited else None
     combined = combine(verdict.limited, pane_reset, found, pane_idle=idle)
     return {

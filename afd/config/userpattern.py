@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 import logging
 import re
+from collections.abc import Callable
+from typing import Any
 
 import regex
 
@@ -25,7 +27,7 @@ MATCH_BUDGET = 0.05
 
 
 class UserPattern:
-    """What detectors use of a compiled `re.Pattern` (`search`, `match`, `fullmatch`), budgeted."""
+    """What detectors use of a compiled `re.Pattern` (`search`, `match`, `fullmatch`, `sub`), budgeted."""
 
     __slots__ = ("_compiled", "pattern", "flags", "tripped", "source")
 
@@ -44,23 +46,26 @@ class UserPattern:
         try:
             return getattr(self._compiled, method)(string, *args, timeout=MATCH_BUDGET)
         except TimeoutError:
-            self.tripped = True
-            if self.source is not None:
-                log.warning(
-                    "%s: pattern %r took over %g ms on one row (catastrophic backtracking?); it matches "
-                    "nothing until the file is fixed and afd reloads",
-                    self.source,
-                    self.pattern,
-                    MATCH_BUDGET * 1000,
-                )
-                return None
+            self._trip()
+            return None
+
+    def _trip(self) -> None:
+        self.tripped = True
+        if self.source is not None:
             log.warning(
-                "limit pattern %r took over %g ms on one row (catastrophic backtracking?); it is off until "
-                "you change it, and the plugin's built-in pattern is in force",
+                "%s: pattern %r took over %g ms on one row (catastrophic backtracking?); it matches "
+                "nothing until the file is fixed and afd reloads",
+                self.source,
                 self.pattern,
                 MATCH_BUDGET * 1000,
             )
-            return None
+            return
+        log.warning(
+            "limit pattern %r took over %g ms on one row (catastrophic backtracking?); it is off until "
+            "you change it, and the plugin's built-in pattern is in force",
+            self.pattern,
+            MATCH_BUDGET * 1000,
+        )
 
     def search(self, string: str, *args):
         return self._budgeted("search", string, *args)
@@ -70,6 +75,16 @@ class UserPattern:
 
     def fullmatch(self, string: str, *args):
         return self._budgeted("fullmatch", string, *args)
+
+    def sub(self, repl: str | Callable[[Any], str], string: str, count: int = 0) -> str:
+        """``string`` with each match replaced; unchanged once the pattern is tripped (it matches nothing)."""
+        if self.tripped:
+            return string
+        try:
+            return self._compiled.sub(repl, string, count, timeout=MATCH_BUDGET)
+        except TimeoutError:
+            self._trip()
+            return string
 
     @property
     def groupindex(self):

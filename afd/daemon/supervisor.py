@@ -512,7 +512,7 @@ class Supervisor:
         else:
             found = self.plugins.detect(agent, rows, clock, patterns.get(agent))
         watch.detected_under, watch.text = rules, text
-        idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome)
+        idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome, spec.volatile)
         sighting = None
         if found is not None:
             key = occurrence_key(rows, found, spec.chrome)

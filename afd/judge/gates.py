@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from afd.kit.text import masked
 from afd.model import Detection
 
 
@@ -56,13 +57,16 @@ def strip_bottom_chrome(rows: Sequence[str], chrome: Sequence[re.Pattern[str]]) 
     return list(rows[:end])
 
 
-def content_of(rows: Sequence[str], chrome: Sequence[re.Pattern[str]]) -> tuple[str, ...]:
-    """What the agent has printed, with every chrome row removed.
+def content_of(
+    rows: Sequence[str], chrome: Sequence[re.Pattern[str]], volatile: Sequence[re.Pattern[str]] = ()
+) -> tuple[str, ...]:
+    """What the agent has printed, with every chrome row removed and its volatile spans masked.
 
-    Compared between polls: a ticking clock or context counter in a footer
-    must not make a stalled pane look busy.
+    Compared between polls: a ticking clock or context counter in a footer,
+    or a spinner beside a wall the agent waits out, must not make a stalled
+    pane look busy.
     """
-    kept = [r for r in rows if not is_chrome(r, chrome)]
+    kept = [masked(r, volatile) if volatile else r for r in rows if not is_chrome(r, chrome)]
     while kept and not kept[-1].strip():
         kept.pop()
     return tuple(kept)
@@ -85,6 +89,18 @@ def same_content(a: Sequence[str], b: Sequence[str]) -> bool:
     if not short or not 0 < lost <= SCROLL_SLACK:
         return False
     return tuple(long[lost:]) == tuple(short)
+
+
+def compared_content(
+    rows: Sequence[str], detection: Detection | None, chrome: Sequence[re.Pattern[str]], volatile: Sequence[re.Pattern[str]] = ()
+) -> tuple[str, ...]:
+    """What the idle and stability gates compare between polls: `content_of` the rows above the detector's chrome row.
+
+    The agent's volatile spans are masked only while a wall is on screen
+    (``detection``): a spinner that moves while the agent waits out its
+    wall is not work, but the same spinner beside a request going through is.
+    """
+    return content_of(above_chrome(rows, detection), chrome, volatile if detection is not None else ())
 
 
 def lines_after(rows: Sequence[str], detection: Detection, chrome: Sequence[re.Pattern[str]]) -> int | None:
@@ -145,10 +161,12 @@ def judge(
     tail_lines: int,
     stability_polls: int,
     contents: Sequence[tuple[str, ...]] | None = None,
+    volatile: Sequence[re.Pattern[str]] = (),
 ) -> Verdict:
     """Apply both gates to a pane's captures (oldest first) and their detections.
 
-    ``contents`` may carry `content_of` of each capture, already computed.
+    ``contents`` may carry `compared_content` of each capture, already
+    computed; else they are computed here, with the agent's ``volatile`` spans.
     """
     if not captures:
         return Verdict(agent, False, False, False, None, "no capture to judge")
@@ -161,7 +179,7 @@ def judge(
 
     if contents is None:
         recent_pairs = zip(captures[-stability_polls:], detections[-stability_polls:], strict=True)
-        contents = [content_of(above_chrome(c, d), chrome) for c, d in recent_pairs]
+        contents = [compared_content(c, d, chrome, volatile) for c, d in recent_pairs]
     recent = list(zip(contents[-stability_polls:], detections[-stability_polls:], strict=True))
     stable = len(recent) >= stability_polls and all(d is not None and d.banner == found.banner for _, d in recent)
     if stable:

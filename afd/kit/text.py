@@ -61,6 +61,29 @@ def capture_rows(text: str) -> list[str]:
     return rows
 
 
+# What a volatile span of a row is replaced by: one mark, so rows that
+# differ only there compare equal and a banner still reads as a sentence.
+VOLATILE_MARK = "…"
+
+
+def _mark(span: re.Match[str]) -> str:
+    # Padding that moves with a shorter or longer text (a right-aligned hint) becomes one space.
+    return VOLATILE_MARK if span.group().strip() else " "
+
+
+def masked(row: str, volatile: Sequence[re.Pattern[str]]) -> str:
+    """``row`` with each span a ``volatile`` pattern finds (a spinner's cells, a countdown) replaced by one mark.
+
+    An agent that animates a row while it waits (OpenCode's retry row: a
+    spinner and `retrying in 2h 3m` ticking down) shows the same screen to
+    anyone asking whether it is doing anything; only the mark is compared.
+    A span of blanks (padding) becomes one blank.
+    """
+    for p in volatile:
+        row = p.sub(_mark, row)
+    return row
+
+
 def decode_capture(data: bytes) -> str:
     """Decode captured bytes; a garbled byte never fails a capture."""
     return data.decode("utf-8", errors="replace")

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from afd.judge.gates import above_chrome, content_of, is_chrome, same_content
+from afd.judge.gates import compared_content, is_chrome, same_content
 from afd.model import Detection
 
 # The list-panes fingerprint has a one-second grain and can hide a change;
@@ -29,7 +29,7 @@ class PaneWatch:
     captured_at: float | None = None  # monotonic seconds of the last fresh capture
     captures: deque = field(default_factory=deque)
     detections: deque = field(default_factory=deque)
-    contents: deque = field(default_factory=deque)  # content_of each capture, computed once
+    contents: deque = field(default_factory=deque)  # compared_content of each capture, computed once
     # What the last detection was made under (the config and plugins): a
     # reload must not reuse an answer the old rules gave.
     detected_under: object = None
@@ -81,6 +81,7 @@ class PaneWatch:
         fingerprint: tuple,
         now: float,
         chrome: Sequence[re.Pattern[str]],
+        volatile: Sequence[re.Pattern[str]] = (),
     ) -> bool | None:
         """Add a fresh capture; return whether the pane is idle (content unchanged since the last one).
 
@@ -88,7 +89,7 @@ class PaneWatch:
         """
         repeated = bool(self.captures) and list(rows) == self.captures[-1] and detection == self.detections[-1]
         # a ticking statusLine is not work
-        content = self.contents[-1] if repeated else content_of(above_chrome(rows, detection), chrome)
+        content = self.contents[-1] if repeated else compared_content(rows, detection, chrome, volatile)
         idle = same_content(self.contents[-1], content) if self.contents else None
         self.captures.append(list(rows))
         self.detections.append(detection)

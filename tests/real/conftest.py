@@ -1,4 +1,4 @@
-"""Fixtures of the real_agents tier: real Claude Code, Codex and Gemini CLI, offline, on the mock API.
+"""Fixtures of the real_agents tier: real Claude Code, Codex, Gemini CLI, OpenCode and GitHub Copilot CLI, offline, on the mock API.
 
 Each test that runs a CLI (marked `real_agents` here) gets a `Rig` (rig.py): its own loopback-only namespace, mock API,
 tmux server and throwaway homes, all ended at teardown, pass or fail. The
@@ -63,6 +63,8 @@ def rig(real_bins, mock_ca, xdg_dirs):
         claude_bin=real_bins["claude"],
         codex_bin=real_bins["codex"],
         gemini_bin=real_bins["gemini"],
+        opencode_bin=real_bins["opencode"],
+        copilot_bin=real_bins["copilot"],
         ca=mock_ca,
         socket_prefix=os.environ.get("AFD_TEST_SOCKET_PREFIX", "afd-test-"),
     )

@@ -29,7 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 MODEL_PATHS = {"/v1/messages": "claude", "/v1/responses": "codex", "/v1/responses/compact": "codex",
-               "/v1/chat/completions": "chat"}
+               "/v1/chat/completions": "chat", "/chat/completions": "chat"}  # GitHub's Copilot API has no /v1
 # Gemini names the model and the method in the path: /v1beta/models/gemini-2.5-pro:streamGenerateContent.
 GEMINI_METHODS = (":streamGenerateContent", ":generateContent")
 
@@ -52,7 +52,47 @@ PROFILE = {
         "rate_limit_tier": "default_claude_max_20x",
     },
 }
-FIXED = {"/api/oauth/profile": PROFILE}
+# GitHub Copilot CLI signed in with a token: the account it reads on
+# api.github.com (its plan, quotas and where its model API is) and the one
+# model the mock offers on api.githubcopilot.com, answered at /chat/completions.
+COPILOT_USER = {
+    "login": "afd-test",
+    "access_type_sku": "plus_monthly_subscriber_quota",
+    "analytics_tracking_id": "afd-test",
+    "assigned_date": "2026-01-01T00:00:00Z",
+    "can_signup_for_limited": False,
+    "chat_enabled": True,
+    "copilot_plan": "individual_pro",
+    "organization_login_list": [],
+    "organization_list": [],
+    "endpoints": {"api": "https://api.githubcopilot.com"},
+    "quota_reset_date": "2027-01-01",
+    "quota_snapshots": {
+        "chat": {"entitlement": 0, "overage_count": 0, "overage_permitted": False, "percent_remaining": 100.0,
+                 "quota_id": "chat", "quota_remaining": 0.0, "remaining": 0, "unlimited": True},
+        "completions": {"entitlement": 0, "overage_count": 0, "overage_permitted": False, "percent_remaining": 100.0,
+                        "quota_id": "completions", "quota_remaining": 0.0, "remaining": 0, "unlimited": True},
+        "premium_interactions": {"entitlement": 300, "overage_count": 0, "overage_permitted": False,
+                                 "percent_remaining": 50.0, "quota_id": "premium_interactions",
+                                 "quota_remaining": 150.0, "remaining": 150, "unlimited": False},
+    },
+}
+COPILOT_MODELS = {"object": "list", "data": [{
+    "id": "gpt-4.1", "name": "GPT-4.1", "object": "model", "vendor": "Azure OpenAI", "version": "gpt-4.1-2025-04-14",
+    "preview": False, "is_chat_default": True, "is_chat_fallback": True,
+    "model_picker_enabled": True, "model_picker_category": "versatile",
+    "billing": {"is_premium": False, "multiplier": 0},
+    "policy": {"state": "enabled", "terms": "Enable access to the latest GPT-4.1 model from OpenAI."},
+    "supported_endpoints": ["/chat/completions"],
+    "capabilities": {"family": "gpt-4.1", "object": "model_capabilities", "tokenizer": "o200k_base", "type": "chat",
+                     "limits": {"max_context_window_tokens": 128000, "max_output_tokens": 16384, "max_prompt_tokens": 128000},
+                     "supports": {"parallel_tool_calls": True, "streaming": True, "tool_calls": True}},
+}]}
+# Its Auto model (the default) asks which model to use for the session first.
+COPILOT_SESSION = {"selected_model": "gpt-4.1", "session_token": "afd-test-session", "expires_at": 4102444800,
+                   "available_models": ["gpt-4.1"]}
+FIXED = {"/api/oauth/profile": PROFILE, "/copilot_internal/user": COPILOT_USER, "/models": COPILOT_MODELS,
+         "/models/session": COPILOT_SESSION, "/auto": COPILOT_SESSION}
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -18,7 +18,9 @@ from pathlib import Path
 
 # The hosts Claude Code calls whatever ANTHROPIC_BASE_URL says (start-up
 # checks, OAuth profile); everything else has no route and fails at once.
-MOCKED_HOSTS = ("api.anthropic.com", "platform.claude.com", "console.anthropic.com", "claude.ai")
+MOCKED_HOSTS = ("api.anthropic.com", "platform.claude.com", "console.anthropic.com", "claude.ai",
+                # GitHub Copilot CLI signed in with a token: its account and its model API.
+                "api.github.com", "api.githubcopilot.com")
 
 
 def can_create() -> str | None:

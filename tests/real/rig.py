@@ -37,6 +37,10 @@ def _ci_marker(name: str) -> bool:
     return name in ("CI", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID") or name.startswith("CI_")
 
 
+# OpenCode and Copilot (offline) talk to an OpenAI-compatible chat endpoint, which the mock calls `chat`.
+API_OF = {"opencode": "chat", "copilot": "chat"}
+
+
 @dataclass
 class AgentPane:
     rig: Rig
@@ -44,6 +48,11 @@ class AgentPane:
     agent: str
     home: Path
     cwd: Path
+
+    @property
+    def api(self) -> str:
+        """The mock's name for the API this agent calls (`requests.jsonl`'s `api`)."""
+        return API_OF.get(self.agent, self.agent)
 
     def capture(self) -> str:
         return self.rig.tmux.capture(self.pane)
@@ -69,7 +78,7 @@ class AgentPane:
 
         ``submits``: the text goes to the model, so wait until the mock saw the call.
         """
-        before = len(self.rig.requests(self.agent))
+        before = len(self.rig.requests(self.api))
         self.rig.tmux.send_keys(self.pane, text, literal=True)
         # Keys sent before the composer is back (after /new, /clear) are lost;
         # and Enter in the same burst as the text reads as a pasted newline.
@@ -79,11 +88,12 @@ class AgentPane:
             if not submits:
                 return
             try:
-                wait_for(lambda: len(self.rig.requests(self.agent)) > before, timeout=8, interval=0.2)
+                wait_for(lambda: len(self.rig.requests(self.api)) > before, timeout=8, interval=0.2)
                 return
             except AssertionError:
                 continue  # an Enter while the CLI was still starting up is dropped; an extra one on an empty composer is not
-        raise AssertionError(f"{self.agent} in pane {self.pane} never sent {text!r} to the mock API")
+        screen = "\n".join(row for row in self.capture().splitlines() if row.strip())
+        raise AssertionError(f"{self.agent} in pane {self.pane} never sent {text!r} to the mock API; the pane shows:\n{screen}")
 
     def captures(self, count: int = 2, gap: float = 0.7) -> list[str]:
         """``count`` captures ``gap`` s apart, oldest first: what afd's polls would see."""
@@ -105,6 +115,8 @@ class Rig:
     ca: tuple[Path, Path, Path]
     socket_prefix: str = "afd-test-"
     gemini_bin: Path | None = None
+    opencode_bin: Path | None = None
+    copilot_bin: Path | None = None
     ns: Namespace | None = None
     mock: subprocess.Popen | None = None
     tmux: TmuxServer | None = None
@@ -120,6 +132,7 @@ class Rig:
         shapes.write_answer(self.mock_dir, "claude", shapes.claude_answer())
         shapes.write_answer(self.mock_dir, "codex", shapes.codex_answer())
         shapes.write_answer(self.mock_dir, "gemini", shapes.gemini_answer())
+        shapes.write_answer(self.mock_dir, "chat", shapes.chat_answer())
         _, cert, key = self.ca
         self.mock = subprocess.Popen(
             self.ns.command([sys.executable, str(MOCK), str(self.mock_dir), "--http-port", str(CODEX_PORT),
@@ -235,13 +248,42 @@ class Rig:
     def start_gemini(self, cwd: Path, *, width: int = 120, height: int = 40) -> AgentPane:
         """Gemini CLI with an API key on the mock (GOOGLE_GEMINI_BASE_URL), its first-start questions settled."""
         home = self._home("gemini")
-        _write_gemini_settings(home)
+        write_gemini_settings(home)
         pane = self.tmux.new_pane(str(self.gemini_bin), cwd=cwd, env={**self._base_env(home), **GEMINI_ENV},
                                   width=width, height=height)
         return AgentPane(self, pane, "gemini", home, cwd)
 
+    def start_opencode(self, cwd: Path, *, width: int = 120, height: int = 40) -> AgentPane:
+        """OpenCode on the mock's chat endpoint (a custom OpenAI-compatible provider), nothing fetched at start.
+
+        Its TUI draws nothing while it boots (10–30 s here): wait for its footer before typing.
+        """
+        home = self._home("opencode")
+        _write_opencode_config(home)
+        # It keeps its config, sessions (SQLite) and caches under the XDG folders, which the test's
+        # own environment sets for afd: point them into its home.
+        xdg = {"XDG_CONFIG_HOME": home / ".config", "XDG_DATA_HOME": home / ".local" / "share",
+               "XDG_STATE_HOME": home / ".local" / "state", "XDG_CACHE_HOME": home / ".cache"}
+        env = {**self._base_env(home), **OPENCODE_ENV, **{k: str(v) for k, v in xdg.items()}}
+        pane = self.tmux.new_pane(str(self.opencode_bin), cwd=cwd, env=env, width=width, height=height)
+        return AgentPane(self, pane, "opencode", home, cwd)
+
+    def start_copilot(self, cwd: Path, *, signed_in: bool = True, width: int = 120, height: int = 40) -> AgentPane:
+        """GitHub Copilot CLI signed in with a token to GitHub's hosts on the mock (``signed_in``), or
+        offline on the mock's chat endpoint as its own provider (BYOK), where GitHub's walls never show."""
+        home = self._home("copilot")
+        (home / ".copilot").mkdir()
+        # One fixed model, not Auto (which asks the API to pick one first).
+        (home / ".copilot" / "settings.json").write_text(json.dumps({"model": "gpt-4.1"}), encoding="utf-8")
+        env = {**self._base_env(home), **(COPILOT_GITHUB_ENV if signed_in else COPILOT_BYOK_ENV),
+               "COPILOT_HOME": str(home / ".copilot"), "NODE_EXTRA_CA_CERTS": str(self.ca[0]),
+               "SSL_CERT_FILE": str(self.ca[0])}
+        pane = self.tmux.new_pane(str(self.copilot_bin), cwd=cwd, env=env, width=width, height=height)
+        return AgentPane(self, pane, "copilot", home, cwd)
+
     def swap_env(self, cwd: Path) -> dict:
-        """What a pane needs for afd to start either CLI in it on the mock: a CODEX_HOME, and both commands on PATH."""
+        """What a pane needs for afd to start Claude Code, Codex or Gemini CLI in it on the mock: a CODEX_HOME,
+        Gemini's key and base URL, and the commands on PATH (Gemini's settings go in the pane's HOME)."""
         home = self._home("swap")
         codex_home = home / ".codex"
         codex_home.mkdir()
@@ -250,8 +292,10 @@ class Rig:
         bin_dir.mkdir()
         (bin_dir / "codex").symlink_to(self.codex_bin)
         (bin_dir / "claude").symlink_to(self.claude_bin)
+        if self.gemini_bin is not None:
+            (bin_dir / "gemini").symlink_to(self.gemini_bin)
         path = self._base_env(home)["PATH"]
-        return {"CODEX_HOME": str(codex_home), "AFD_MOCK_KEY": "mock-key", "PATH": f"{bin_dir}:{path}"}
+        return {"CODEX_HOME": str(codex_home), "AFD_MOCK_KEY": "mock-key", "PATH": f"{bin_dir}:{path}", **GEMINI_ENV}
 
     def _base_env(self, home: Path) -> dict:
         return {
@@ -305,7 +349,52 @@ GEMINI_ENV = {
 }
 
 
-def _write_gemini_settings(home: Path) -> None:
+OPENCODE_ENV = {
+    "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+    "OPENCODE_DISABLE_SHARE": "1",
+    "OPENCODE_DISABLE_TERMINAL_TITLE": "1",
+    "COLORTERM": "truecolor",
+}
+
+
+COPILOT_COMMON_ENV = {
+    "COPILOT_AUTO_UPDATE": "false",
+    "COPILOT_ALLOW_ALL": "true",  # exactly "true": the folder is trusted without asking
+    "COLORTERM": "truecolor",
+}
+COPILOT_BYOK_ENV = {
+    **COPILOT_COMMON_ENV,
+    "COPILOT_OFFLINE": "true",
+    "COPILOT_PROVIDER_BASE_URL": f"http://127.0.0.1:{CODEX_PORT}/v1",
+    "COPILOT_PROVIDER_API_KEY": "mock-key",
+    "COPILOT_MODEL": "mock-model",
+}
+COPILOT_GITHUB_ENV = {**COPILOT_COMMON_ENV, "COPILOT_GITHUB_TOKEN": "gho_afdtest00000000000000000000000000000000",
+                      "COPILOT_MODEL": "gpt-4.1"}  # not Auto, which asks the API to pick one first
+
+
+def _write_opencode_config(home: Path) -> None:
+    """One provider, the mock's OpenAI-compatible chat endpoint, and its one model chosen."""
+    folder = home / ".config" / "opencode"
+    folder.mkdir(parents=True, exist_ok=True)
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": False,
+        "share": "disabled",
+        "model": "mock/mock-model",
+        "provider": {"mock": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Mock",
+            "options": {"baseURL": f"http://127.0.0.1:{CODEX_PORT}/v1", "apiKey": "mock-key"},
+            "models": {"mock-model": {"name": "Mock Model"}},
+        }},
+    }
+    (folder / "opencode.json").write_text(json.dumps(config), encoding="utf-8")
+
+
+def write_gemini_settings(home: Path) -> None:
     """API-key auth chosen, no folder-trust question, one fixed model (not the router, which asks a model first)."""
     folder = home / ".gemini"
     folder.mkdir(parents=True, exist_ok=True)

@@ -34,7 +34,7 @@ from rig import Rig  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run one real agent CLI offline on the mock API, by hand.")
-    parser.add_argument("agent", choices=("claude", "codex"), help="which CLI to start")
+    parser.add_argument("agent", choices=("claude", "codex", "gemini", "opencode", "copilot"), help="which CLI to start")
     parser.add_argument("--api-key", action="store_true", help="claude: sign in with an API key, not to a plan")
     args = parser.parse_args(argv)
     why = can_create()
@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # end cleanly on SIGTERM too
     scratch = Path(tempfile.mkdtemp(prefix="afd-real-"))
     rig = Rig(scratch=scratch, claude_bin=bins.get("claude"), codex_bin=bins.get("codex"),
+              gemini_bin=bins.get("gemini"), opencode_bin=bins.get("opencode"), copilot_bin=bins.get("copilot"),
               ca=make_ca(scratch / "ca"), socket_prefix="afd-real-")
     try:
         rig.start()
@@ -56,8 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(["git", "init", "-q", str(shop)], check=True)
         if args.agent == "claude":
             pane = rig.start_claude(shop, subscriber=not args.api_key)
-        else:
+        elif args.agent == "codex":
             pane = rig.start_codex(shop)
+        else:
+            pane = getattr(rig, f"start_{args.agent}")(shop)
         print(f"attach:    tmux -L {rig.tmux.name} attach   (pane {pane.pane})")
         print(f"answers:   {rig.mock_dir}/{args.agent}.json   requests: {rig.mock_dir}/requests.jsonl")
         print("Ctrl-C ends it all.", flush=True)

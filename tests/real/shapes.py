@@ -290,3 +290,16 @@ def chat_rate_limit(retry_after_seconds: int) -> dict:
     """A 429 with `retry-after`: a client that retries by itself waits that long."""
     body = {"error": {"message": "Rate limit reached for requests", "type": "rate_limit_error", "code": "rate_limit_exceeded"}}
     return {"kind": "limit", "status": 429, "headers": {"retry-after": str(retry_after_seconds)}, "body": body}
+
+
+# --- GitHub's Copilot API (POST https://api.githubcopilot.com/chat/completions) --
+
+
+def copilot_rate_limit(code: str, retry_after_seconds: int) -> dict:
+    """A 429 of GitHub's Copilot API: Copilot CLI words its wall from ``code`` and the wait from `retry-after`.
+
+    ``code``: ``user_global_rate_limited`` (its session wall), ``user_weekly_rate_limited``,
+    ``user_model_rate_limited`` (another model goes on); ``rate_limited`` is a throttle it waits out.
+    """
+    body = {"error": {"message": "Sorry, you have been rate-limited.", "code": code}}
+    return {"kind": "limit", "status": 429, "headers": {"retry-after": str(retry_after_seconds)}, "body": body}

@@ -1,4 +1,4 @@
-"""A real Claude Code at its plan's wall, handed to a real Codex in the same pane, worktree and branch."""
+"""A real Claude Code at its plan's wall, handed to a real Codex (or Gemini CLI) in the same pane, worktree and branch."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 import psutil
 import shapes
+from rig import write_gemini_settings
 from verdicts import minutes_ahead
 
 from harness import wait_for
@@ -109,3 +110,51 @@ def test_claude_at_its_five_hour_wall_handed_to_codex_and_back_in_the_same_pane(
 
     entries = json.loads(afd.command("ledger", name, "--json", timeout=30).stdout)["entries"]
     assert [(e["from"], e["to"], e["head_sha"]) for e in entries] == [("claude", "codex", head), ("codex", "claude", back_head)]
+
+
+def test_claude_at_its_wall_handed_to_gemini_and_back(rig, shop, afd):
+    """A CLI afd knows only from its manifest takes a real handoff, its brief typed into its composer, and gives it back."""
+    worktree = rig.scratch / "signup"
+    git(shop, "worktree", "add", "-q", "-b", "fix-signup", str(worktree))
+    base = git(worktree, "rev-parse", "HEAD")
+
+    pane = rig.start_claude(worktree, env=rig.swap_env(worktree))
+    write_gemini_settings(pane.home)  # the pane's HOME is Claude's: Gemini reads its settings there
+    pane.wait_for_screen(lambda s: "Claude Code v" in s and "\n❯" in s, message="the composer")
+    rig.answer("claude", shapes.claude_limit(minutes_ahead(150), "five_hour"))
+    pane.type("fix the signup form")
+    pane.wait_for_text("Continuing automatically at")
+    name = afd.session(pane.pane, "limited")["name"]
+    assert afd.command("sessions", "set-mission", name, "make signup keep the cart", timeout=30).returncode == 0
+    head = git(worktree, "rev-parse", "HEAD")
+
+    rig.answer("gemini", shapes.gemini_answer("Picking up the signup form from the brief."))
+    done = afd.command("handoff", name, "--to", "gemini", "--json")
+    assert done.returncode == 0, f"{done.stdout}{done.stderr}"
+    assert json.loads(done.stdout)["state"] == "done"
+    # Gemini takes its first prompt typed: afd pastes the brief once its composer is up.
+    try:
+        brief = wait_for(lambda: brief_at(rig, "gemini", "make signup keep the cart"), timeout=90, interval=0.5,
+                         message="Gemini's first turn at the mock")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the pane shows:\n{pane.capture()}\nafd's events: {afd.events('handoff.done')}") from None
+    assert f"git log --oneline {base}..HEAD" in brief
+    running = programs(pane_pid(rig, pane.pane))
+    assert "gemini" in running and "claude" not in running, running
+    pane.wait_for_text("Picking up the signup form from the brief.", timeout=60)
+    assert afd.session(pane.pane, "idle")["agent"] == "gemini"
+
+    (worktree / "signup.py").write_text("KEEP_CART = True\n", encoding="utf-8")
+    git(worktree, "add", ".")
+    git(worktree, "commit", "-q", "-m", "signup keeps the cart")
+    back_head = git(worktree, "rev-parse", "HEAD")
+    rig.answer("claude", shapes.claude_answer("Back on the signup form."))
+    done = afd.command("handoff", name, "--to", "claude", "--force", "--json")
+    assert done.returncode == 0, f"{done.stdout}{done.stderr}"
+    brief = wait_for(lambda: brief_at(rig, "claude", f"git log --oneline {head}..HEAD"), timeout=60, interval=0.5,
+                     message="Claude's first turn after the hand-back at the mock")
+    running = programs(pane_pid(rig, pane.pane))
+    assert "claude" in running and "gemini" not in running, running
+
+    entries = json.loads(afd.command("ledger", name, "--json", timeout=30).stdout)["entries"]
+    assert [(e["from"], e["to"], e["head_sha"]) for e in entries] == [("claude", "gemini", head), ("gemini", "claude", back_head)]
