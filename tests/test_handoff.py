@@ -164,7 +164,11 @@ def test_hand_back_resumes_the_first_agent_and_the_per_session_bound_refuses_mor
     # claude is known-limited: refused without --force, saying when it resets.
     refused = afd("handoff", name, "--to", "claude", timeout=60)
     assert refused.returncode == 1 and "claude is at its usage limit until" in refused.stderr
-    assert afd("handoff", name, "--to", "claude", "--force", timeout=60).returncode == 0
+    # codex's turn must be over for the swap: on a loaded machine a late repaint can show it
+    # working for a poll after the refusal, so wait for idle again.
+    wait_state(name, "idle")
+    forced = afd("handoff", name, "--to", "claude", "--force", timeout=60)
+    assert forced.returncode == 0, forced.stderr
     back = wait_for(lambda: logged(claude, "claude", "start")[1:], message="claude back")[0]
     assert back["resume"] is True
     assert "picking up again" in back["prompt"]
