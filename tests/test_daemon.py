@@ -363,8 +363,13 @@ def test_the_config_watch_survives_its_directory_being_replaced(run_daemon, xdg_
     fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="fix the login redirect")
     fake.wait_ready()
     run_daemon()
+    # The watch starts beside the loop: an edit it reports shows it is in place before the folder goes.
+    config.write_text('poll_interval = "300ms"\nwatch_ignore = ["*"]\n# edited\n')
+    wait_for(lambda: _count("config.reloaded"), timeout=30, message="the watch in place")
+    seen = _count("config.invalid") + _count("config.reloaded")
     shutil.rmtree(config.parent)
-    wait_for(lambda: _count("config.invalid") or _count("config.reloaded"), timeout=20, message="the deletion noticed")
+    wait_for(lambda: _count("config.invalid") + _count("config.reloaded") > seen, timeout=20,
+             message="the deletion noticed")
     config.parent.mkdir()
     config.write_text('poll_interval = "300ms"\n')
     wait_for(lambda: status()["sessions"], timeout=30, message="adoption under the config written into the new directory")
