@@ -375,7 +375,8 @@ def test_problem_in_inline_table_points_at_its_line(cfg):
 def test_unknown_agent_in_handoff_order_names_the_known_ones(cfg):
     write(cfg, 'tail_lines = 3\nhandoff_order = ["codex", "gemni"]\n')
     assert problems_of(cfg, known_agents=KNOWN) == [
-        f'{cfg}:2: handoff_order: "gemni" is not an agent any plugin provides (known: claude, codex, devin)'
+        f'{cfg}:2: handoff_order: "gemni" is neither an agent any plugin provides (known: claude, codex, devin) '
+        "nor an account (accounts: none configured)"
     ]
 
 
@@ -465,7 +466,7 @@ def test_set_adds_a_new_top_level_key_before_the_tables(cfg):
     [
         ("tail_lines", "0", "tail_lines: must be at least 1, got 0"),
         ("limit_action", "handoff", 'limit_action: "handoff" needs a non-empty handoff_order'),
-        ("handoff_order", '["gemni"]', 'handoff_order: "gemni" is not an agent any plugin provides'),
+        ("handoff_order", '["gemni"]', 'handoff_order: "gemni" is neither an agent any plugin provides'),
         ("poll_intervall", '"5s"', 'poll_intervall: unknown key (did you mean "poll_interval"?)'),
         ("handoff_order", "[codex", "handoff_order: [codex is not a TOML value"),
         ("tmux.socket_name.x", "1", "tmux.socket_name: is string \"work\", not a table"),
@@ -630,7 +631,7 @@ def test_cli_check_lists_every_problem_one_per_line(cfg, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"{cfg}:1: tail_lines: must be at least 1, got 0"
     assert lines[1] == f'{cfg}:2: poll_intervall: unknown key (did you mean "poll_interval"?)'
-    assert lines[2].startswith(f'{cfg}:3: handoff_order: "gemni" is not an agent any plugin provides (known: ')
+    assert lines[2].startswith(f'{cfg}:3: handoff_order: "gemni" is neither an agent any plugin provides (known: ')
     assert len(lines) == 3
 
 

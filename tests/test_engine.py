@@ -49,7 +49,7 @@ def test_resume_args_empty_gives_no_arguments_to_a_resume_and_a_hand_back_alike(
         store=SimpleNamespace(journal_begin=lambda s, a, row, at=None: rows.append(row) or 1, get_session=lambda n: None),
         event=lambda *a, **k: None,
     )
-    rec = SimpleNamespace(name="s", agent="tool", mission="m", pane_id="%1", worktree="/w", next_action=None)
+    rec = SimpleNamespace(name="s", agent="tool", mission="m", pane_id="%1", worktree="/w", next_action=None, account="tool")
     resume.begin(ctx, rec, attempt=1, why="reset", episode="e")
     assert tuple(rows[0]["respawn_argv"]) == launch_argv(SPEC, config.agents["tool"], Launch.RESUME) == ("tool",)
 

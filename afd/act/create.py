@@ -31,6 +31,7 @@ from typing import cast
 from afd.act import Cleanup, Finish, Go, KillPane, Move, NewSession, NoEffect, Result, Wait, Work
 from afd.act.context import ActionContext, Advanced
 from afd.act.intent import from_row, stored, to_row
+from afd.act.launch import bare
 from afd.model import IdentitySource, SessionState
 from afd.observe import identity
 from afd.observe.identity import IdentityKind
@@ -64,12 +65,14 @@ class CreatePlan:
     prompt: str
     typed_prompt: str | None  # pasted into the agent's composer after it starts (PromptDelivery.TYPED)
     server_socket: str  # as tmux reported it before the create: never left empty
+    account: str | None = None  # the account it starts on (None: the agent names no account variables)
+    routed: str | None = None  # why that account, when route_new_sessions chose it
 
     def intent(self) -> CreateIntent:
         return CreateIntent(
             repo=self.repo, base=self.base, branch=self.branch, worktree=self.worktree, agent=self.agent,
             argv=self.argv, tmux_session=self.tmux_session, mission=self.prompt, typed_prompt=self.typed_prompt,
-            server_socket=self.server_socket,
+            server_socket=self.server_socket, account=self.account, routed=self.routed,
         )
 
 
@@ -87,6 +90,8 @@ class CreateIntent:
     mission: str | None = None
     typed_prompt: str | None = None
     server_socket: str = ""
+    account: str | None = None
+    routed: str | None = None
     base_sha: str | None = None
     pane: str | None = None
     step: CreateStep = CreateStep.WORKTREE
@@ -260,10 +265,13 @@ class CreateExecutor:
         i = from_row(CreateIntent, entry.intent)
         if ctx.store.get_session(entry.session) is None and i.pane:
             _record(ctx, entry.session, i)
+            on = f" on account {i.account}" if i.account and i.account != i.agent else ""
+            if i.routed:
+                on += f" ({i.routed})"
             ctx.event(
-                    "session.created",
+                "session.created",
                 f"created {i.branch} at {(i.base_sha or '')[:12]} in {i.worktree}; "
-                f"started {shlex.join(i.argv[:1])} in pane {i.pane}",
+                f"started {shlex.join(bare(i.argv)[:1])}{on} in pane {i.pane}",
                 entry.session,
             )
 
@@ -284,7 +292,8 @@ class CreateExecutor:
         if entry.state is JournalState.ROLLED_BACK:
             raise ValueError(_reason(entry.outcome) or "the create was rolled back")
         i = from_row(CreateIntent, entry.intent)
-        return {"name": entry.session, "pane": i.pane, "branch": i.branch, "worktree": i.worktree, "tmux_session": i.tmux_session}
+        return {"name": entry.session, "pane": i.pane, "branch": i.branch, "worktree": i.worktree, "tmux_session": i.tmux_session,
+                "agent": i.agent, "account": i.account, "routed": i.routed}
 
 
 def _reason(outcome: str | None) -> str | None:

@@ -24,7 +24,7 @@ from pathlib import Path
 from afd.act import preflight, runner
 from afd.act.context import ActionContext
 from afd.act.intent import to_row
-from afd.act.launch import Launch, launch_argv
+from afd.act.launch import Launch, account_env, launch_argv, on_account
 from afd.decide import nextaction, policy
 from afd.decide.brief import BriefInput, build_brief
 from afd.errors import AfdError
@@ -33,6 +33,7 @@ from afd.jobs.book import JobBook
 from afd.judge import witness
 from afd.judge.limits import LimitState
 from afd.model import AgentSpec, PromptDelivery, SessionState
+from afd.record.ledger import who
 from afd.record.types import LedgerEntry, SessionRecord
 from afd.world import git, tmux
 
@@ -71,7 +72,10 @@ class HandoffIntent:
     pane: str = ""
     cwd: str = ""
     outgoing: str | None = None
-    target: str = ""
+    target: str = ""  # the agent started in the pane
+    # The accounts on each side: the one the outgoing agent ran on, the one the target starts on.
+    outgoing_account: str | None = None
+    target_account: str | None = None
     automatic: bool = False
     reason: str = "manual"
     forced: bool = False
@@ -146,13 +150,28 @@ class Gathered:
     turn_end: str  # how the outgoing agent's turn was established to be over (for the journal)
 
 
+def target_agent(ctx: ActionContext, target: str) -> str | None:
+    """The agent a handoff target names: an agent (its default account) or a configured account's agent."""
+    account = ctx.config.accounts.get(target)
+    if account is not None:
+        return account.agent
+    return target if target in ctx.plugins.agents else None
+
+
+def same_account(entry: LedgerEntry, agent: str, account: str) -> bool:
+    """Whether the ledger entry's outgoing side ran `agent` on `account` (an entry from before accounts: its default)."""
+    return entry.from_agent == agent and (entry.from_account or entry.from_agent) == account
+
+
 def gather(ctx: ActionContext, rec: SessionRecord, target: str) -> Gathered:
     """The facts `policy.handoff_refusal` judges a handoff of `rec` to `target` on; nothing is written.
 
+    `target` names an account (an agent's name is its default account).
     `begin` and the dashboard's target picker both ask this, so the picker
     never offers a target the handoff itself would refuse.
     """
     store, config, agents = ctx.store, ctx.config, ctx.plugins.agents
+    agent = target_agent(ctx, target)
     name = rec.name
     inv = tmux.list_panes(ctx.server)
     pane = None
@@ -160,9 +179,9 @@ def gather(ctx: ActionContext, rec: SessionRecord, target: str) -> Gathered:
         pane = next((p for p in inv.panes if p.pane_id == rec.pane_id and inv.server_pid == rec.server_pid), None)
     present = None if not inv.answered else pane is not None
     worktree = rec.worktree or (pane.cwd if pane and pane.cwd else "")
-    spec = agents.get(target)
+    spec = agents.get(agent) if agent else None
     client_path = preflight.pane_path(pane.pane_pid) if pane else None
-    first = launch_argv(spec, config.agents.get(target), Launch.FIRST) if spec else ()
+    first = launch_argv(spec, config.agents.get(spec.name), Launch.FIRST) if spec else ()
     resolved = preflight.resolve(first, client_path) if pane and spec else None
     is_tree = bool(worktree) and git.is_work_tree(Path(worktree))
     ledger = store.ledger(name)
@@ -187,6 +206,7 @@ def gather(ctx: ActionContext, rec: SessionRecord, target: str) -> Gathered:
         # Only an agent whose turn outlives its pane (its work goes on in a daemon) must be between turns.
         turn_ended=ended or not (outgoing is not None and outgoing.turn_outlives_pane),
         account=rec.account,
+        target_agent=agent,
         witnessed=witness.handoff_witnessed(
             rec.witnesses, rec.agent is not None and ctx.plugins.has_witness(rec.agent), config.handoff_requires_witness
         ),
@@ -224,14 +244,19 @@ def begin(
     except git.GitError as exc:
         raise HandoffRefused(str(exc)) from None
     reason = "usage limit" if automatic or rec.state in LIMITED_STATES else "manual"
-    # Hand-back: this agent worked here before; it keeps its own conversation per directory.
-    last_turn = next((e for e in reversed(ledger) if e.from_agent == target), None)
+    agent = spec.name
+    account = target if target != agent else agent
+    # Hand-back: this agent, on this account, worked here before; it keeps its own conversation per directory.
+    last_turn = next((e for e in reversed(ledger) if same_account(e, agent, account)), None)
     since = None
     if last_turn is not None and git.is_ancestor(Path(worktree), last_turn.head_sha, facts_git.head_sha):
         since = last_turn.head_sha
+    previous = rec.agent or "unknown"
+    if rec.agent and rec.account not in (None, rec.agent):
+        previous += f", on account {rec.account}"
     text = build_brief(
         BriefInput(
-            previous_agent=rec.agent or "unknown",
+            previous_agent=previous,
             reason=reason,
             goal=(brief or "").strip() or rec.mission or "",
             git=facts_git,
@@ -242,17 +267,22 @@ def begin(
         )
     )
     how_launched = Launch.RESUME if last_turn is not None else Launch.FIRST
-    argv = (resolved, *launch_argv(spec, config.agents.get(target), how_launched, prompt=text)[1:])
+    argv = (resolved, *launch_argv(spec, config.agents.get(agent), how_launched, prompt=text)[1:])
+    argv = on_account(argv, spec, account_env(config, spec, account))
     old_argv: tuple[str, ...] = ()
     if outgoing is not None:
         old_argv = launch_argv(outgoing, config.agents.get(outgoing.name), Launch.RESUME)
         old_argv = (preflight.resolve(old_argv, client_path) or old_argv[0], *old_argv[1:])
+        # A rollback restarts it on the account it ran on, whatever the pane's environment says.
+        old_argv = on_account(old_argv, outgoing, account_env(config, outgoing, rec.account))
     unverified = facts.target_fact is None or facts.target_fact.state is not LimitState.AVAILABLE
     intent = HandoffIntent(
         pane=rec.pane_id,
         cwd=pane.cwd,
         outgoing=rec.agent,
-        target=target,
+        target=agent,
+        outgoing_account=rec.account,
+        target_account=account,
         automatic=automatic,
         reason=reason,
         forced=force,
@@ -276,7 +306,7 @@ def begin(
     how_chosen = " (unverified: its limit state is unknown)" if unverified else ""
     ctx.event(
         "handoff.started",
-        f"handing off from {rec.agent} to {target}{how_chosen} at {facts_git.head_sha[:12]}"
+        f"handing off from {who(rec.agent, rec.account)} to {who(agent, account)}{how_chosen} at {facts_git.head_sha[:12]}"
         f" ({'automatic' if automatic else 'asked by the user'}; {rec.agent}'s turn had ended: {how})",
         name,
         journal=entry,

@@ -9,14 +9,22 @@ The user's `[agents.NAME]` override wins over the plugin's `AgentSpec`, key
 by key: `command` replaces the command, and `resume_args` — when it is set at
 all, even to `[]` — replaces the resume arguments. `resume_args = []` means
 "resume with no arguments", for a resume and a hand-back alike.
+
+Every launch of an agent that has account variables names its account
+(`on_account`): the account's variables set and the agent's other account
+variables unset, through `env`, so a `CLAUDE_CONFIG_DIR` left in tmux's or
+the pane's environment never starts the wrong account. `env` execs the
+agent, so the pane's process is the agent itself, as without it.
 """
 
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Mapping
 
-from afd.config.settings import AgentOverride
+from afd.config.settings import AgentOverride, Config
+from afd.judge.accounts import env_of, expand, vars_of
 from afd.model import AgentSpec, PromptDelivery
 
 
@@ -52,3 +60,35 @@ def argv_for(
     if agent is None or spec is None:
         return None
     return launch_argv(spec, overrides.get(agent), how, prompt=prompt)
+
+
+def on_account(
+    argv: tuple[str, ...], spec: AgentSpec, env: tuple[tuple[str, str], ...] | None, *, home: str | None = None
+) -> tuple[str, ...]:
+    """`argv` started on the account `env` selects (`judge.accounts.env_of`): () its default, None unnamed.
+
+    None leaves the environment as the pane gives it: an account afd cannot
+    name is never replaced by a guess. `~` and `$HOME` mean `home` (the
+    user's own HOME by default), as in the config.
+    """
+    if env is None or not spec.account_env or not argv:
+        return argv
+    home = home if home is not None else os.path.expanduser("~")
+    chosen = {name: expand(value, home) for name, value in env}
+    unset = [arg for name in spec.account_env if name not in chosen for arg in ("-u", name)]
+    return ("env", *unset, *(f"{name}={value}" for name, value in chosen.items()), *argv)
+
+
+def account_env(config: Config, spec: AgentSpec, account: str | None) -> tuple[tuple[str, str], ...] | None:
+    """The variables that start `spec`'s agent on `account` (for `on_account`); None when it cannot be named."""
+    return env_of(account, spec.name, vars_of(spec), config.accounts)
+
+
+def bare(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """`argv` without the `env` that `on_account` puts before it: the agent's own command, for people to read."""
+    if argv[:1] != ("env",):
+        return argv
+    rest = list(argv[1:])
+    while rest and (rest[0] == "-u" or "=" in rest[0]):
+        rest = rest[2:] if rest[0] == "-u" else rest[1:]
+    return tuple(rest)

@@ -20,6 +20,7 @@ from afd.decide import nextaction, policy
 from afd.judge import screen
 from afd.kit.resettime import local_zone
 from afd.model import Clock, SessionState
+from afd.record.ledger import who
 from afd.record.types import SessionRecord
 
 log = logging.getLogger("afd.actions")
@@ -109,7 +110,9 @@ def start_handoffs(ctx: ActionContext, busy: set[str]) -> None:
         if path_of(ctx, rec, history) is not policy.Path.HANDOFF:
             continue
         wall = policy.wall_key(rec.banner_first_seen_at, rec.witnesses)
-        choice = policy.choose_target(config.handoff_order, rec.agent, ctx.store.load_limits())
+        # The account it runs on is the one skipped (a record from before accounts: the agent's default).
+        outgoing = rec.account or rec.agent
+        choice = policy.choose_target(config.handoff_order, outgoing, ctx.store.load_limits())
         if isinstance(choice, policy.Park):
             ctx.store.save_resume_history(rec.name, policy.tried(history, wall, policy.HandoffTry.DECLINED))
             _all_limited(ctx, rec, choice)
@@ -129,8 +132,8 @@ def _all_limited(ctx: ActionContext, rec: SessionRecord, park: policy.Park) -> N
     ctx.store.upsert_session(replace(rec, state=SessionState.ALL_LIMITED, next_action=nextaction.dumps(plan), updated_at=ctx.clock()))
     ctx.event(
         "session.all_limited",
-        f"all agents limited (handoff_order: {', '.join(ctx.config.handoff_order)}); earliest reset {when}; "
-        f"{rec.agent} waits for its reset, no round-robin",
+        f"all agents limited (every account of handoff_order: {', '.join(ctx.config.handoff_order)}); earliest reset {when}; "
+        f"{who(rec.agent, rec.account)} waits for its reset, no round-robin",
         rec.name,
         earliest_reset=when,
     )

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 
 from afd.act import Finish, Go, Key, Liveness, Move, PaneView, Paste, Respawn, Result, Wait, deliver
 from afd.act.intent import from_row, stored
+from afd.act.launch import bare
 from afd.judge import screen
 from afd.world.tmux import Presence
 
@@ -222,7 +223,7 @@ class ResumeExecutor:
             if move.step == ResumeStep.RESPAWNED:
                 report.restarted.add(entry.session)  # the next agent in this pane is the session's own
                 argv = move.effect.argv if isinstance(move.effect, Respawn) else ()
-                ctx.event("resume.respawned", f"started {' '.join(argv)} in pane {pane}", entry.session)
+                ctx.event("resume.respawned", f"started {' '.join(bare(argv))} in pane {pane}", entry.session)
         hold = move.hold if isinstance(move, Wait) else None
         plan = nextaction.in_progress(intent.step, attempt=intent.attempt, max_attempts=ctx.config.resume_max_attempts, hold=hold)
         save_plan(ctx, entry.session, plan)
@@ -266,18 +267,22 @@ def begin(ctx, rec, *, attempt: int, why: str, episode: str | None, manual: bool
     """Commit a resume's intent (step `scheduled`) before anything touches the pane; returns its row's id."""
     from afd.act import runner
     from afd.act.intent import to_row
-    from afd.act.launch import Launch, argv_for
+    from afd.act.launch import Launch, account_env, argv_for, on_account
     from afd.decide import nextaction
 
     cfg = ctx.config
     now = ctx.clock()
     override = cfg.agents.get(rec.agent) if rec.agent else None
+    argv = argv_for(ctx.plugins.agents, cfg.agents, rec.agent, Launch.RESUME)
+    spec = ctx.plugins.agents.get(rec.agent) if rec.agent else None
+    if argv is not None and spec is not None:
+        argv = on_account(argv, spec, account_env(cfg, spec, rec.account))  # a resume keeps the session's account
     intent = ResumeIntent(
         text=deliver.continuation_text(override.resume_message if override else None, rec.mission),
         agent=rec.agent,
         pane_id=rec.pane_id,
         cwd=rec.worktree,
-        respawn_argv=argv_for(ctx.plugins.agents, cfg.agents, rec.agent, Launch.RESUME),
+        respawn_argv=argv,
         attempt=attempt,
         episode=episode,
         why=why,

@@ -20,6 +20,7 @@ from afd.act import Finish, Go, Key, Move, NoEffect, PaneOption, Paste, Respawn,
 from afd.act.context import ActionContext, Advanced
 from afd.act.handoff import ACTION, HandoffIntent, SwapStep
 from afd.act.intent import from_row, stored
+from afd.act.launch import bare
 from afd.judge import screen
 from afd.judge.gates import is_chrome
 from afd.kit.resettime import local_zone
@@ -27,6 +28,7 @@ from afd.kit.text import capture_rows
 from afd.model import AgentSpec, Clock, Detection, IdentitySource, PromptDelivery, SessionState
 from afd.observe import identity
 from afd.observe.identity import IdentityKind
+from afd.record.ledger import who
 from afd.record.types import JournalEntry, JournalState, LedgerEntry
 from afd.world import teardown, tmux
 
@@ -203,7 +205,7 @@ def _restore(i: HandoffIntent) -> tuple:
 def _settle(i: HandoffIntent, f: SwapFacts, end: SwapEnd, pid, started) -> Finish:
     if end.limited is not None and i.delivery is PromptDelivery.TYPED:
         end = replace(end, brief_pending=f"{i.target} is at its usage limit; the brief waits until it can take it")
-    outcome = f"{i.outgoing} → {i.target} in pane {i.pane} at {i.git.head_sha[:12]}"
+    outcome = f"{who(i.outgoing, i.outgoing_account)} → {who(i.target, i.target_account)} in pane {i.pane} at {i.git.head_sha[:12]}"
     if end.limited is not None:
         outcome += f"; {i.target} is itself at its usage limit"
     if end.brief_pending:
@@ -225,7 +227,7 @@ def _roll_back(i: HandoffIntent, f: SwapFacts, why: str, *, first: tuple = ()) -
                       effects=first + _restore(i), detail=(SwapEnd(), None, None))
     # The pane shows why before the old agent draws over it.
     show = ("sh", "-c", 'printf "afd: %s\\n" "$1"; shift; exec "$@"', "afd", f"handoff rolled back: {why}", *i.old_argv)
-    note = f"; restarted {i.outgoing} with {shlex.join(i.old_argv[1:]) or 'its command'}"
+    note = f"; restarted {i.outgoing} with {shlex.join(bare(i.old_argv)[1:]) or 'its command'}"
     return Finish(Result.ROLLED_BACK, why + note, effects=first + (Respawn(i.cwd, show, i.client_path, kill=True),) + _restore(i),
                   detail=(SwapEnd(restarted=True), None, None))
 
@@ -327,11 +329,11 @@ class SwapExecutor:
                 store.add_ledger(LedgerEntry(
                     session=entry.session, at=now, from_agent=i.outgoing or "unknown", to_agent=i.target,
                     head_sha=i.git.head_sha, reason=i.reason, automatic=i.automatic, base_sha=i.git.base_sha,
-                    journal_id=entry.id,
+                    journal_id=entry.id, from_account=i.outgoing_account, to_account=i.target_account,
                 ))
             if rec is not None:
                 store.upsert_session(replace(
-                    rec, agent=i.target, identity=IdentityKind.KNOWN, identity_source=IdentitySource.PROCESS,
+                    rec, agent=i.target, account=i.target_account or i.target, identity=IdentityKind.KNOWN, identity_source=IdentitySource.PROCESS,
                     agent_pid=pid, agent_started_at=started,
                     state=SessionState.LIMITED if limited is not None else SessionState.IDLE,
                     next_action=nextaction.dumps(nextaction.brief_pending(swap_end.brief_pending)) if swap_end.brief_pending else None,

@@ -1,4 +1,4 @@
-"""Which agents a session could be handed to now, and for each other agent why not.
+"""Which agents and accounts a session could be handed to now, and for each other one why not.
 
 The dashboard's "hand off to…" picker asks this before the user chooses. It
 gathers the same facts `handoff.begin` gathers and asks the same pure
@@ -40,7 +40,10 @@ class Targets:
 
 
 def targets_of(ctx: ActionContext, name: str) -> Targets | None:
-    """Every agent a plugin provides, eligible or not for a prompted handoff of `name`; None: no such session."""
+    """Every agent a plugin provides and every configured account, eligible or not for a prompted handoff of `name`.
+
+    None: no such session. An agent's name stands for its default account.
+    """
     rec = ctx.store.get_session(name)
     if rec is None:
         return None
@@ -48,7 +51,7 @@ def targets_of(ctx: ActionContext, name: str) -> Targets | None:
     # The picker asks for a brief when the mission is empty; judge the rest as if it were given.
     brief = "(the brief typed in the picker)" if brief_required else None
     found = []
-    for agent in sorted(ctx.plugins.agents):
+    for agent in [*sorted(ctx.plugins.agents), *ctx.config.accounts]:
         facts = handoff.gather(ctx, rec, agent).facts
         why = policy.handoff_refusal(facts, agent, brief=brief, force=False, automatic=False)
         forced = why is not None and policy.handoff_refusal(facts, agent, brief=brief, force=True, automatic=False) is None

@@ -16,7 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "exact git ranges of the work done. Answers when the swap has settled.",
     )
     h.add_argument("session", help="the session to hand off")
-    h.add_argument("--to", required=True, metavar="AGENT", help="the agent to hand the work to")
+    h.add_argument("--to", required=True, metavar="AGENT", help="the agent to hand the work to (its default account), "
+                   "or an account of the config ([accounts.NAME], e.g. claude-work) to start its agent on")
     h.add_argument("--brief", metavar="TEXT", help="the goal to give the new agent (replaces the session's mission)")
     h.add_argument("--force", action="store_true", help="hand off even when AGENT is known to be at its usage limit")
     h.add_argument("--no-wait", action="store_true", help="answer at once with the journal id; follow with `afd events`")
@@ -108,8 +109,9 @@ def run_ledger(args: argparse.Namespace) -> int:
         for col in ("at", "from", "to", "head", "reason", "automatic"):
             table.add_column(col)
         for e in entries:
-            table.add_row(e.at.strftime("%Y-%m-%dT%H:%M:%SZ"), e.from_agent, e.to_agent, e.head_sha[:12], e.reason, "yes" if e.automatic else "no")
+            table.add_row(e.at.strftime("%Y-%m-%dT%H:%M:%SZ"), ledger.who(e.from_agent, e.from_account),
+                          ledger.who(e.to_agent, e.to_account), e.head_sha[:12], e.reason, "yes" if e.automatic else "no")
         console.print(table)
         for s in ledger.stretches(entries):
-            console.print(f"  {s.agent:<8} wrote {s.range}", markup=False)
+            console.print(f"  {ledger.who(s.agent, s.account):<8} wrote {s.range}", markup=False)
     return EXIT_OK

@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "start the agent on the prompt in a tmux session afd-NAME, and record the prompt as the mission.",
     )
     cr.add_argument("name", help="session name (also names the branch afd/NAME)")
-    cr.add_argument("--agent", required=True, help="agent to start (claude, codex, devin, …)")
+    cr.add_argument("--agent", required=True, help="agent to start (claude, codex, devin, …), or an account of the config "
+                    "([accounts.NAME], e.g. claude-work) to start its agent on it")
     cr.add_argument("--repo", required=True, help="path to the git repository")
     cr.add_argument("--prompt", required=True, help="the mission: the first prompt given to the agent")
     cr.add_argument("--base", help="commit or branch to start from (default: the repository's HEAD)")
@@ -108,7 +109,10 @@ def run_create(args: argparse.Namespace) -> int:
             )
         time.sleep(0.1)
     del r["done"]
-    return _show(r, args.json, f"created {r['name']}: branch {r['branch']} in {r['worktree']}, pane {r['pane']} (tmux session {r['tmux_session']})")
+    on = f" on account {r['account']}" if r.get("account") and r["account"] != r.get("agent") else ""
+    routed = f"\n{r['routed']}" if r.get("routed") else ""
+    return _show(r, args.json, f"created {r['name']}: {r.get('agent')}{on}, branch {r['branch']} in {r['worktree']}, "
+                               f"pane {r['pane']} (tmux session {r['tmux_session']}){routed}")
 
 
 def run_adopt(args: argparse.Namespace) -> int:

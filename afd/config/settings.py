@@ -37,7 +37,7 @@ from afd.config import notifiers, paths, userpattern
 from afd.config.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
 from afd.errors import EXIT_CONFIG, AfdError
 from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
-from afd.judge.accounts import Account, AgentVars, selection
+from afd.judge.accounts import Account, selection, vars_of
 from afd.model import AgentSpec
 
 LIMIT_ACTIONS = ("wait", "handoff")
@@ -635,7 +635,7 @@ class _Reader:
             spec = specs.get(account.agent) if specs is not None else None
             if spec is None:
                 continue
-            variables = AgentVars(spec.account_env, spec.account_defaults, spec.credential_env)
+            variables = vars_of(spec)
             reads = ", ".join(spec.account_env) or "none"
             bad = False
             for var in dict(account.env):
@@ -745,20 +745,27 @@ class _Reader:
             self.problem(("tmux", "socket_path"), "set socket_name or socket_path, not both")
         if self.known_agents is None:
             return
+        accounts = values.get("accounts", {})
         for name in values.get("handoff_order", ()):
-            self.check_agent(("handoff_order",), name)
+            if name not in accounts:  # an agent's name is its default account
+                self.check_agent(("handoff_order",), name, accounts=accounts)
         for name in values.get("agents", {}):
             self.check_agent(("agents", name), name)
         for name in values.get("limit_patterns", {}):
             self.check_agent(("limit_patterns", name), name)
         self.check_accounts()
 
-    def check_agent(self, parts: tuple[str, ...], name: str) -> None:
+    def check_agent(self, parts: tuple[str, ...], name: str, accounts: Mapping[str, Account] | None = None) -> None:
+        """`accounts` given: an account's name would do too (the message then says so)."""
         assert self.known_agents is not None  # asked only when the agents are known
         if name in self.known_agents:
             return
         known = ", ".join(sorted(self.known_agents)) or "none"
-        self.problem(parts, f'"{name}" is not an agent any plugin provides (known: {known})')
+        if accounts is None:
+            self.problem(parts, f'"{name}" is not an agent any plugin provides (known: {known})')
+            return
+        named = ", ".join(accounts) or "none configured"
+        self.problem(parts, f'"{name}" is neither an agent any plugin provides (known: {known}) nor an account (accounts: {named})')
 
 
 def _read_text(text: str, path: Path | None, known_agents, lenient_patterns: bool) -> Config:

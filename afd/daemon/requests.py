@@ -14,13 +14,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from afd.act import create
-from afd.act.launch import Launch, launch_argv
+from afd.act.launch import Launch, account_env, launch_argv, on_account
 from afd.daemon.control import Stream
 from afd.daemon.status import StatusSnapshot, event_json
 from afd.daemon.supervisor import GONE, UNKNOWN, expected_socket_path
 from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.jobs.requests import JobRequests
-from afd.model import IdentitySource, PromptDelivery
+from afd.model import AgentSpec, IdentitySource, PromptDelivery
 from afd.observe import identity
 from afd.observe.account_env import with_account_env
 from afd.observe.identity import IdentityKind
@@ -93,11 +93,28 @@ class RequestHandler(JobRequests, WebRequests):
             raise UserError(f"no session named {name!r} (sessions: {known})", EXIT_USAGE)
         return rec
 
+    def _account_to_start(self, name: str) -> tuple[AgentSpec, str, str | None]:
+        """The agent and account `sessions create --agent NAME` starts, and why that account when it was routed."""
+        from afd.decide import policy
+        from afd.judge.accounts import accounts_of
+
+        config = self.daemon.config
+        configured = config.accounts.get(name)
+        if configured is not None:
+            return self._agent_spec(configured.agent), name, None
+        spec = self._agent_spec(name)
+        if config.route_new_sessions != "least-limited":
+            return spec, name, None
+        account, why = policy.route_account(accounts_of(name, config.accounts.values()), self.store.load_limits())
+        return spec, account, f"route_new_sessions = \"least-limited\": {account}, {why}"
+
     def _agent_spec(self, agent: str):
         spec = self.daemon.plugins.agents.get(agent)
         if spec is None:
             known = ", ".join(sorted(self.daemon.plugins.agents))
-            raise UserError(f"{agent!r} is not an agent any plugin provides (known: {known})", EXIT_USAGE)
+            accounts = ", ".join(self.daemon.config.accounts) or "none configured"
+            raise UserError(f"{agent!r} is not an agent any plugin provides (known: {known}) nor an account "
+                            f"(accounts: {accounts})", EXIT_USAGE)
         return spec
 
     def do_sessions_set_mission(self, name: str, mission: str) -> dict:
@@ -193,7 +210,7 @@ class RequestHandler(JobRequests, WebRequests):
             e.session == name and e.action == create.ACTION for e in self.store.pending_journal()
         ):
             raise UserError(f"a session named {name!r} already exists", EXIT_USAGE)
-        spec = self._agent_spec(agent)
+        spec, account, routed = self._account_to_start(agent)
         if not prompt.strip():
             raise UserError("--prompt is empty: a session needs a mission", EXIT_USAGE)
         branch = f"afd/{name}"
@@ -210,10 +227,13 @@ class RequestHandler(JobRequests, WebRequests):
         if any(p.session_name == session_name for p in inv.panes):
             raise UserError(f"tmux already has a session named {session_name!r}", EXIT_USAGE)
 
-        argv = launch_argv(spec, self.daemon.config.agents.get(agent), Launch.FIRST, prompt=prompt)
+        argv = launch_argv(spec, self.daemon.config.agents.get(spec.name), Launch.FIRST, prompt=prompt)
+        argv = on_account(argv, spec, account_env(self.daemon.config, spec, account))
         plan = create.CreatePlan(
             name=name,
-            agent=agent,
+            agent=spec.name,
+            account=account,
+            routed=routed,
             repo=repo,
             base=base,
             branch=branch,

@@ -406,7 +406,7 @@ class Supervisor:
         elif spec is None:
             name = accounts.UNKNOWN
         else:
-            variables = accounts.AgentVars(spec.account_env, spec.account_defaults, spec.credential_env)
+            variables = accounts.vars_of(spec)
             name = accounts.account_of(agent, variables, ident.env, self.config.accounts.values(),
                                        home=os.path.expanduser("~"), resolve=os.path.realpath)
         self._accounts_told[key] = name

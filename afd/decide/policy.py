@@ -335,23 +335,26 @@ HANDOFF_WINDOW = timedelta(hours=24)
 
 
 def choose_target(order: Sequence[str], outgoing: str | None, facts: Mapping[str, LimitFact]) -> Handoff | Park:
-    """The first agent of `order` that is not the outgoing one and not known-limited.
+    """The first account of `order` that is not the outgoing one and not known-limited.
 
-    One pass, no round-robin: the order is the user's ranking of who may
-    edit their code, and an agent afd cannot vouch for (`unknown`) is tried
-    rather than skipped, but marked unverified.
+    `order` names accounts (an agent's name is its default account) and
+    `outgoing` is the account the session runs on: a walled `claude` may go
+    to `claude-work`. `facts` is the limit map, keyed by account. One pass,
+    no round-robin: the order is the user's ranking of who may edit their
+    code, and an account afd cannot vouch for (`unknown`) is tried rather
+    than skipped, but marked unverified.
     """
     resets: list[datetime] = []
-    for agent in order:
-        if agent == outgoing:
+    for account in order:
+        if account == outgoing:
             continue
-        fact = facts.get(agent)
+        fact = facts.get(account)
         state = fact.state if fact is not None else LimitState.UNKNOWN
         if state is LimitState.LIMITED:
             if fact is not None and fact.reset_at is not None:
                 resets.append(fact.reset_at)
             continue
-        return Handoff(agent, unverified=state is not LimitState.AVAILABLE, why=f"first in handoff_order not limited ({state.value})")
+        return Handoff(account, unverified=state is not LimitState.AVAILABLE, why=f"first in handoff_order not limited ({state.value})")
     outgoing_fact = facts.get(outgoing) if outgoing else None
     if outgoing_fact is not None and outgoing_fact.state is LimitState.LIMITED and outgoing_fact.reset_at:
         resets.append(outgoing_fact.reset_at)
@@ -385,6 +388,8 @@ class HandoffFacts:
     # The account the outgoing agent runs on; "unknown" (an environment afd could
     # not read, a credential in it) never authorises an unattended swap.
     account: str | None = None
+    # The agent the target account runs (None: the target is named by its agent, its default account).
+    target_agent: str | None = None
 
 
 def _when(at: datetime | None) -> str:
@@ -394,7 +399,7 @@ def _when(at: datetime | None) -> str:
 def handoff_refusal(f: HandoffFacts, target: str, *, brief: str | None, force: bool, automatic: bool) -> str | None:
     """Why this handoff must not start (one line), or None when it may."""
     if not f.target_known:
-        return f"{target!r} is not an agent any plugin provides"
+        return f"{target!r} is not an agent any plugin provides, nor an account of the config"
     if f.pane_present is None:
         return "tmux did not answer about the session's pane; try again"
     if not f.pane_present or f.session_state == SessionState.GONE:
@@ -410,8 +415,13 @@ def handoff_refusal(f: HandoffFacts, target: str, *, brief: str | None, force: b
     if automatic and f.account == UNKNOWN_ACCOUNT:
         return ("afd cannot tell which account its agent runs on (its environment could not be read, or a "
                 "credential in it chooses), and such a pane is never handed off automatically")
-    if f.outgoing == target:
-        return f"{target} is the agent running there now"
+    target_agent = f.target_agent or target
+    if f.outgoing == target_agent:
+        here = f.account or target_agent  # a record from before accounts: the default's
+        if here == target:
+            return f"{target} is the {'agent' if target == target_agent else 'account'} running there now"
+        if here == UNKNOWN_ACCOUNT:
+            return f"afd cannot tell which account {target_agent} runs on there, so it cannot rule out handing it to itself"
     if not (brief or "").strip() and not (f.mission or "").strip():
         if automatic:
             return "the session has no mission, and a new agent sent nowhere with no goal has nothing to go on"
@@ -421,7 +431,7 @@ def handoff_refusal(f: HandoffFacts, target: str, *, brief: str | None, force: b
     if not f.cwd_inside_worktree:
         return "the pane's working directory is not inside the session's worktree"
     if f.target_command is None:
-        return f"{target}'s command was not found on the pane's PATH"
+        return f"{target_agent}'s command was not found on the pane's PATH"
     fact = f.target_fact
     if fact is not None and fact.state is LimitState.LIMITED and not force:
         hint = "" if automatic else "; --force hands off anyway"
@@ -440,3 +450,39 @@ def handoff_refusal(f: HandoffFacts, target: str, *, brief: str | None, force: b
     if not f.turn_ended:
         return f"{f.outgoing} is still in a turn (its work would go on after its window closes); hand off when it has ended"
     return None
+
+
+# --- which account a new session starts on ------------------------------------------
+
+
+def route_account(candidates: Sequence[str], facts: Mapping[str, LimitFact]) -> tuple[str, str]:
+    """`route_new_sessions = "least-limited"`: the account a new session of an agent starts on, and why.
+
+    `candidates` are the agent's accounts, its default first. One not known
+    limited, preferring one seen working, then one never seen limited, then
+    the one whose last limit lies furthest back; the order breaks ties. When
+    every one is limited, the one whose reset comes first (the session then
+    waits for it like any other).
+    """
+    assert candidates, "an agent always has its default account"
+
+    def rank(item: tuple[int, str]) -> tuple[int, float, int]:
+        index, name = item
+        fact = facts.get(name)
+        if fact is None or (fact.state is LimitState.UNKNOWN and fact.banner is None):
+            return (1, 0.0, index)
+        if fact.state is LimitState.AVAILABLE:
+            return (0, 0.0, index)
+        last = fact.observed_at.timestamp() if fact.observed_at else 0.0
+        if fact.state is LimitState.UNKNOWN:  # a limit whose reset has passed
+            return (2, last, index)
+        reset = fact.reset_at.timestamp() if fact.reset_at else float("inf")
+        return (3, reset, index)
+
+    index, name = min(enumerate(candidates), key=rank)
+    level = rank((index, name))[0]
+    if len(candidates) == 1:
+        return name, "its only account"
+    words = {0: "seen working, not limited", 1: "never seen limited", 2: "the least recently limited",
+             3: "every account is limited; its reset comes first"}
+    return name, words[level]

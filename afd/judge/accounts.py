@@ -27,6 +27,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from afd.model import AgentSpec
+
 # The account of a process whose account cannot be named.
 UNKNOWN = "unknown"
 
@@ -68,6 +70,10 @@ class AgentVars:
     selecting: tuple[str, ...]
     defaults: tuple[tuple[str, str], ...] = ()
     credentials: tuple[str, ...] = ()
+
+
+def vars_of(spec: AgentSpec) -> AgentVars:
+    return AgentVars(spec.account_env, spec.account_defaults, spec.credential_env)
 
 
 def expand(value: str, home: str | None) -> str:
@@ -152,3 +158,27 @@ def agent_of_account(name: str, accounts: Mapping[str, Account], agents: Iterabl
 def accounts_of(agent: str, accounts: Iterable[Account]) -> list[str]:
     """The named accounts of `agent`: its default first, then the configured ones in order."""
     return [agent, *(a.name for a in accounts if a.agent == agent)]
+
+
+def env_of(name: str | None, agent: str, vars_: AgentVars, accounts: Mapping[str, Account]) -> tuple[tuple[str, str], ...] | None:
+    """The account variables that start `agent` on account `name`: () for its default; None when it cannot be named.
+
+    An unnamed account is read back from its name (`claude@/home/u/.claude-x`
+    when the agent has one account variable, `agent@VAR=value,…` otherwise).
+    """
+    if name is None or name == UNKNOWN:
+        return None
+    if name == agent:
+        return ()
+    account = accounts.get(name)
+    if account is not None:
+        return account.env if account.agent == agent else None
+    owner, at, rest = name.partition("@")
+    if not at or owner != agent or not rest:
+        return None
+    if os.path.isabs(rest) and len(vars_.selecting) == 1:
+        return ((vars_.selecting[0], rest),)
+    pairs = tuple(tuple(part.split("=", 1)) for part in rest.split(","))
+    if all(len(p) == 2 and p[0] in vars_.selecting for p in pairs):
+        return tuple((p[0], p[1]) for p in pairs)
+    return None

@@ -21,6 +21,8 @@ class Stretch:
     handed_to: str | None
     reason: str | None
     automatic: bool | None
+    account: str | None = None  # the account it ran on (None: its default, or recorded before accounts)
+    handed_to_account: str | None = None
 
     @property
     def range(self) -> str:
@@ -33,10 +35,17 @@ def stretches(entries: Sequence[LedgerEntry]) -> list[Stretch]:
         return []
     out, start = [], entries[0].base_sha
     for e in entries:
-        out.append(Stretch(e.from_agent, start, e.head_sha, e.to_agent, e.reason, e.automatic))
+        out.append(Stretch(e.from_agent, start, e.head_sha, e.to_agent, e.reason, e.automatic, e.from_account, e.to_account))
         start = e.head_sha
-    out.append(Stretch(entries[-1].to_agent, start, "HEAD", None, None, None))
+    out.append(Stretch(entries[-1].to_agent, start, "HEAD", None, None, None, entries[-1].to_account))
     return out
+
+
+def who(agent: str | None, account: str | None) -> str:
+    """An agent as a person reads it: `claude`, or `claude (claude-work)` on an account other than its default."""
+    if agent is None:
+        return "unknown"
+    return f"{agent} ({account})" if account and account != agent else agent
 
 
 def _iso(at) -> str:
@@ -57,10 +66,13 @@ def as_json(session: str, entries: Sequence[LedgerEntry], head: str | None) -> d
                 "base_sha": e.base_sha,
                 "reason": e.reason,
                 "automatic": e.automatic,
+                "from_account": e.from_account,
+                "to_account": e.to_account,
             }
             for e in entries
         ],
-        "ranges": [{"agent": s.agent, "range": s.range, "handed_to": s.handed_to} for s in stretches(entries)],
+        "ranges": [{"agent": s.agent, "account": s.account, "range": s.range, "handed_to": s.handed_to,
+                    "handed_to_account": s.handed_to_account} for s in stretches(entries)],
     }
 
 
@@ -87,12 +99,12 @@ def as_markdown(session: str, entries: Sequence[LedgerEntry], head: str | None) 
             rng += f" (HEAD is `{_short(head)}`)"
         if s.handed_to:
             how = "automatically" if s.automatic else "by the user"
-            then = f"handed to {s.handed_to} {how} ({s.reason})"
+            then = f"handed to {who(s.handed_to, s.handed_to_account)} {how} ({s.reason})"
         else:
             then = "working now"
-        lines.append(f"| {rng} | {s.agent} | {then} |")
+        lines.append(f"| {rng} | {who(s.agent, s.account)} | {then} |")
     lines += ["", "Handoffs:", ""]
     for e in entries:
         how = "automatic" if e.automatic else "manual"
-        lines.append(f"- {_iso(e.at)}: {e.from_agent} → {e.to_agent} at `{_short(e.head_sha)}` ({e.reason}, {how})")
+        lines.append(f"- {_iso(e.at)}: {who(e.from_agent, e.from_account)} → {who(e.to_agent, e.to_account)} at `{_short(e.head_sha)}` ({e.reason}, {how})")
     return "\n".join(lines) + "\n"

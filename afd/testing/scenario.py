@@ -3,7 +3,9 @@
 A scenario is a JSON or TOML file (``--scenario FILE`` or ``AFD_FAKE_SCENARIO``)
 whose top-level keys are the fields of ``Scenario``; an ``[agents.NAME]``
 table overrides them for one agent, so one file can steer both sides of a
-handoff. Each field can also be set by ``AFD_FAKE_<FIELD>`` (a JSON value,
+handoff, and a ``[when_env."VAR=value"]`` table overrides them for a process
+started with that variable so (one account of an agent, e.g.
+``CLAUDE_CONFIG_DIR=/home/u/.claude-work``). Each field can also be set by ``AFD_FAKE_<FIELD>`` (a JSON value,
 or a bare string), which wins over the file.
 """
 
@@ -105,6 +107,10 @@ def load_scenario(agent: str, path: str | Path | None = None, env: Mapping[str, 
         raw = _read_file(Path(path))
         data = {k: v for k, v in raw.items() if k != "agents"}
         data.update(raw.get("agents", {}).get(agent, {}))
+        for condition, values in raw.get("when_env", {}).items():
+            var, _, value = condition.partition("=")
+            if env.get(var) == value:
+                data.update(values)
     for name in _FIELDS:
         key = f"AFD_FAKE_{name.upper()}"
         if key in env:
