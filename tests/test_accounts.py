@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -16,10 +17,11 @@ import pytest
 
 from afd.cli.status import render
 from afd.config.loader import load_plugins
-from afd.config.settings import Config, load_config
+from afd.act.launch import bare, on_account
+from afd.config.settings import Config, ConfigError, load_config
 from afd.daemon.status import build_status
 from afd.daemon.supervisor import Supervisor
-from afd.judge.accounts import UNKNOWN, Account, AgentVars, ProcessEnv, account_of, agent_of_account, expand
+from afd.judge.accounts import UNKNOWN, Account, AgentVars, ProcessEnv, account_of, agent_of_account, env_of, expand
 from afd.judge.limits import LimitFact, LimitState
 from afd.observe.account_env import account_view, process_environ, with_account_env
 from afd.observe.identity import Identity, IdentityKind
@@ -348,3 +350,45 @@ def test_a_pane_whose_environment_cannot_be_read_is_not_handed_off_automatically
     rec = session_of(sup, fake.pane)
     assert rec.agent == "claude" and rec.state == "limited" and sup.store.ledger(rec.name) == []
     assert not [e for e in fake.events() if e.get("agent") == "codex"]  # codex never started in the pane
+
+
+# --- launching on an account -------------------------------------------------------------
+
+
+def test_an_account_is_read_back_as_the_variables_that_start_it():
+    configured = {"claude-work": WORK, "codex-team": TEAM}
+    assert env_of("claude", "claude", CLAUDE, configured) == ()
+    assert env_of("claude-work", "claude", CLAUDE, configured) == (("CLAUDE_CONFIG_DIR", "~/.claude-work"),)
+    assert env_of("claude@/home/u/.claude-x", "claude", CLAUDE, configured) == (("CLAUDE_CONFIG_DIR", "/home/u/.claude-x"),)
+    assert env_of("claude@CLAUDE_CONFIG_DIR=rel", "claude", CLAUDE, configured) == (("CLAUDE_CONFIG_DIR", "rel"),)
+    assert env_of("codex-team", "claude", CLAUDE, configured) is None  # another agent's account
+    assert env_of(UNKNOWN, "claude", CLAUDE, configured) is None
+    assert env_of(None, "claude", CLAUDE, configured) is None
+    assert env_of("claude@HOME=/x", "claude", CLAUDE, configured) is None  # not a variable claude reads
+
+
+def test_every_launch_sets_its_accounts_variables_and_unsets_the_others():
+    spec = load_plugins(None, entry_points=False).agents["claude"]
+    argv = ("/usr/bin/claude", "--continue")
+    work = on_account(argv, spec, (("CLAUDE_CONFIG_DIR", "~/.claude-work"),), home=HOME)
+    assert work == ("env", "CLAUDE_CONFIG_DIR=/home/u/.claude-work", "/usr/bin/claude", "--continue")
+    default = on_account(argv, spec, (), home=HOME)
+    assert default == ("env", "-u", "CLAUDE_CONFIG_DIR", "/usr/bin/claude", "--continue")
+    assert on_account(argv, spec, None, home=HOME) == argv  # an account afd cannot name is never guessed
+    assert bare(work) == bare(default) == argv and bare(argv) == argv
+    assert subprocess.run([*default[:-2], "sh", "-c", 'echo "${CLAUDE_CONFIG_DIR-unset}"'], capture_output=True, text=True,
+                          env={**os.environ, "CLAUDE_CONFIG_DIR": "/elsewhere"}).stdout == "unset\n"
+
+
+def test_handoff_order_may_name_accounts(tmp_path):
+    path = tmp_path / "afd.toml"
+    path.write_text('limit_action = "handoff"\nhandoff_order = ["claude-work", "codex"]\n'
+                    '[accounts.claude-work]\nagent = "claude"\nenv = { CLAUDE_CONFIG_DIR = "~/.claude-work" }\n')
+    agents = load_plugins(None, entry_points=False).agents
+    assert load_config(path, known_agents=agents).handoff_order == ("claude-work", "codex")
+    path.write_text('handoff_order = ["claude-wrok"]\n[accounts.claude-work]\nagent = "claude"\n'
+                    'env = { CLAUDE_CONFIG_DIR = "~/.claude-work" }\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path, known_agents=agents)
+    assert str(info.value.problems[0]).endswith('handoff_order: "claude-wrok" is neither an agent any plugin provides '
+                                                f"(known: {', '.join(sorted(agents))}) nor an account (accounts: claude-work)")

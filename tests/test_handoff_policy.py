@@ -9,7 +9,7 @@ import pytest
 
 from afd.act import Finish, Result, Wait, briefing, swap
 from afd.act.swap import SwapFacts
-from afd.decide.policy import Handoff, HandoffFacts, Park, choose_target, handoff_refusal
+from afd.decide.policy import Handoff, HandoffFacts, Park, choose_target, handoff_refusal, route_account
 from afd.judge.limits import LimitFact, LimitState
 from afd.world.teardown import Gone, Tree
 from afd.world.tmux import PaneInfo
@@ -135,3 +135,80 @@ def test_recovery_of_a_pending_brief_after_a_restart(pane_present, expected):
     assert rolled_back is (expected == "roll back"), move
     if expected == "carry on":
         assert isinstance(move, Wait)
+
+
+# --- accounts ------------------------------------------------------------------------------
+
+
+def account_fact(account: str, agent: str, state: str, reset: datetime | None = None) -> LimitFact:
+    return replace(fact(agent, state, reset), account=None if account == agent else account)
+
+
+def test_the_walled_account_goes_to_another_account_of_the_same_agent():
+    facts = {"claude": account_fact("claude", "claude", "limited", SOON),
+             "claude-work": account_fact("claude-work", "claude", "available")}
+    assert choose_target(["claude-work", "codex"], "claude", facts) == Handoff(
+        "claude-work", unverified=False, why="first in handoff_order not limited (available)")
+    # From the work account, its agent's default is another account too.
+    facts["claude"] = account_fact("claude", "claude", "unknown")
+    assert choose_target(["claude-work", "claude"], "claude-work", facts).to == "claude"
+
+
+def test_all_limited_is_about_accounts_with_the_earliest_reset():
+    later = SOON + timedelta(hours=2)
+    facts = {"claude": account_fact("claude", "claude", "limited", later),
+             "claude-work": account_fact("claude-work", "claude", "limited", SOON),
+             "codex": account_fact("codex", "codex", "limited", later + timedelta(hours=1))}
+    assert choose_target(["claude-work", "codex"], "claude", facts) == Park(all_limited=True, until=SOON, why="all agents limited")
+    facts["codex"] = account_fact("codex", "codex", "available")
+    assert choose_target(["claude-work", "codex"], "claude", facts).to == "codex"
+
+
+@pytest.mark.parametrize(
+    "account, target, why",
+    [
+        ("claude", "claude-work", None),
+        ("claude-work", "claude", None),
+        ("claude-work", "claude-work", "claude-work is the account running there now"),
+        ("claude", "claude", "claude is the agent running there now"),
+        (None, "claude", "claude is the agent running there now"),  # a record from before accounts: its default
+        (None, "claude-work", None),
+        ("unknown", "claude-work", "cannot tell which account claude runs on there"),
+        ("claude@/home/u/.claude-x", "claude-work", None),
+    ],
+)
+def test_a_handoff_within_one_agent_is_refused_only_to_the_account_running_there(account, target, why):
+    facts = replace(OK, account=account, target_agent="claude", target_command="/usr/bin/claude")
+    got = handoff_refusal(facts, target, brief=None, force=False, automatic=False)
+    assert got == why if why is None else (got is not None and why in got)
+
+
+def test_an_unknown_target_names_agents_and_accounts():
+    got = handoff_refusal(replace(OK, target_known=False, target_agent=None), "claude-wrok", brief=None, force=False,
+                          automatic=False)
+    assert got == "'claude-wrok' is not an agent any plugin provides, nor an account of the config"
+
+
+@pytest.mark.parametrize(
+    "facts, chosen, why",
+    [
+        ({}, "claude", "never seen limited"),
+        ({"claude": ("limited", SOON)}, "claude-work", "never seen limited"),
+        ({"claude-work": ("available", None)}, "claude-work", "seen working, not limited"),
+        # Both limits have lapsed: the one whose limit lies further back.
+        ({"claude": ("unknown-lapsed", NOW - timedelta(hours=1)), "claude-work": ("unknown-lapsed", NOW - timedelta(hours=5))},
+         "claude-work", "the least recently limited"),
+        ({"claude": ("limited", SOON + timedelta(hours=1)), "claude-work": ("limited", SOON)},
+         "claude-work", "every account is limited; its reset comes first"),
+    ],
+    ids=["nothing-known", "default-limited", "one-seen-working", "least-recently-limited", "all-limited"],
+)
+def test_a_new_session_is_routed_to_the_least_limited_account(facts, chosen, why):
+    made = {}
+    for account, (state, at) in facts.items():
+        if state == "unknown-lapsed":
+            made[account] = replace(account_fact(account, "claude", "unknown"), observed_at=at, banner="You've hit your limit")
+        else:
+            made[account] = account_fact(account, "claude", state, at)
+    assert route_account(["claude", "claude-work"], made) == (chosen, why)
+    assert route_account(["claude"], made)[0] == "claude"

@@ -105,7 +105,7 @@ def load_scenario(agent: str, path: str | Path | None = None, env: Mapping[str, 
     data: dict = {}
     if path:
         raw = _read_file(Path(path))
-        data = {k: v for k, v in raw.items() if k != "agents"}
+        data = {k: v for k, v in raw.items() if k not in ("agents", "when_env")}
         data.update(raw.get("agents", {}).get(agent, {}))
         for condition, values in raw.get("when_env", {}).items():
             var, _, value = condition.partition("=")
