@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from afd.act.launch import bare, on_account
 from afd.cli.status import render
 from afd.config.loader import load_plugins
-from afd.act.launch import bare, on_account
 from afd.config.settings import Config, ConfigError, load_config
 from afd.daemon.status import build_status
 from afd.daemon.supervisor import Supervisor
