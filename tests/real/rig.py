@@ -180,14 +180,16 @@ class Rig:
         return home
 
     def start_claude(self, cwd: Path, *, subscriber: bool = True, env: dict | None = None,
-                     width: int = 120, height: int = 40, plan: str = "max", role: str = "admin") -> AgentPane:
+                     width: int = 120, height: int = 40, plan: str = "max", role: str = "admin",
+                     config_dir: str | Path = ".claude") -> AgentPane:
         """Claude Code signed in to a plan (``subscriber``) or with an API key, past its first-start dialogs.
 
-        ``plan``: max, pro, team or enterprise; ``role``: the account's role in its organization (admin, user, …).
+        ``plan``: max, pro, team or enterprise; ``role``: the account's role in its organization (admin, user, …);
+        ``config_dir``: its CLAUDE_CONFIG_DIR, under its HOME unless absolute (`.claude` is the default account's).
         """
         home = self._home("claude")
-        config = home / ".claude"
-        config.mkdir()
+        config = home / config_dir
+        config.mkdir(parents=True)
         seed = {
             "hasCompletedOnboarding": True,
             "lastOnboardingVersion": "2.1.332",
