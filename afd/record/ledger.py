@@ -48,6 +48,11 @@ def who(agent: str | None, account: str | None) -> str:
     return f"{agent} ({account})" if account and account != agent else agent
 
 
+def _for_review(agent: str | None, account: str | None) -> str:
+    """`who` for a pull request: an account no one named (its name is a local path) is left out."""
+    return who(agent, None if account and "@" in account else account)
+
+
 def _iso(at) -> str:
     return at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -99,12 +104,12 @@ def as_markdown(session: str, entries: Sequence[LedgerEntry], head: str | None) 
             rng += f" (HEAD is `{_short(head)}`)"
         if s.handed_to:
             how = "automatically" if s.automatic else "by the user"
-            then = f"handed to {who(s.handed_to, s.handed_to_account)} {how} ({s.reason})"
+            then = f"handed to {_for_review(s.handed_to, s.handed_to_account)} {how} ({s.reason})"
         else:
             then = "working now"
-        lines.append(f"| {rng} | {who(s.agent, s.account)} | {then} |")
+        lines.append(f"| {rng} | {_for_review(s.agent, s.account)} | {then} |")
     lines += ["", "Handoffs:", ""]
     for e in entries:
         how = "automatic" if e.automatic else "manual"
-        lines.append(f"- {_iso(e.at)}: {who(e.from_agent, e.from_account)} → {who(e.to_agent, e.to_account)} at `{_short(e.head_sha)}` ({e.reason}, {how})")
+        lines.append(f"- {_iso(e.at)}: {_for_review(e.from_agent, e.from_account)} → {_for_review(e.to_agent, e.to_account)} at `{_short(e.head_sha)}` ({e.reason}, {how})")
     return "\n".join(lines) + "\n"
