@@ -133,3 +133,32 @@ def test_no_core_module_names_an_agent():
             if AGENT_NAME.fullmatch(tok.string):
                 found.append(f"afd/{rel}:{tok.start[0]}: {tok.string}")
     assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "account, argv",
+    [
+        ("claude-work", ("env", "CLAUDE_CONFIG_DIR=/home/u/.claude-work", "claude", "--continue")),
+        ("claude", ("env", "-u", "CLAUDE_CONFIG_DIR", "claude", "--continue")),
+        ("unknown", ("claude", "--continue")),  # never a guessed account: the pane's environment stands
+    ],
+)
+def test_a_resume_starts_the_agent_again_on_the_account_the_session_was_on(monkeypatch, account, argv):
+    from types import SimpleNamespace
+
+    from afd.act import resume
+    from afd.config.loader import load_plugins
+    from afd.config.settings import Config
+    from afd.judge.accounts import Account
+
+    monkeypatch.setenv("HOME", "/home/u")
+    config = Config(accounts={"claude-work": Account("claude-work", "claude", (("CLAUDE_CONFIG_DIR", "~/.claude-work"),))})
+    rows = []
+    ctx = SimpleNamespace(
+        config=config, plugins=SimpleNamespace(agents=load_plugins(None, entry_points=False).agents), clock=lambda: T0,
+        run="r", store=SimpleNamespace(journal_begin=lambda s, a, row, at=None: rows.append(row) or 1, get_session=lambda n: None),
+        event=lambda *a, **k: None,
+    )
+    rec = SimpleNamespace(name="s", agent="claude", mission="m", pane_id="%1", worktree="/w", next_action=None, account=account)
+    resume.begin(ctx, rec, attempt=1, why="reset", episode="e")
+    assert tuple(rows[0]["respawn_argv"]) == argv
