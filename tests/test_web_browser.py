@@ -109,6 +109,9 @@ def test_the_page_shows_a_limited_agent_hands_it_to_codex_and_shows_a_refused_re
     wait_for(lambda: clock.text != first, timeout=5, message="the countdown ticking")
     assert row.find_element("css selector", ".agent").text == "claude"
     assert row.find_element("css selector", ".mission").text == "Fix the login test"
+    # The limits panel has a row per account: claude's default account is the walled one.
+    wait_for(lambda: rows_of(browser, '#agents tr[data-account="claude"] .chip', "") == [["limited"]],
+             message="claude's account limited")
     browser.save_screenshot(str(tmp_path / "dashboard-limited.png"))
 
     # The filters: limited shows it, working hides it.

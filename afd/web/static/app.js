@@ -195,9 +195,11 @@ function renderSessions() {
 
 function renderAgents() {
   const body = $("#agents tbody");
-  const rows = view.status.agents.map((a) => {
+  // One row per account (an agent's default account is named after it); an older daemon sends agents only.
+  const rows = (view.status.accounts || view.status.agents).map((a) => {
     const tr = document.createElement("tr");
-    tr.dataset.agent = a.name;
+    tr.dataset.account = a.name;
+    tr.dataset.agent = a.agent || a.name;
     const state = document.createElement("span");
     state.className = `chip s-${a.state}`;
     state.textContent = a.state;
@@ -212,7 +214,8 @@ function renderAgents() {
     } else {
       reset.textContent = "—";
     }
-    const cells = [a.name, state, reset, localTime(a.observed_at) || "never", a.source_session || "—"];
+    const name = a.agent && a.agent !== a.name ? `${a.name} (${a.agent})` : a.name;
+    const cells = [name, state, reset, localTime(a.observed_at) || "never", a.source_session || "—"];
     for (const value of cells) {
       if (value instanceof HTMLTableCellElement) { tr.appendChild(value); continue; }
       const td = document.createElement("td");
