@@ -306,7 +306,7 @@ def _reason(outcome: str | None) -> str | None:
 def _record(ctx: ActionContext, name: str, i: CreateIntent) -> None:
     """The session record of a created pane: from here the poll watches for its agent."""
     inv = tmux.list_panes(ctx.server)
-    info = next((p for p in inv.panes if p.pane_id == i.pane), None) if inv.answered else None
+    info = inv.pane(i.pane) if i.pane else None
     now = datetime.now(timezone.utc)
     assert i.pane is not None  # recorded once the pane was made
     ctx.store.upsert_session(SessionRecord(

@@ -174,9 +174,8 @@ def gather(ctx: ActionContext, rec: SessionRecord, target: str) -> Gathered:
     agent = target_agent(ctx, target)
     name = rec.name
     inv = tmux.list_panes(ctx.server)
-    pane = None
-    if inv.answered and inv.server_running:
-        pane = next((p for p in inv.panes if p.pane_id == rec.pane_id and inv.server_pid == rec.server_pid), None)
+    # A record that never saw its server cannot prove the pane id is still its pane.
+    pane = inv.pane(rec.pane_id, rec.server_pid) if inv.server_running and rec.server_pid is not None else None
     present = None if not inv.answered else pane is not None
     worktree = rec.worktree or (pane.cwd if pane and pane.cwd else "")
     spec = agents.get(agent) if agent else None

@@ -248,7 +248,7 @@ class SwapExecutor:
         inv = tmux.list_panes(ctx.server)
         if not inv.answered:
             return replace(base, tmux_answered=False)
-        pane = next((p for p in inv.panes if p.pane_id == i.pane), None)
+        pane = inv.pane(i.pane)
         old = teardown.Proc(i.old_pid, i.old_started) if i.old_pid else None  # type: ignore[arg-type]
         f = replace(base, pane=pane, old_gone=old is None or teardown.state_of(old) is teardown.Gone.GONE)
         if pane is None:

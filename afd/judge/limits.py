@@ -99,18 +99,8 @@ def observe_limited(
     if first_seen:
         # A new banner whose stated reset is already behind it (a past date)
         # still counts against "available", so it lands as a lapsed limit.
-        return expire(
-            LimitFact(
-                agent=fact.agent,
-                state=LimitState.LIMITED,
-                reset_at=reset_at,
-                observed_at=at,
-                source_session=session,
-                banner=banner,
-                account=fact.account,
-            ),
-            at,
-        )
+        return expire(replace(fact, state=LimitState.LIMITED, reset_at=reset_at, observed_at=at, source_session=session,
+                              banner=banner), at)
     if _reset_passed(reset_at, at):
         # The same banner left on screen past its reset says nothing about
         # now: it can only let an old limit lapse.
@@ -119,15 +109,8 @@ def observe_limited(
         # A banner still in force re-establishes the limit the map lost
         # (another session's earlier reset lapsed, or the map was never
         # saved). Its first sighting is not known here, so `at` stands in.
-        return LimitFact(
-            agent=fact.agent,
-            state=LimitState.LIMITED,
-            reset_at=reset_at,
-            observed_at=at,
-            source_session=session,
-            banner=banner,
-            account=fact.account,
-        )
+        return replace(fact, state=LimitState.LIMITED, reset_at=reset_at, observed_at=at, source_session=session,
+                       banner=banner)
     # Limited already (keep the fact the map holds) or available from a
     # working sighting newer than this banner's first appearance: an old
     # banner left on screen must not flip the map back on every poll.
@@ -136,15 +119,7 @@ def observe_limited(
 
 def observe_working(fact: LimitFact, *, at: datetime, session: str) -> LimitFact:
     """The fact after `session` was seen working, with no banner, at `at`."""
-    return LimitFact(
-        agent=fact.agent,
-        state=LimitState.AVAILABLE,
-        reset_at=None,
-        observed_at=at,
-        source_session=session,
-        banner=None,
-        account=fact.account,
-    )
+    return replace(fact, state=LimitState.AVAILABLE, reset_at=None, observed_at=at, source_session=session, banner=None)
 
 
 def expire(fact: LimitFact, now: datetime, *, available_for: timedelta | None = None) -> LimitFact:

@@ -47,7 +47,7 @@ def verified_session(server: tmux.ServerRef, sessions: Iterable[SessionRecord], 
     inv = tmux.list_panes(server)
     if not inv.answered:
         raise CallerError(f"tmux did not answer ({inv.error}); try again")
-    pane = next((p for p in inv.panes if p.pane_id == pane_id), None)
+    pane = inv.pane(pane_id)
     if pane is None:
         raise CallerError(f"pane {pane_id} is not on the tmux server afd watches")
     if pane.pane_pid not in ancestors(peer_pid):

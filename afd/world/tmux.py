@@ -126,6 +126,16 @@ class Inventory:
     panes: tuple[PaneInfo, ...]
     error: str | None = None
 
+    def pane(self, pane_id: str, server_pid: int | None = None) -> PaneInfo | None:
+        """The pane with this id, if this listing has it; `server_pid` given: only on that same server.
+
+        A pane id is unique on one server only: after a tmux restart `%3` is
+        another pane, so a session's record passes the server it was seen on.
+        """
+        if not self.answered or (server_pid is not None and self.server_pid != server_pid):
+            return None
+        return next((p for p in self.panes if p.pane_id == pane_id), None)
+
 
 @dataclass(frozen=True, slots=True)
 class ServerInfo:
