@@ -94,5 +94,14 @@ def test_a_reused_pid_is_not_the_recorded_process():
     assert teardown.state_of(teardown.Proc(me.pid, me.create_time())) is Gone.ALIVE
 
 
+def test_a_process_whose_start_time_is_unknown_is_never_taken_for_gone():
+    me = teardown.Proc(os.getpid(), None)
+    assert teardown.state_of(me) is Gone.ALIVE
+    assert teardown.look(me).pgid == os.getpgid(0)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    assert teardown.state_of(teardown.Proc(child.pid, None)) is Gone.GONE
+
+
 def test_our_own_group_is_never_signalled():
     assert not teardown.signal_group(os.getpgid(0), teardown.KILL)

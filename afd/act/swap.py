@@ -150,8 +150,7 @@ def _starting(i: HandoffIntent, f: SwapFacts) -> Move:
     if not f.ready:
         if i.launched_at is not None and f.now - i.launched_at >= READY_TIMEOUT:
             pid, started = f.new_agent or (None, None)
-            # an unknown start time stays None, as the agent was identified: teardown judges it as it always has
-            kill = (Signal(teardown.look(teardown.Proc(pid, started)).pgid, teardown.KILL),) if pid else ()  # type: ignore[arg-type]
+            kill = (Signal(teardown.look(teardown.Proc(pid, started)).pgid, teardown.KILL),) if pid else ()
             return _roll_back(i, f, f"{i.target} did not become ready within {READY_TIMEOUT.seconds}s", first=kill)
         return Wait(f"waiting for {i.target} to be ready")
     pid, started = f.new_agent or (None, None)
@@ -249,7 +248,7 @@ class SwapExecutor:
         if not inv.answered:
             return replace(base, tmux_answered=False)
         pane = inv.pane(i.pane)
-        old = teardown.Proc(i.old_pid, i.old_started) if i.old_pid else None  # type: ignore[arg-type]
+        old = teardown.Proc(i.old_pid, i.old_started) if i.old_pid else None
         f = replace(base, pane=pane, old_gone=old is None or teardown.state_of(old) is teardown.Gone.GONE)
         if pane is None:
             return f

@@ -65,8 +65,6 @@ def run_handoff(args: argparse.Namespace) -> int:
 
 
 def run_ledger(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from afd.cli.common import print_json
     from afd.record import ledger
     from afd.record.store import Store, StoreError, default_path
@@ -87,12 +85,7 @@ def run_ledger(args: argparse.Namespace) -> int:
         entries = store.ledger(rec.name)
     finally:
         store.close()
-    head = None
-    if rec.worktree:
-        try:
-            head = git.head_sha(Path(rec.worktree))
-        except git.GitError:
-            head = None
+    head = git.head_of(rec.worktree)
     if args.json:
         print_json(ledger.as_json(rec.name, entries, head))
     elif args.markdown:

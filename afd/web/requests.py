@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
 
 from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.world import caller, git
@@ -67,13 +66,7 @@ class WebRequests:
         from afd.record import ledger
 
         rec = self._session(name)
-        head = None
-        if rec.worktree:
-            try:
-                head = git.head_sha(Path(rec.worktree))
-            except git.GitError:
-                head = None
-        return ledger.as_json(rec.name, self.store.ledger(rec.name), head)
+        return ledger.as_json(rec.name, self.store.ledger(rec.name), git.head_of(rec.worktree))
 
     def do_web_jobs_handoff(self, source: str, to: str, selected: list[str] | None = None, note: str | None = None) -> dict:
         """The person at the dashboard hands `source`'s jobs over, with every refusal `afd jobs handoff` has."""

@@ -36,6 +36,16 @@ def head_sha(path: Path) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def head_of(worktree: str | None) -> str | None:
+    """A session's worktree's HEAD for a ledger's "working now" range; None when it cannot be read."""
+    if not worktree:
+        return None
+    try:
+        return head_sha(Path(worktree))
+    except GitError:
+        return None
+
+
 def current_branch(path: Path) -> str | None:
     done = _git(path, "symbolic-ref", "-q", "--short", "HEAD")
     return done.stdout.strip() if done.returncode == 0 else None

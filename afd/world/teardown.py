@@ -36,7 +36,9 @@ class Proc:
     """A process named so that a reused pid is not mistaken for it."""
 
     pid: int
-    create_time: float
+    # None: the start time was not known; the pid alone then names it, and a
+    # live process with that pid is never taken for gone (DESIGN rule 4).
+    create_time: float | None
 
     def as_list(self) -> list:
         return [self.pid, self.create_time]
@@ -63,7 +65,7 @@ def look(agent: Proc, known: Iterable[Proc] = ()) -> Tree:
     root: psutil.Process | None
     try:
         root = psutil.Process(agent.pid)
-        if root.create_time() != agent.create_time:
+        if agent.create_time is not None and root.create_time() != agent.create_time:
             root = None
     except psutil.Error:
         root = None
@@ -107,7 +109,7 @@ def signal_group(pgid: int | None, sig: int) -> bool:
 def state_of(proc: Proc) -> Gone:
     try:
         p = psutil.Process(proc.pid)
-        if p.create_time() != proc.create_time:
+        if proc.create_time is not None and p.create_time() != proc.create_time:
             return Gone.GONE  # the pid now names another process
         return Gone.GONE if p.status() in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD) else Gone.ALIVE
     except psutil.NoSuchProcess:
