@@ -354,6 +354,7 @@ def daemon_run(bench: Bench, work: Path, seconds: float, sample_every: float) ->
         except subprocess.TimeoutExpired:
             proc.kill()
     mib = [r / 2**20 for _, r in rss]
+    half = len(mib) // 2
     return {
         "panes": len(bench.panes),
         "poll_interval_s": Config().poll_interval,
@@ -363,8 +364,19 @@ def daemon_run(bench: Bench, work: Path, seconds: float, sample_every: float) ->
         "rss_mib_first": round(mib[0], 1),
         "rss_mib_last": round(mib[-1], 1),
         "rss_mib_max": round(max(mib), 1),
+        # Flat: whether the second half set a new high over the first's, and the least-squares slope over
+        # the second half (past the first rounds of captures and identity walks a fresh daemon makes).
+        "rss_mib_per_hour_second_half": round(slope([t for t, _ in rss[half:]], mib[half:]) * 3600, 2) if len(mib) > 3 else None,
+        "rss_mib_second_half_over_first_max": round(max(mib[half:]) - max(mib[:half]), 2) if half else None,
         "rss_samples": [[round(t), round(m, 1)] for (t, _), m in zip(rss, mib, strict=True)],
     }
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of ys over xs."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    spread = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / spread if spread else 0.0
 
 
 # --- without tmux ---------------------------------------------------------
