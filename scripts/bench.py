@@ -502,10 +502,15 @@ def profile_status(work: Path, sessions: int, events: int, top: int = 30) -> str
 
 
 def wall_found_within(sup: Supervisor, bench: Bench, max_polls: int = 20) -> dict:
-    """Draw a usage-limit wall in one pane among all of them; count afd's polls until that session is limited."""
+    """Draw a usage-limit wall in one pane among all of them (afd settled on them); count afd's polls,
+    at the bench's cadence, from the first one after the wall shows until that session is limited."""
     pane = bench.panes[len(bench.panes) // 2]
     bench.tell([pane], "wall")
-    time.sleep(1.2)  # past the one-second grain of window_activity, as a real wall stays up for far longer
+    deadline = time.monotonic() + 10
+    while "hit your limit" not in (tmux.capture_panes(bench.ref, [pane])[pane].text or ""):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"pane {pane} did not draw its wall")
+        time.sleep(0.05)
     polls: int | None = None
     for count in range(1, max_polls + 1):
         sup.poll()
@@ -527,12 +532,18 @@ limit_auto_resume = true
 resume_grace = "2s"
 handoff_stop_timeout = "2s"
 """
+JOB_WALL_AFTER = 8  # seconds from the job's start to its wall
 LATENCY_SCENARIOS = {
     # codex's wall comes once afd has adopted everything, with a reset 10 s after it appears.
     "resume-bench": {"agents": {"codex": {"limit_after_seconds": 4, "banner_params": {"reset": "10 seconds"},
                                           "limit_lasts_seconds": 8}}},
     # claude's wall comes after its first piece of work and lasts hours: afd hands the work to codex.
     "handoff-bench": {"agents": {"claude": {"limit_after_prompts": 1, "records": "agree"}}},
+    # A supervisor that runs `afd jobs create` as a tool and is idle otherwise.
+    "jobs-bench": {"agents": {"claude": {"run_commands": True}}},
+    # Its job (the tmux server's environment gives it this file): a wall some seconds after it starts, long
+    # after its supervisor's turn ended. No records, so no witness and no handoff: the job only turns limited.
+    "jobs-job": {"agents": {"claude": {"limit_after_seconds": JOB_WALL_AFTER}}},
 }
 
 
@@ -546,13 +557,21 @@ def _instant(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
+SESSIONS = (("handoff-bench", "claude", "Fix the login test"), ("resume-bench", "codex", "Write the changelog"),
+            ("jobs-bench", "claude", None))
+JOB = "fix-a"
+
+
 def action_latency(busy: int, poll_interval: float, timeout: float, say: Callable[[str], None]) -> dict:
-    """`afd run` with `busy` working panes around two fake agents: one resumed after its reset, one handed off.
+    """`afd run` with `busy` working panes around three fake agents: one resumed after its reset, one handed
+    off, and one whose job hits its wall and is told so by an envelope.
 
     Due: the reset plus `resume_grace` (resume.scheduled's `at`) for the resume; the poll whose
-    `session.limited` event made the handoff's wall stable. Done: the fake's log saying the
-    continuation was pasted; afd's journal saying the old agent was confirmed gone and the new
-    one launched (the new agent's own start-up, from its log, is shown apart).
+    `session.limited` event made the wall stable for the handoff, and for the job's envelope (the job's
+    own wall; its supervisor idle long before). Done: the fake's log saying the continuation was
+    pasted; afd's journal saying the old agent was confirmed gone and the new one launched (the new
+    agent's own start-up, from its log, is shown apart); the supervisor's fake saying the envelope was
+    submitted to it (typed and Enter pressed; its paste is shown apart).
     """
     from afd.cli.demo import Demo
 
@@ -563,11 +582,15 @@ def action_latency(busy: int, poll_interval: float, timeout: float, say: Callabl
         (demo.root / "cfg" / "afd" / "config.toml").write_text(f'poll_interval = "{poll_interval:g}s"\n' + LATENCY_CONFIG)
         for name, scenario in LATENCY_SCENARIOS.items():
             (demo.root / f"{name}.json").write_text(json.dumps(scenario), encoding="utf-8")
+        for name, _, _ in SESSIONS:
             demo.git(demo.root / "repo", "worktree", "add", "-q", "-b", name, str(demo.root / name), "main")
         stand_in.parent.mkdir()
         stand_in.write_text(STAND_IN)
         stand_in.chmod(0o755)
         demo.tmux("-f", "/dev/null", "new-session", "-d", "-s", "busy", "-x", "120", "-y", "50", f"{stand_in} 'busy 0'")
+        # The job afd creates gets the server's environment: its scenario and its log.
+        demo.tmux("set-environment", "-g", "AFD_FAKE_SCENARIO", str(demo.root / "jobs-job.json"))
+        demo.tmux("set-environment", "-g", "AFD_FAKE_LOG", str(demo.logs / "jobs-job.jsonl"))
         for i in range(1, busy):
             demo.tmux("new-window", "-d", "-t", "busy", f"{stand_in} 'busy {i}'")
         time.sleep(1.0)
@@ -579,21 +602,31 @@ def action_latency(busy: int, poll_interval: float, timeout: float, say: Callabl
                                        stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)  # fmt: skip
         demo._wait(lambda: len((demo.ask("status", {"events": 0}) or {}).get("sessions", ())) >= busy, 120,
                    "afd to adopt the busy panes")  # fmt: skip
-        say(f"  {busy} busy panes adopted; starting the two agents")
-        for name, agent, prompt in (("handoff-bench", "claude", "Fix the login test"), ("resume-bench", "codex", "Write the changelog")):
+        say(f"  {busy} busy panes adopted; starting the three agents")
+        for name, agent, prompt in SESSIONS:
             env = ["-e", f"AFD_FAKE_SCENARIO={demo.root / name}.json", "-e", f"AFD_FAKE_LOG={demo.logs / name}.jsonl",
                    "-e", "TERM=tmux-256color"]  # fmt: skip
             demo.tmux("new-session", "-d", "-s", name, "-x", "110", "-y", "30", "-c", str(demo.root / name), *env,
-                      shlex.join([agent, prompt]))  # fmt: skip
+                      shlex.join([agent, *([prompt] if prompt else [])]))  # fmt: skip
+
+        def sessions() -> dict:
+            return {(s.get("location") or "").split(":")[0]: s for s in (demo.ask("status", {"events": 0}) or {}).get("sessions", ())}
+
+        demo._wait(lambda: sessions().get("jobs-bench", {}).get("state") == "idle", 60, "the jobs' supervisor adopted and idle")
+        create = f"run: {shlex.quote(sys.executable)} -m afd jobs create {JOB} --agent claude --prompt 'Fix module a'"
+        demo.tmux("send-keys", "-t", "jobs-bench", "-l", create)
+        demo.tmux("send-keys", "-t", "jobs-bench", "Enter")
 
         def finished() -> bool:
             events = (demo.ask("status", {"events": 200}) or {}).get("events", [])
             kinds = {(e["session"] or "").split(":")[0] + " " + e["kind"] for e in events}
-            return "resume-bench resume.confirmed" in kinds and "handoff-bench session.handoff" in kinds
+            typed = any(e["event"] == "input" and f"job {JOB} " in e["text"] and "[afd " in e["text"]
+                        for e in _fake_log(demo.logs / "jobs-bench.jsonl"))  # fmt: skip
+            return "resume-bench resume.confirmed" in kinds and "handoff-bench session.handoff" in kinds and typed
 
-        demo._wait(finished, timeout, "the resume and the handoff")
+        demo._wait(finished, timeout, "the resume, the handoff and the job's envelope")
         why = None
-    except Exception as exc:  # a bench that could not drive both actions still reports what it saw
+    except Exception as exc:  # a bench that could not drive every action still reports what it saw
         why = f"{type(exc).__name__}: {exc}"
     finally:
         if demo.daemon is not None and demo.daemon.poll() is None:
@@ -602,7 +635,7 @@ def action_latency(busy: int, poll_interval: float, timeout: float, say: Callabl
         db = demo.root / "state" / "afd" / "state.db"
         facts = _latency_facts(db, demo.logs) if db.exists() else {}
         demo.stop()
-    measured = "resume_s" in facts or "handoff_s" in facts
+    measured = any(k in facts for k in ("resume_s", "handoff_s", "envelope_s"))
     return {"measured": measured, **({"why": why} if why else {}), "busy_panes": busy, "poll_interval_s": poll_interval, **facts}
 
 
@@ -639,6 +672,21 @@ def _latency_facts(db: Path, logs: Path) -> dict:
         starts = [e["t"] for e in _fake_log(logs / "handoff-bench.jsonl") if e["event"] == "start" and e["agent"] == "codex"]
         if starts:
             out["handoff_new_agent_startup_s"] = round(starts[0] - _instant(swap["launched_at"]), 3)
+    # The job's envelope: due at the poll that found the job's wall stable, or when its supervisor's turn
+    # ended if that came later; done when the supervisor's fake took the envelope's line (pasted, then Enter).
+    walled = [e for e in events if (e["session"] or "").split(":")[0] == JOB and e["kind"] == "session.limited"]
+    boss = _fake_log(logs / "jobs-bench.jsonl")
+    ours = [e for e in boss if "[afd " in e.get("text", "") and f"job {JOB} " in e.get("text", "")]
+    typed = [e["t"] for e in ours if e["event"] == "input"]
+    if walled and typed:
+        wall = _instant(walled[0]["at"])
+        turn_ended = max((e["t"] for e in boss if e["event"] == "command" and e["t"] <= typed[0]), default=0.0)
+        due = max(wall, turn_ended)
+        out["envelope_s"] = round(typed[0] - due, 3)
+        out["envelope_due"] = "the job's wall stable" if due == wall else "its supervisor's turn over (after the job's wall)"
+        pasted = [e["t"] for e in ours if e["event"] == "paste"]
+        if pasted:
+            out["envelope_pasted_s"] = round(pasted[0] - due, 3)
     return out
 
 
