@@ -1141,7 +1141,7 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true",
                         help="print a cProfile of `afd status --json` (200 sessions, 1,000 events, daemon down), and measure nothing else")  # fmt: skip
     parser.add_argument("--only", metavar="PARTS", type=parts_of, default=set(PARTS),
-                        help="measure only these parts, comma-separated: " + "; ".join(f"{k}: {v}" for k, v in PARTS.items()))  # fmt: skip
+                        help="measure only these parts, comma-separated: " + "; ".join(f"{k}: {v}" for k, v in PARTS.items()).replace("%", "%%"))  # fmt: skip
     parser.add_argument("--no-actions", dest="actions", action="store_false",
                         help="leave out the action latency run (the same as leaving 'latency' out of --only)")  # fmt: skip
     parser.add_argument("--busy", type=int, default=100, help="busy panes around the action latency's agents (default 100)")
