@@ -1,8 +1,9 @@
 """afd's cost against the baselines, on one private tmux server, as ratios from one run.
 
-    .venv/bin/python scripts/bench.py            # the full run: about 25 minutes
-    .venv/bin/python scripts/bench.py --quick    # every figure, short windows: about 3 minutes
-    .venv/bin/python scripts/bench.py --json     # every figure as one JSON object
+    .venv/bin/python scripts/bench.py                  # the full run: about 45 minutes
+    .venv/bin/python scripts/bench.py --quick          # every figure, short windows: about 15 minutes
+    .venv/bin/python scripts/bench.py --json           # every figure as one JSON object
+    .venv/bin/python scripts/bench.py --only latency   # one part (or several, comma-separated); see --help
 
 It starts its own tmux server (`-L afd-bench-<pid>`, no user config) and
 fills it with panes running a stand-in `claude` (a bash script drawing a
@@ -19,16 +20,23 @@ same interval, by each approach in turn:
 * control (-C): (b)'s two commands through one persistent control-mode client.
 
 CPU per poll is this process's CPU, the tmux clients it started, and the
-tmux server's CPU, over the window. Scenarios: idle at 10, 50, 100, 200
-panes; 100 panes with 10 % working; 100 idle panes with 10,000 lines of
-scrollback each. Then `afd run` itself at 100 idle panes with the default
-poll interval: its share of one core and its resident memory over time.
-And, without tmux: detection throughput on a 50-row capture, and
-`afd status --json` latency with 200 sessions in the store, and the
-dashboard's page load and one refresh with them (headless chromium).
-
-Not measured yet: action latency (banner stable → continuation or brief
-delivered).
+tmux server's CPU, over the window. Before each window afd is polled until
+it has settled on the panes (each one an idle claude session, and two polls
+that started nothing but the listing), so a window measures watching, not
+adopting. Scenarios: idle at 10, 50, 100, 200 panes; 100 panes with 10 %
+working; 100 idle panes with 10,000 lines of scrollback each. Then `afd
+run` itself at 100 idle panes with the default poll interval: its share of
+one core and its resident memory over time. At 500 panes: afd's poll
+against its poll at 100 (both over whole 30 s periods of its routine
+captures and identity walks), a wall drawn in one pane and the polls until
+afd calls it limited, and `afd run`'s resident memory over
+`--daemon-seconds`, flat or not. Action latency: `afd run` among busy panes
+resuming a fake agent after its reset, handing another to codex, and typing
+a job's envelope into its supervisor when the job hits its wall. And,
+without tmux: detection throughput on a 50-row capture, `afd status
+--json` latency with 200 sessions in the store, and the dashboard's page
+load and one refresh with them (headless chromium). Every figure with a
+target is printed beside it (the Targets table; `targets` in --json).
 
 The server is killed and its socket removed at the end, even on failure.
 """
@@ -38,6 +46,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import math
 import os
 import platform
 import resource
@@ -62,7 +71,8 @@ from afd.daemon.supervisor import Supervisor
 from afd.judge.gates import judge
 from afd.kit.text import capture_rows
 from afd.model import Clock, Event
-from afd.observe.watch import PaneWatch
+from afd.observe.identity_cache import REWALK_EVERY
+from afd.observe.watch import MAX_CAPTURE_AGE, PaneWatch
 from afd.record.store import Store, StoreError
 from afd.record.types import SessionRecord
 from afd.world import tmux
@@ -301,14 +311,32 @@ def supervisor(work: Path, bench: Bench) -> Supervisor:
     return Supervisor(Config(poll_interval=bench.interval), load_plugins(None, entry_points=False), store, bench.ref)
 
 
-def settle(sup: Supervisor) -> None:
-    """Polls until every pane is a session and a poll needs only the listing (or 20 polls)."""
-    for _ in range(20):
+def settle(sup: Supervisor, bench: Bench, working: frozenset[str] = frozenset(), timeout: float = 600.0) -> dict:
+    """Polls at the bench's cadence until afd's picture of the panes is steady, so a window measures
+    watching, not adopting: every pane a claude session in the store, in the state its stand-in shows
+    (`working` ones working, the rest idle; none unknown), and two polls running that started nothing
+    but the listing (no pane adopted, looked up or captured for being new; with panes working, the
+    states alone, as their spinners make afd capture them every poll)."""
+    start, polls, quiet, why = time.monotonic(), 0, 0, "no poll yet"
+    wanted = set(bench.panes)
+    while time.monotonic() - start < timeout:
         before = tmux.spawns
         sup.poll()
-        if tmux.spawns - before == 1:
-            return
-        time.sleep(0.2)
+        polls += 1
+        listing_only = tmux.spawns - before == 1
+        records = {r.pane_id: r for r in sup.store.list_sessions() if r.pane_id in wanted}
+        if len(records) < len(wanted):
+            why = f"{len(wanted) - len(records)} of {len(wanted)} panes not yet sessions"
+        elif bad := [r for r in records.values()
+                     if r.agent != "claude" or r.state != ("working" if r.pane_id in working else "idle")]:  # fmt: skip
+            why = f"{len(bad)} sessions not yet in their stand-in's state (e.g. {bad[0].pane_id}: {bad[0].agent}, {bad[0].state})"
+        else:
+            why = "" if listing_only or working else "the last poll started more than the listing"
+        quiet = quiet + 1 if not why else 0
+        if quiet >= 2:
+            return {"settled": True, "polls": polls, "seconds": round(time.monotonic() - start, 1)}
+        time.sleep(bench.interval)
+    return {"settled": False, "polls": polls, "seconds": round(time.monotonic() - start, 1), "why": why}
 
 
 def daemon_run(bench: Bench, work: Path, seconds: float, sample_every: float) -> dict:
@@ -354,6 +382,7 @@ def daemon_run(bench: Bench, work: Path, seconds: float, sample_every: float) ->
         except subprocess.TimeoutExpired:
             proc.kill()
     mib = [r / 2**20 for _, r in rss]
+    half = len(mib) // 2
     return {
         "panes": len(bench.panes),
         "poll_interval_s": Config().poll_interval,
@@ -363,8 +392,19 @@ def daemon_run(bench: Bench, work: Path, seconds: float, sample_every: float) ->
         "rss_mib_first": round(mib[0], 1),
         "rss_mib_last": round(mib[-1], 1),
         "rss_mib_max": round(max(mib), 1),
+        # Flat: whether the second half set a new high over the first's, and the least-squares slope over
+        # the second half (past the first rounds of captures and identity walks a fresh daemon makes).
+        "rss_mib_per_hour_second_half": round(slope([t for t, _ in rss[half:]], mib[half:]) * 3600, 2) if len(mib) > 3 else None,
+        "rss_mib_second_half_over_first_max": round(max(mib[half:]) - max(mib[:half]), 2) if half else None,
         "rss_samples": [[round(t), round(m, 1)] for (t, _), m in zip(rss, mib, strict=True)],
     }
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of ys over xs."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    spread = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / spread if spread else 0.0
 
 
 # --- without tmux ---------------------------------------------------------
@@ -490,10 +530,15 @@ def profile_status(work: Path, sessions: int, events: int, top: int = 30) -> str
 
 
 def wall_found_within(sup: Supervisor, bench: Bench, max_polls: int = 20) -> dict:
-    """Draw a usage-limit wall in one pane among all of them; count afd's polls until that session is limited."""
+    """Draw a usage-limit wall in one pane among all of them (afd settled on them); count afd's polls,
+    at the bench's cadence, from the first one after the wall shows until that session is limited."""
     pane = bench.panes[len(bench.panes) // 2]
     bench.tell([pane], "wall")
-    time.sleep(1.2)  # past the one-second grain of window_activity, as a real wall stays up for far longer
+    deadline = time.monotonic() + 10
+    while "hit your limit" not in (tmux.capture_panes(bench.ref, [pane])[pane].text or ""):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"pane {pane} did not draw its wall")
+        time.sleep(0.05)
     polls: int | None = None
     for count in range(1, max_polls + 1):
         sup.poll()
@@ -515,12 +560,18 @@ limit_auto_resume = true
 resume_grace = "2s"
 handoff_stop_timeout = "2s"
 """
+JOB_WALL_AFTER = 8  # seconds from the job's start to its wall
 LATENCY_SCENARIOS = {
     # codex's wall comes once afd has adopted everything, with a reset 10 s after it appears.
     "resume-bench": {"agents": {"codex": {"limit_after_seconds": 4, "banner_params": {"reset": "10 seconds"},
                                           "limit_lasts_seconds": 8}}},
     # claude's wall comes after its first piece of work and lasts hours: afd hands the work to codex.
     "handoff-bench": {"agents": {"claude": {"limit_after_prompts": 1, "records": "agree"}}},
+    # A supervisor that runs `afd jobs create` as a tool and is idle otherwise.
+    "jobs-bench": {"agents": {"claude": {"run_commands": True}}},
+    # Its job (the tmux server's environment gives it this file): a wall some seconds after it starts, long
+    # after its supervisor's turn ended. No records, so no witness and no handoff: the job only turns limited.
+    "jobs-job": {"agents": {"claude": {"limit_after_seconds": JOB_WALL_AFTER}}},
 }
 
 
@@ -534,13 +585,21 @@ def _instant(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
+SESSIONS = (("handoff-bench", "claude", "Fix the login test"), ("resume-bench", "codex", "Write the changelog"),
+            ("jobs-bench", "claude", None))
+JOB = "fix-a"
+
+
 def action_latency(busy: int, poll_interval: float, timeout: float, say: Callable[[str], None]) -> dict:
-    """`afd run` with `busy` working panes around two fake agents: one resumed after its reset, one handed off.
+    """`afd run` with `busy` working panes around three fake agents: one resumed after its reset, one handed
+    off, and one whose job hits its wall and is told so by an envelope.
 
     Due: the reset plus `resume_grace` (resume.scheduled's `at`) for the resume; the poll whose
-    `session.limited` event made the handoff's wall stable. Done: the fake's log saying the
-    continuation was pasted; afd's journal saying the old agent was confirmed gone and the new
-    one launched (the new agent's own start-up, from its log, is shown apart).
+    `session.limited` event made the wall stable for the handoff, and for the job's envelope (the job's
+    own wall; its supervisor idle long before). Done: the fake's log saying the continuation was
+    pasted; afd's journal saying the old agent was confirmed gone and the new one launched (the new
+    agent's own start-up, from its log, is shown apart); the supervisor's fake saying the envelope was
+    submitted to it (typed and Enter pressed; its paste is shown apart).
     """
     from afd.cli.demo import Demo
 
@@ -551,11 +610,15 @@ def action_latency(busy: int, poll_interval: float, timeout: float, say: Callabl
         (demo.root / "cfg" / "afd" / "config.toml").write_text(f'poll_interval = "{poll_interval:g}s"\n' + LATENCY_CONFIG)
         for name, scenario in LATENCY_SCENARIOS.items():
             (demo.root / f"{name}.json").write_text(json.dumps(scenario), encoding="utf-8")
+        for name, _, _ in SESSIONS:
             demo.git(demo.root / "repo", "worktree", "add", "-q", "-b", name, str(demo.root / name), "main")
         stand_in.parent.mkdir()
         stand_in.write_text(STAND_IN)
         stand_in.chmod(0o755)
         demo.tmux("-f", "/dev/null", "new-session", "-d", "-s", "busy", "-x", "120", "-y", "50", f"{stand_in} 'busy 0'")
+        # The job afd creates gets the server's environment: its scenario and its log.
+        demo.tmux("set-environment", "-g", "AFD_FAKE_SCENARIO", str(demo.root / "jobs-job.json"))
+        demo.tmux("set-environment", "-g", "AFD_FAKE_LOG", str(demo.logs / "jobs-job.jsonl"))
         for i in range(1, busy):
             demo.tmux("new-window", "-d", "-t", "busy", f"{stand_in} 'busy {i}'")
         time.sleep(1.0)
@@ -567,21 +630,31 @@ def action_latency(busy: int, poll_interval: float, timeout: float, say: Callabl
                                        stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)  # fmt: skip
         demo._wait(lambda: len((demo.ask("status", {"events": 0}) or {}).get("sessions", ())) >= busy, 120,
                    "afd to adopt the busy panes")  # fmt: skip
-        say(f"  {busy} busy panes adopted; starting the two agents")
-        for name, agent, prompt in (("handoff-bench", "claude", "Fix the login test"), ("resume-bench", "codex", "Write the changelog")):
+        say(f"  {busy} busy panes adopted; starting the three agents")
+        for name, agent, prompt in SESSIONS:
             env = ["-e", f"AFD_FAKE_SCENARIO={demo.root / name}.json", "-e", f"AFD_FAKE_LOG={demo.logs / name}.jsonl",
                    "-e", "TERM=tmux-256color"]  # fmt: skip
             demo.tmux("new-session", "-d", "-s", name, "-x", "110", "-y", "30", "-c", str(demo.root / name), *env,
-                      shlex.join([agent, prompt]))  # fmt: skip
+                      shlex.join([agent, *([prompt] if prompt else [])]))  # fmt: skip
+
+        def sessions() -> dict:
+            return {(s.get("location") or "").split(":")[0]: s for s in (demo.ask("status", {"events": 0}) or {}).get("sessions", ())}
+
+        demo._wait(lambda: sessions().get("jobs-bench", {}).get("state") == "idle", 60, "the jobs' supervisor adopted and idle")
+        create = f"run: {shlex.quote(sys.executable)} -m afd jobs create {JOB} --agent claude --prompt 'Fix module a'"
+        demo.tmux("send-keys", "-t", "jobs-bench", "-l", create)
+        demo.tmux("send-keys", "-t", "jobs-bench", "Enter")
 
         def finished() -> bool:
             events = (demo.ask("status", {"events": 200}) or {}).get("events", [])
             kinds = {(e["session"] or "").split(":")[0] + " " + e["kind"] for e in events}
-            return "resume-bench resume.confirmed" in kinds and "handoff-bench session.handoff" in kinds
+            typed = any(e["event"] == "input" and f"job {JOB} " in e["text"] and "[afd " in e["text"]
+                        for e in _fake_log(demo.logs / "jobs-bench.jsonl"))  # fmt: skip
+            return "resume-bench resume.confirmed" in kinds and "handoff-bench session.handoff" in kinds and typed
 
-        demo._wait(finished, timeout, "the resume and the handoff")
+        demo._wait(finished, timeout, "the resume, the handoff and the job's envelope")
         why = None
-    except Exception as exc:  # a bench that could not drive both actions still reports what it saw
+    except Exception as exc:  # a bench that could not drive every action still reports what it saw
         why = f"{type(exc).__name__}: {exc}"
     finally:
         if demo.daemon is not None and demo.daemon.poll() is None:
@@ -590,7 +663,7 @@ def action_latency(busy: int, poll_interval: float, timeout: float, say: Callabl
         db = demo.root / "state" / "afd" / "state.db"
         facts = _latency_facts(db, demo.logs) if db.exists() else {}
         demo.stop()
-    measured = "resume_s" in facts or "handoff_s" in facts
+    measured = any(k in facts for k in ("resume_s", "handoff_s", "envelope_s"))
     return {"measured": measured, **({"why": why} if why else {}), "busy_panes": busy, "poll_interval_s": poll_interval, **facts}
 
 
@@ -627,6 +700,21 @@ def _latency_facts(db: Path, logs: Path) -> dict:
         starts = [e["t"] for e in _fake_log(logs / "handoff-bench.jsonl") if e["event"] == "start" and e["agent"] == "codex"]
         if starts:
             out["handoff_new_agent_startup_s"] = round(starts[0] - _instant(swap["launched_at"]), 3)
+    # The job's envelope: due at the poll that found the job's wall stable, or when its supervisor's turn
+    # ended if that came later; done when the supervisor's fake took the envelope's line (pasted, then Enter).
+    walled = [e for e in events if (e["session"] or "").split(":")[0] == JOB and e["kind"] == "session.limited"]
+    boss = _fake_log(logs / "jobs-bench.jsonl")
+    ours = [e for e in boss if "[afd " in e.get("text", "") and f"job {JOB} " in e.get("text", "")]
+    typed = [e["t"] for e in ours if e["event"] == "input"]
+    if walled and typed:
+        wall = _instant(walled[0]["at"])
+        turn_ended = max((e["t"] for e in boss if e["event"] == "command" and e["t"] <= typed[0]), default=0.0)
+        due = max(wall, turn_ended)
+        out["envelope_s"] = round(typed[0] - due, 3)
+        out["envelope_due"] = "the job's wall stable" if due == wall else "its supervisor's turn over (after the job's wall)"
+        pasted = [e["t"] for e in ours if e["event"] == "paste"]
+        if pasted:
+            out["envelope_pasted_s"] = round(pasted[0] - due, 3)
     return out
 
 
@@ -715,104 +803,157 @@ def dashboard_latency(work: Path, sessions: int, repeat: int) -> dict:
 # --- the run ----------------------------------------------------------------
 
 
+PARTS = {
+    "poll": "CPU per poll against the baselines: idle at each --panes count up to 200, 10 % working, scrollback",
+    "daemon": "afd run at 100 idle panes: share of one core and memory",
+    "panes500": "the largest --panes count (over 200): a poll there against one at 100, and a wall found among them",
+    "memory500": "afd run at the largest --panes count: memory over --daemon-seconds, flat or not",
+    "detection": "detectors and gates on one capture, without tmux",
+    "status": "afd status --json at 200 sessions beside python -c 'import afd'",
+    "latency": "action latency: a resume, a handoff and a job's envelope among busy panes",
+    "dashboard": "the dashboard at 200 sessions, in headless chromium",
+}
+
+
+def afd_window(seconds: float) -> float:
+    """afd's window: whole periods of its slowest routine work (the identity walk, and with it three rounds
+    of captures of unchanged panes), so every window holds the same share of it: a 5 s window held a
+    capture of every pane or none, by chance, and so did each side of a ratio."""
+    period = max(REWALK_EVERY, MAX_CAPTURE_AGE)
+    return math.ceil(max(seconds, period) / period) * period
+
+
 def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
     work = Path(tempfile.mkdtemp(prefix="afd-bench-"))
     (work / "state").mkdir()
     (work / "status").mkdir()
     bench = Bench(work, args.interval)
+    parts = args.only
+    large = max(args.panes) if max(args.panes) > 200 and parts & {"panes500", "memory500"} else None
+    counts = sorted({n for n in args.panes if n != large} if "poll" in parts else set())
+    if "daemon" in parts or ("panes500" in parts and large is not None):
+        counts = sorted({*counts, 100})
+    if large is not None:
+        counts.append(large)
+    window = afd_window(args.seconds)
     result: dict = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
                     "tmux": subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout.strip()},
-        "settings": {"seconds_per_window": args.seconds, "poll_interval_s": args.interval, "daemon_seconds": args.daemon_seconds},
-        "scenarios": {},
+        "settings": {"seconds_per_window": args.seconds, "afd_seconds_per_window": window, "poll_interval_s": args.interval, "daemon_seconds": args.daemon_seconds,
+                     "parts": sorted(parts)},
+        "scenarios": {}, "settle": {},
     }  # fmt: skip
     sup = None
     try:
+        def unseen() -> int:
+            # A poll that failed to capture is cheap and wrong: count what afd could not see.
+            return sum(1 for r in sup.store.list_sessions() if r.state == "unknown") if sup is not None else 0
+
         def scenario(label: str, approaches: dict[str, Callable[[], None]], extra=None) -> None:
             say(f"{label}: {len(bench.panes)} panes")
             costs = {}
             for name, poll in approaches.items():
-                costs[name] = measure(poll, args.seconds, args.interval, bench.server, extra if name == "control" else None)
+                # afd's window holds whole periods of its routine captures and walks; the others have none.
+                costs[name] = measure(poll, window if name == "afd" else args.seconds, args.interval, bench.server,
+                                      extra if name == "control" else None)  # fmt: skip
                 say(f"  {name:8} {costs[name].cpu_ms:8.2f} ms CPU/poll")
             result["scenarios"][label] = {"panes": len(bench.panes), **{k: v.as_json() for k, v in costs.items()}}
             if sup is not None:
-                # A poll that failed to capture is cheap and wrong: count what afd could not see.
-                unseen = sum(1 for r in sup.store.list_sessions() if r.state == "unknown")
-                result["scenarios"][label]["afd_unanswered_sessions"] = unseen
-                if unseen:
-                    say(f"  afd could not capture {unseen} sessions' panes: its figure here is not a working poll")
+                result["scenarios"][label]["afd_unanswered_sessions"] = missed = unseen()
+                if missed:
+                    say(f"  afd could not capture {missed} sessions' panes: its figure here is not a working poll")
+
+        def steady(label: str, working: frozenset[str] = frozenset()) -> None:
+            result["settle"][label] = done = settle(sup, bench, working)
+            say(f"  settled in {done['polls']} polls, {done['seconds']:g} s" if done["settled"] else
+                f"  NOT settled after {done['polls']} polls, {done['seconds']:g} s: {done['why']}")  # fmt: skip
 
         common = {"naive": bench.naive(), "minimal": bench.minimal(), "bare": bench.bare()}
-        for n in args.panes:
-            if n > 100:
-                continue
+        for n in counts:
             bench.grow(n)
             sup = sup or supervisor(work, bench)
-            settle(sup)
-            approaches = {"afd": sup.poll, **common}
-            control = None
-            if n == 100:
-                control = Control(bench)
-                approaches["control"] = control.poll
-            scenario(f"idle_{n}", approaches, control.ps if control else None)
-            if control is not None:
-                result["control_mode"] = control.close()
-
-        if 100 in args.panes:
-            workers = bench.panes[:10]
-            bench.tell(workers, "work")
-            time.sleep(1.2)
-            settle(sup)
-            scenario("working_10pct_of_100", {"afd": sup.poll, **common})
-            bench.tell(workers, "idle")
-            bench.grow(100)
-
-            say("afd run at 100 idle panes, default poll interval")
-            result["daemon"] = daemon_run(bench, work, args.daemon_seconds, max(1.0, args.daemon_seconds / 20))
-
-            bench.tell(bench.panes, "scroll")
-            bench.grow(100)
-            sup.poll()
-            settle(sup)
-            history = bench.tmux("display-message", "-p", "-t", bench.panes[0], "#{history_size}").strip()
-            scenario("idle_100_scrollback", {"afd": sup.poll, "minimal": common["minimal"]})
-            result["scenarios"]["idle_100_scrollback"]["history_lines"] = int(history or 0)
-
-        for n in args.panes:
-            if n <= 100:
+            steady(f"idle_{n}")
+            if n == large:
+                if "panes500" in parts:
+                    # The naive poller needs more than a poll interval per poll past 200 panes; (b) and bare are the yardsticks.
+                    scenario(f"idle_{n}", {"afd": sup.poll, "minimal": common["minimal"], "bare": common["bare"]})
+                    result["panes500"] = {"panes": n, "window_s": window, "afd_500": result["scenarios"][f"idle_{n}"]["afd"],
+                                          **result.get("panes500", {})}  # fmt: skip
+                    say(f"a wall among {n} panes")
+                    result["wall_found"] = wall_found_within(sup, bench)
+                if "memory500" in parts:
+                    say(f"afd run at {n} idle panes, default poll interval, {args.daemon_seconds:g} s")
+                    result["daemon_large"] = daemon_run(bench, work, args.daemon_seconds, memory_sample_every(args.daemon_seconds))
                 continue
-            bench.grow(n)
-            settle(sup)
-            # The naive poller needs more than a poll interval per poll past 200 panes; (b) and bare are the yardsticks.
-            scenario(f"idle_{n}", {"afd": sup.poll, **(common if n <= 200 else {k: common[k] for k in ("minimal", "bare")})})
-        if bench.panes:
-            say(f"a wall among {len(bench.panes)} panes")
-            result["wall_found"] = wall_found_within(sup, bench)
-        if max(args.panes) > 200:
-            say(f"afd run at {len(bench.panes)} idle panes, default poll interval")
-            result["daemon_large"] = daemon_run(bench, work, args.daemon_seconds, max(1.0, args.daemon_seconds / 20))
+            if "poll" in parts:
+                approaches = {"afd": sup.poll, **(common if n <= 200 else {k: common[k] for k in ("minimal", "bare")})}
+                control = None
+                if n == 100:
+                    control = Control(bench)
+                    approaches["control"] = control.poll
+                scenario(f"idle_{n}", approaches, control.ps if control else None)
+                if control is not None:
+                    result["control_mode"] = control.close()
+            if n != 100:
+                continue
+            if "panes500" in parts and large is not None:
+                if "poll" in parts:
+                    result["panes500"] = {"afd_100": result["scenarios"]["idle_100"]["afd"]}
+                else:
+                    say(f"afd at 100 idle panes for {window:g} s, one half of the {large}-against-100 pair")
+                    result["panes500"] = {"afd_100": measure(sup.poll, window, args.interval, bench.server).as_json(),
+                                          "afd_100_unanswered_sessions": unseen()}  # fmt: skip
+            if "poll" in parts:
+                workers = bench.panes[:10]
+                bench.tell(workers, "work")
+                time.sleep(1.2)
+                steady("working_10pct_of_100", frozenset(workers))
+                scenario("working_10pct_of_100", {"afd": sup.poll, **common})
+                bench.tell(workers, "idle")
+                bench.grow(100)
+            if "daemon" in parts:
+                say("afd run at 100 idle panes, default poll interval")
+                result["daemon"] = daemon_run(bench, work, args.daemon_seconds, memory_sample_every(args.daemon_seconds))
+            if "poll" in parts:
+                bench.tell(bench.panes, "scroll")
+                bench.grow(100)
+                steady("idle_100_scrollback")
+                history = bench.tmux("display-message", "-p", "-t", bench.panes[0], "#{history_size}").strip()
+                scenario("idle_100_scrollback", {"afd": sup.poll, "minimal": common["minimal"]})
+                result["scenarios"]["idle_100_scrollback"]["history_lines"] = int(history or 0)
+                for pane in bench.panes:  # the larger counts compare plain panes with plain panes
+                    bench.tmux("clear-history", "-t", pane)
     finally:
         if sup is not None:
             sup.store.close()
         bench.tmux("kill-server", check=False)
         Path(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}", bench.name).unlink(missing_ok=True)
 
-    say("detection throughput and afd status latency")
-    screen = "\n".join(capture_rows(subprocess.run(["bash", str(bench.bin / "claude"), "bench pane 0"], capture_output=True,
-                                                   text=True, stdin=subprocess.DEVNULL).stdout.replace("\033[H\033[2J", "")))  # fmt: skip
-    result["detection"] = detection_throughput(screen, 1.0 if args.quick else 3.0)
-    result["status"] = status_latency(work / "status", 200, 1000, 5)
-    if args.actions:
-        say("action latency: a resume and a handoff among 100 busy panes (afd run, default poll interval)")
-        result["action_latency"] = action_latency(100, Config().poll_interval, 240, say)
-    else:
-        result["action_latency"] = {"measured": False, "why": "--no-actions"}
-    say("the dashboard at 200 sessions: page load and one refresh")
-    result["dashboard"] = dashboard_latency(work / "status", 200, 3 if args.quick else 7)
+    if "detection" in parts:
+        say("detection throughput")
+        screen = "\n".join(capture_rows(subprocess.run(["bash", str(bench.bin / "claude"), "bench pane 0"], capture_output=True,
+                                                       text=True, stdin=subprocess.DEVNULL).stdout.replace("\033[H\033[2J", "")))  # fmt: skip
+        result["detection"] = detection_throughput(screen, 1.0 if args.quick else 3.0)
+    if "status" in parts:
+        say("afd status latency")
+        result["status"] = status_latency(work / "status", 200, 1000, 5)
+    if "latency" in parts:
+        say(f"action latency: a resume, a handoff and a job's envelope among {args.busy} busy panes (afd run, default poll interval)")
+        result["action_latency"] = action_latency(args.busy, Config().poll_interval, 240, say)
+    if "dashboard" in parts:
+        say("the dashboard at 200 sessions: page load and one refresh")
+        if "status" not in parts:
+            status_state(work / "status", 200, 1000)
+        result["dashboard"] = dashboard_latency(work / "status", 200, 3 if args.quick else 7)
     shutil.rmtree(work, ignore_errors=True)
     result["ratios"] = ratios(result)
     return result
+
+
+def memory_sample_every(seconds: float) -> float:
+    """A resident-memory sample every 5 s over ten minutes (120), more often over a short window."""
+    return max(1.0, min(5.0, seconds / 40))
 
 
 def ratios(result: dict) -> dict:
@@ -827,8 +968,10 @@ def ratios(result: dict) -> dict:
         for other in ("naive", "minimal", "bare", "control"):
             if afd and cpu(label, other):
                 out[f"{label}.afd_over_{other}"] = round(afd / cpu(label, other), 3)
-    if cpu("idle_100", "afd") and cpu("idle_500", "afd"):
-        out["idle_500_over_idle_100.afd"] = round(cpu("idle_500", "afd") / cpu("idle_100", "afd"), 3)
+    pair = result.get("panes500", {})
+    if pair.get("afd_100", {}).get("cpu_ms") and pair.get("afd_500", {}).get("cpu_ms"):
+        # Both sides over the same whole periods of afd's routine work, both settled (see afd_window).
+        out["idle_500_over_idle_100.afd"] = round(pair["afd_500"]["cpu_ms"] / pair["afd_100"]["cpu_ms"], 3)
     if cpu("idle_100", "afd") and cpu("idle_200", "afd"):
         out["idle_200_over_idle_100.afd"] = round(cpu("idle_200", "afd") / cpu("idle_100", "afd"), 3)
     if cpu("idle_100", "afd") and cpu("idle_100_scrollback", "afd"):
@@ -838,53 +981,55 @@ def ratios(result: dict) -> dict:
     return out
 
 
-TARGETS = (
-    ("idle_100.afd_over_minimal", "≤", 0.6, "100 idle panes: afd + tmux server vs minimal poller (b)"),
-    ("idle_100.afd_over_bare", "≤", 1.5, "100 idle panes: afd + tmux server vs one bare list-panes"),
-    ("working_10pct_of_100.afd_over_minimal", "≤", 1.0, "10 % working: afd vs minimal poller (b)"),
-    ("working_10pct_of_100.afd_over_naive", "≤", 0.1, "10 % working: afd vs naive (a)"),
-    ("idle_200_over_idle_100.afd", "≤", 2.3, "linear: 200 panes vs 100 panes"),
-    ("scrollback_over_plain.afd", "≤", 1.2, "10,000 lines of scrollback vs none"),
-    ("idle_500_over_idle_100.afd", "≤", 5.5, "500 idle panes vs 100"),
-)
-
-
 def targets(result: dict) -> list[dict]:
-    rows = []
-    for key, op, limit, what in TARGETS:
-        rows.append({"target": what, "key": key, "value": result["ratios"].get(key), "limit": f"{op} {limit}"})
-    d = result.get("daemon")
-    if d:
-        rows.append({"target": "afd run, 100 idle panes, default interval: share of one core (%)", "key": "daemon.afd_core_percent",
-                     "value": d["afd_core_percent"], "limit": "< 1"})  # fmt: skip
-        rows.append({"target": "afd run resident memory, last sample (MiB)", "key": "daemon.rss_mib_last",
-                     "value": d["rss_mib_last"], "limit": "< 60"})  # fmt: skip
-    d = result.get("daemon_large")
-    if d:
-        rows.append({"target": f"afd run, {d.get('panes', 500)} idle panes: resident memory, max over {d['seconds']:g} s (MiB)",
-                     "key": "daemon_large.rss_mib_max", "value": d["rss_mib_max"], "limit": "< 80"})  # fmt: skip
-    w = result.get("wall_found")
-    if w:
-        rows.append({"target": f"a wall among {w['panes']} panes: polls until limited", "key": "wall_found.polls",
-                     "value": w["polls"], "limit": f"≤ {w['stability_polls'] + 1}"})  # fmt: skip
-    st = result.get("status")
-    if st:
-        for side in ("daemon_down", "daemon_up"):
-            if side in st:
-                rows.append({"target": f"afd status --json, {st['sessions']} sessions, {st['events']} events, "
-                                       f"{side.replace('_', ' ')}: vs python -c 'import afd'",
-                             "key": f"status.{side}.ratio_median", "value": st[side]["ratio_median"], "limit": "≤ 1.5"})  # fmt: skip
-    a = result.get("action_latency") or {}
-    if a.get("measured"):
-        bound = round(a["poll_interval_s"] + 1, 3)
-        for key, what in (("resume_s", "resume: reset + grace → continuation pasted (s)"),
-                          ("handoff_s", "handoff: wall stable → old agent gone, new one launched (s)")):
-            rows.append({"target": f"{what}, {a['busy_panes']} busy panes", "key": f"action_latency.{key}",
-                         "value": a.get(key), "limit": f"≤ {bound}"})  # fmt: skip
-    for row in rows:
-        value, (op, limit) = row["value"], row["limit"].split()
-        row["met"] = None if value is None else (value <= float(limit) if op == "≤" else value < float(limit))
-    return rows
+    """Every figure the bench has a target for, measured or not (value and met None: not measured in this run)."""
+    r, cfg = result["ratios"], Config()
+    big = result.get("daemon_large") or {}
+    wall, st, act = result.get("wall_found") or {}, result.get("status") or {}, result.get("action_latency") or {}
+    panes = (result.get("panes500") or {}).get("panes") or big.get("panes") or 500
+    bound = round(act.get("poll_interval_s", cfg.poll_interval) + 1, 3)
+    busy = act.get("busy_panes", 100)
+    rows = [
+        ("100 idle panes: afd + tmux server vs minimal poller (b)", "idle_100.afd_over_minimal", "≤", 0.8),
+        ("100 idle panes: afd + tmux server vs minimal poller (b), the aim", "idle_100.afd_over_minimal", "≤", 0.6),
+        ("100 idle panes: afd + tmux server vs one bare list-panes", "idle_100.afd_over_bare", "≤", 1.5),
+        ("10 % working: afd vs minimal poller (b)", "working_10pct_of_100.afd_over_minimal", "≤", 1.0),
+        ("10 % working: afd vs naive (a)", "working_10pct_of_100.afd_over_naive", "≤", 0.1),
+        ("linear: 200 panes vs 100 panes", "idle_200_over_idle_100.afd", "≤", 2.3),
+        ("10,000 lines of scrollback vs none", "scrollback_over_plain.afd", "≤", 1.2),
+        (f"{panes} idle panes vs 100: afd's poll, both settled", "idle_500_over_idle_100.afd", "≤", 5.5),
+    ]
+    out = [{"target": what, "key": f"ratios.{key}", "value": r.get(key), "limit": (op, limit)} for what, key, op, limit in rows]
+
+    def row(what: str, key: str, op: str, limit: float) -> None:
+        value: object = result
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        out.append({"target": what, "key": key, "value": value, "limit": (op, limit)})
+
+    row(f"a wall among {panes} panes: polls from its showing until limited", "wall_found.polls", "≤",
+        wall.get("stability_polls", cfg.stability_polls) + 1)
+    row("afd run, 100 idle panes, default interval: share of one core (%)", "daemon.afd_core_percent", "<", 1)
+    row("afd run, 100 idle panes: resident memory, last sample (MiB)", "daemon.rss_mib_last", "<", 60)
+    row(f"afd run, {panes} idle panes: resident memory, max over {big.get('seconds', '–')} s (MiB)", "daemon_large.rss_mib_max", "<", 80)
+    row(f"afd run, {panes} idle panes: flat, the second half's max over the first half's (MiB)",
+        "daemon_large.rss_mib_second_half_over_first_max", "≤", 1)
+    for side in ("daemon_down", "daemon_up"):
+        row(f"afd status --json, {st.get('sessions', 200)} sessions, {st.get('events', 1000)} events, {side.replace('_', ' ')}: "
+            "vs python -c 'import afd'", f"status.{side}.ratio_median", "≤", 1.5)  # fmt: skip
+    row(f"dashboard, {(result.get('dashboard') or {}).get('sessions', 200)} sessions: GET /api/status in a page reload (ms)",
+        "dashboard.reload_status_fetch_ms", "<", 50)
+    for key, what in (("resume_s", "resume: reset + grace → continuation pasted (s)"),
+                      ("handoff_s", "handoff: wall stable → old agent gone, new one launched (s)"),
+                      ("envelope_s", "job's envelope: the job's wall stable → envelope typed and entered (s)")):
+        row(f"{what}, {busy} busy panes", f"action_latency.{key}", "≤", bound)
+    for o in out:
+        (op, limit), value = o["limit"], o["value"]
+        o["limit"] = f"{op} {limit:g}"
+        o["met"] = None if value is None else bool(value <= limit if op == "≤" else value < limit)
+        if o["key"] == "wall_found.polls" and wall and value is None:
+            o["met"] = False  # looked for, and not found within the polls it was given
+    return out
 
 
 def render(result: dict) -> None:
@@ -894,7 +1039,9 @@ def render(result: dict) -> None:
     console = Console()
     m = result["machine"]
     console.print(f"afd benchmark {result['date']} · {m['cores']} cores · {m['tmux']} · Python {m['python']} · "
-                  f"{result['settings']['seconds_per_window']:g} s a window at {result['settings']['poll_interval_s']:g} s a poll")  # fmt: skip
+                  f"{result['settings']['seconds_per_window']:g} s a window (afd's: "
+                  f"{result['settings'].get('afd_seconds_per_window', result['settings']['seconds_per_window']):g} s) "
+                  f"at {result['settings']['poll_interval_s']:g} s a poll")  # fmt: skip
     table = Table(title="CPU per poll (ms): this process + the tmux clients it starts + the tmux server")
     for col in ("scenario", "panes", "afd", "naive (a)", "minimal (b)", "bare list", "-C", "afd/(b)", "afd/(a)", "afd/bare", "afd wall"):
         table.add_column(col, justify="left" if col == "scenario" else "right")
@@ -916,9 +1063,12 @@ def render(result: dict) -> None:
     for col in ("target", "value", "limit", "met"):
         t.add_column(col)
     for row in targets(result):
-        met = {True: "[green]yes[/]", False: "[red]no[/]", None: "–"}[row["met"]]
+        met = {True: "[green]yes[/]", False: "[red]no[/]", None: "not measured"}[row["met"]]
         t.add_row(row["target"], "–" if row["value"] is None else f"{row['value']}", row["limit"], met)
     console.print(t)
+    unsettled = {k: v for k, v in result.get("settle", {}).items() if not v["settled"]}
+    for label, v in unsettled.items():
+        console.print(f"! afd had not settled before {label} after {v['polls']} polls ({v['why']}): that window measures adopting too")
     other = Table(title="Other figures")
     other.add_column("figure")
     other.add_column("value", justify="right")
@@ -926,9 +1076,9 @@ def render(result: dict) -> None:
     if d:
         other.add_row("afd run: tmux server's share of one core (%)", f"{d['tmux_server_core_percent']}")
         other.add_row(f"afd run: RSS first / last / max over {d['seconds']:g} s (MiB)", f"{d['rss_mib_first']} / {d['rss_mib_last']} / {d['rss_mib_max']}")
-    for label, v in result["detection"].items():
+    for label, v in result.get("detection", {}).items():
         other.add_row(f"detection + gates, {v['rows']}-row {label.replace('_', ' ')} (captures/s)", f"{v['captures_per_s']:,}")
-    s = result["status"]
+    s = result.get("status", {})
     for side in ("daemon_down", "daemon_up"):
         if side in s:
             v = s[side]
@@ -936,10 +1086,16 @@ def render(result: dict) -> None:
                           f"{v['afd_ms_median']} vs {v['import_afd_ms_median']}")  # fmt: skip
     if "answer_ms_median" in s.get("daemon_up", {}):
         other.add_row("status over the control socket from a running process (ms)", f"{s['daemon_up']['answer_ms_median']}")
+    p = result.get("panes500")
+    if p and "afd_500" in p:
+        other.add_row(f"afd's poll, 100 vs {p['panes']} idle panes, {p['window_s']:g} s each (CPU ms; wall ms)",
+                      f"{p['afd_100']['cpu_ms']} vs {p['afd_500']['cpu_ms']}; {p['afd_100']['wall_ms']} vs {p['afd_500']['wall_ms']}")
     d = result.get("daemon_large")
     if d:
-        other.add_row(f"afd run, {d.get('panes', '')} idle panes: share of one core (%); RSS first / last / max (MiB)",
-                      f"{d['afd_core_percent']}; {d['rss_mib_first']} / {d['rss_mib_last']} / {d['rss_mib_max']}")  # fmt: skip
+        other.add_row(f"afd run, {d.get('panes', '')} idle panes: share of one core (%); tmux server's (%)",
+                      f"{d['afd_core_percent']}; {d['tmux_server_core_percent']}")
+        other.add_row(f"afd run, {d.get('panes', '')} idle panes over {d['seconds']:g} s: RSS first / last / max (MiB); slope over the second half (MiB/h)",
+                      f"{d['rss_mib_first']} / {d['rss_mib_last']} / {d['rss_mib_max']}; {d.get('rss_mib_per_hour_second_half')}")
     w = result.get("dashboard")
     if w and w["measured"]:
         other.add_row(f"dashboard, {w['sessions']} sessions: first load through the login to every row drawn (ms)", f"{w['page_load_ms']}")
@@ -953,19 +1109,28 @@ def render(result: dict) -> None:
         other.add_row("-C client: attached clients before → while", f"{cm['before']['clients']} → {cm['while_attached']['clients']}")
         other.add_row("-C client: client-attached hook fired", str(cm["while_attached"]["client_attached_hook_fired"]))
         other.add_row("-C client: window size before → while", f"{cm['before']['window_size']} → {cm['while_attached']['window_size']}")
-    a = result["action_latency"]
+    a = result.get("action_latency", {})
     if a.get("measured"):
-        for key in ("handoff_old_gone_s", "handoff_new_agent_startup_s"):
+        for key in ("handoff_old_gone_s", "handoff_new_agent_startup_s", "envelope_pasted_s"):
             if key in a:
                 other.add_row(f"action latency: {key.replace('_', ' ')}", f"{a[key]}")
-    else:
-        other.add_row("action latency", "not measured: " + a["why"])
+        if "envelope_due" in a:
+            other.add_row("action latency: the envelope was due at", a["envelope_due"])
+    if a.get("why"):
+        other.add_row("action latency", ("partly measured: " if a.get("measured") else "not measured: ") + a["why"])
     console.print(other)
+
+
+def parts_of(text: str) -> set[str]:
+    parts = {p.strip() for p in text.split(",") if p.strip()}
+    if unknown := parts - set(PARTS):
+        raise argparse.ArgumentTypeError(f"unknown part {', '.join(sorted(unknown))} (known: {', '.join(PARTS)})")
+    return parts
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="short windows (5 s, afd run for 60 s): every figure, noisier")
+    parser.add_argument("--quick", action="store_true", help="short windows (5 s; afd's 30 s, whole periods of its routine work; afd run for 60 s): every figure, noisier")
     parser.add_argument("--seconds", type=float, help="length of each measured window (default 30; 5 with --quick)")
     parser.add_argument("--interval", type=float, default=1.0, help="poll interval of the comparisons, in seconds (default 1)")
     parser.add_argument("--daemon-seconds", type=float, help="how long `afd run` is watched for CPU share and memory (default 600; 60 with --quick)")
@@ -975,9 +1140,14 @@ def main() -> int:
     parser.add_argument("--show", metavar="FILE", help="print the tables of an earlier --json run, and measure nothing")
     parser.add_argument("--profile", action="store_true",
                         help="print a cProfile of `afd status --json` (200 sessions, 1,000 events, daemon down), and measure nothing else")  # fmt: skip
+    parser.add_argument("--only", metavar="PARTS", type=parts_of, default=set(PARTS),
+                        help="measure only these parts, comma-separated: " + "; ".join(f"{k}: {v}" for k, v in PARTS.items()).replace("%", "%%"))  # fmt: skip
     parser.add_argument("--no-actions", dest="actions", action="store_false",
-                        help="leave out the action latency run (afd run with a resume and a handoff among 100 busy panes)")  # fmt: skip
+                        help="leave out the action latency run (the same as leaving 'latency' out of --only)")  # fmt: skip
+    parser.add_argument("--busy", type=int, default=100, help="busy panes around the action latency's agents (default 100)")
     args = parser.parse_args()
+    if not args.actions:
+        args.only.discard("latency")
     if args.show:
         render(json.loads(Path(args.show).read_text()))
         return 0
