@@ -26,6 +26,7 @@ import logging
 import os
 import secrets
 import signal
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -57,6 +58,11 @@ from afd.world import git, teardown, tmux
 log = logging.getLogger("afd.actions")
 
 CRASH_ENV = "AFD_TEST_CRASH_AT_STEP"
+# After a step's effect (a paste, an Enter, a respawn) the loop turns quickly
+# for this long: what the effect did shows within a turn or two, and the next
+# step (the Enter after a paste) then follows in a fraction of a second
+# rather than a poll interval later.
+QUICK_AFTER_STEP = 3.0
 
 
 def new_run() -> str:
@@ -103,6 +109,7 @@ class Engine:
         self.executors: dict[str, Executor] = {e.action: e for e in executors}
         self.workers = workers
         self._met: set[int] = set()  # rows of an earlier run this run has said it carries on
+        self._stepped_at: float | None = None  # monotonic time of the last step with an effect
 
     def executor(self, action: str) -> Executor | None:
         return self.executors.get(action)
@@ -119,8 +126,12 @@ class Engine:
         return {e.session for e in store.pending_journal() if (x := self.executors.get(e.action)) is not None and x.owns_pane}
 
     def busy(self, store) -> bool:
-        """Whether an action that waits on processes or a screen is in progress (the loop then turns faster)."""
-        return bool(self.owning(store)) or self.workers.finished()
+        """Whether an action that waits on processes or a screen is in progress (the loop then turns faster).
+
+        That is: one owns its pane, a worker has finished, or a step's effect was just performed.
+        """
+        just_stepped = self._stepped_at is not None and time.monotonic() - self._stepped_at < QUICK_AFTER_STEP
+        return just_stepped or bool(self.owning(store)) or self.workers.finished()
 
     def advance(self, ctx: ActionContext, live: Mapping[str, tuple], *, actions: Iterable[str] | None = None) -> Advanced:
         """One turn: each pending row (of `actions`, or all) one step further, or a few quick ones."""
@@ -175,6 +186,8 @@ class Engine:
             self.workers.start(entry.id, work.name, work.call, (git.GitError,))
         rest = tuple(e for e in effects if not isinstance(e, Work))
         result = _perform(ctx, pane_id, Go(move.step, rest, move.data)) if rest else tmux.ActionResult(tmux.Outcome.DONE)
+        if any(not isinstance(e, NoEffect) for e in rest):
+            self._stepped_at = time.monotonic()
         if not result.ok:
             error = result.error or result.outcome.value
             log.warning("[%s] %s at %s: %s", entry.session, entry.action, move.step, error)
