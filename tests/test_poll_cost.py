@@ -62,18 +62,18 @@ def test_an_unchanged_poll_spawns_only_list_panes_and_writes_nothing(tmux_server
         assert store.total_changes() == changes
         assert sup.identities.walks == walks
 
-        mono.now += MAX_CAPTURE_AGE  # the safety capture: one chained call for both panes
-        spawns = tmux.spawns
-        sup.poll()
-        assert tmux.spawns - spawns == 2
-        assert store.total_changes() == changes and states() == [("claude", "idle"), ("codex", "limited")]
-
-        mono.now += REWALK_EVERY  # the safety walk: identity read afresh, still nothing to write
+        mono.now += REWALK_EVERY  # the safety walk: identity read afresh, nothing captured, nothing to write
         spawns = tmux.spawns
         sup.poll()
         assert sup.identities.walks == walks + 2
-        assert tmux.spawns - spawns == 2  # and, 30 s on, the capture is due too
+        assert tmux.spawns - spawns == 1
         assert store.total_changes() == changes
+
+        mono.now += MAX_CAPTURE_AGE - REWALK_EVERY  # the backstop capture: one chained call for both panes
+        spawns, walks = tmux.spawns, sup.identities.walks
+        sup.poll()
+        assert tmux.spawns - spawns == 2
+        assert store.total_changes() == changes and states() == [("claude", "idle"), ("codex", "limited")]
     finally:
         store.close()
 

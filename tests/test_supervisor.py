@@ -143,7 +143,8 @@ def test_second_codex_session_sees_codex_limited_from_the_first(tmux_server, mak
     walled = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario={"limit_now": True}, prompt="a")
     other = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, prompt="b")
     walled.wait_for_event("limit")
-    other.wait_ready()
+    # Its first turn over: a codex seen busy on a request would rightly count the account available.
+    other.wait_idle(1)
     sup = make_supervisor()
     poll_until(sup, lambda: (r := session_of(sup, walled.pane)) and r.state == "limited", message="first limited")
     second = session_of(sup, other.pane)

@@ -118,3 +118,15 @@ def test_a_capture_settled_on_changes_nothing_the_gates_see():
     assert not w.settled_on("❯", "rules")
     w.refresh((1, 2, 3, 4), 12.0)
     assert w.fingerprint == (1, 2, 3, 4) and not w.needs_capture((1, 2, 3, 4), 13.0)
+
+
+def test_a_pane_that_printed_in_its_listings_second_is_looked_at_once_more():
+    w = PaneWatch()
+    listed = 1_000.4
+    w.record(["work"], None, (1_000, 0, 10, 0), 0.0, CHROME, listed_at=listed)
+    assert w.needs_capture((1_000, 0, 10, 0), 2.0)  # it may have printed again in second 1000, unseen
+    w.refresh((1_000, 0, 10, 0), 2.0, listed_at=listed + 2)
+    assert not w.needs_capture((1_000, 0, 10, 0), 4.0)  # its last output is behind the listing now
+    assert w.needs_capture((1_003, 0, 10, 0), 4.0)
+    w.record(["work"], None, (999, 0, 10, 0), 6.0, CHROME, listed_at=listed)
+    assert not w.needs_capture((999, 0, 10, 0), 8.0)

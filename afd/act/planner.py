@@ -68,8 +68,12 @@ def path_of(ctx: ActionContext, rec: SessionRecord, history: policy.ResumeHistor
     return policy.limit_path(limit_action=config.limit_action, handoff_order=config.handoff_order, state=rec.state, tried=tried)
 
 
-def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> None:
-    """The wait path for one session this poll: history observed, then resume now, schedule, or report."""
+def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, current: bool = False) -> None:
+    """The wait path for one session this poll: history observed, then resume now, schedule, or report.
+
+    `current`: `rec` is the record as stored now (no action changed it this poll), so a next action
+    it already shows is not read back from the store to be compared.
+    """
     cfg = ctx.config
     name = rec.name
     limit = limit_of(ctx, rec, watch, now)
@@ -97,6 +101,8 @@ def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> N
     if isinstance(decision, policy.ResumeNow):
         resume.begin(ctx, rec, attempt=decision.attempt, why=decision.why, episode=limit.episode if limit else None)
         return
+    if current and rec.next_action == nextaction.dumps(plan):
+        return  # most sessions, most polls: nothing to wait for, and nothing shown
     resume.save_plan(ctx, name, plan)
 
 

@@ -107,7 +107,10 @@ class Supervisor:
     # Reads an agent process's environment when its identity is established (None: unreadable).
     read_env: account_env.EnvReader = account_env.process_environ
     # Accounts told this poll and the last, by what they were told from: telling resolves paths.
+    # Good for one config and one set of plugins (`_told_under`): a reload tells every account again.
     _accounts_told: dict = field(default_factory=dict)
+    _told_under: tuple = ()
+    _listed_at: float = 0.0  # epoch seconds the poll's listing was asked for
     # (agent, directory) pairs that more than one live session shares this poll.
     _crowded: frozenset[tuple[object, str]] | None = None
     _crowd_of: dict = field(default_factory=dict)
@@ -205,6 +208,8 @@ class Supervisor:
         now = self.clock()
         self._expire_limits(now)
         # No paths or start commands: only adoption reads them, and it asks for its own pane.
+        # The real clock, not the injected one: tmux stamps window_activity with it.
+        self._listed_at = time.time()
         inv = tmux.list_panes(self.server, details=False)
         if not inv.answered:
             self._server_unanswered(inv.error)
@@ -242,6 +247,7 @@ class Supervisor:
     def _advance_actions(self, live, now: datetime) -> None:
         """One short, non-blocking move of each pending action, then the resumes policy asks for."""
         pending = self.store.pending_journal()
+        acted = {e.session for e in pending}  # their records may have changed since the poll read them
         if pending:
             self.advance_actions(live)
             pending = self.store.pending_journal()
@@ -249,7 +255,7 @@ class Supervisor:
         ctx = self.context()
         for name, (rec, _pane, _ident) in list(live.items()):
             if name not in busy:
-                planner.plan_wait(ctx, rec, self.watches.get(name), now)
+                planner.plan_wait(ctx, rec, self.watches.get(name), now, current=name not in acted)
 
     # --- server-level states ------------------------------------------------
 
@@ -345,6 +351,8 @@ class Supervisor:
 
         self.identities.begin_poll(rules_key(self.plugins.agents, overrides))
         told, self._accounts_told = self._accounts_told, {}
+        if len(self._told_under) != 2 or self._told_under[0] is not self.config or self._told_under[1] is not self.plugins:
+            told, self._told_under = {}, (self.config, self.plugins)
         for pane in inv.panes:
             held = bound.get(pane.pane_id)
             procs, ident = self.identities.lookup(
@@ -400,7 +408,7 @@ class Supervisor:
         if agent is None or ident.pid is None:
             return None
         spec = self.plugins.agents.get(agent)
-        key = (agent, ident.pid, ident.create_time, ident.env, tuple(self.config.accounts.values()), spec)
+        key = (agent, ident.pid, ident.create_time, ident.env)
         if key in told:
             name = told[key]
         elif spec is None:
@@ -486,7 +494,7 @@ class Supervisor:
                 # a limited pane with a witness is looked at on each safety capture.
                 rec.state == LIMITED and self.plugins.has_witness(rec.agent)
             ):
-                self.watches[name].refresh(pane.fingerprint, mono)
+                self.watches[name].refresh(pane.fingerprint, mono, self._listed_at)
                 continue
             else:
                 seen = self._look(name, rec, pane, _ident, result.text or "", clock, patterns, mono)
@@ -512,7 +520,7 @@ class Supervisor:
         else:
             found = self.plugins.detect(agent, rows, clock, patterns.get(agent))
         watch.detected_under, watch.text = rules, text
-        idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome, spec.volatile)
+        idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome, spec.volatile, self._listed_at)
         sighting = None
         if found is not None:
             key = occurrence_key(rows, found, spec.chrome)

@@ -15,9 +15,22 @@ from dataclasses import dataclass, field
 from afd.judge.gates import compared_content, is_chrome, same_content
 from afd.model import Detection
 
-# The list-panes fingerprint has a one-second grain and can hide a change;
-# it may save a capture, but never for longer than this.
-MAX_CAPTURE_AGE = 10.0
+# The list-panes fingerprint has a one-second grain (window_activity): a pane
+# that printed in the same second as the listing its capture went with may
+# print again in that second unseen, so it is captured once more (`grain_open`).
+# Any other change moves the fingerprint. This backstop is for what neither
+# shows (a tmux that does not stamp activity the way it does today).
+MAX_CAPTURE_AGE = 60.0
+
+
+def grain_open(fingerprint: tuple, listed_at: float | None) -> bool:
+    """Whether a pane listed at `listed_at` (epoch seconds) may change with its fingerprint unchanged.
+
+    Its last output was in the listing's second or later (`window_activity`
+    is whole seconds): more output within that second leaves it as it is.
+    None: no listing time (a fingerprint made up by a test); MAX_CAPTURE_AGE alone applies.
+    """
+    return listed_at is not None and bool(fingerprint) and fingerprint[0] >= int(listed_at)
 
 
 @dataclass
@@ -34,16 +47,19 @@ class PaneWatch:
     # reload must not reuse an answer the old rules gave.
     detected_under: object = None
     text: str | None = None  # the last fresh capture as tmux sent it
+    # The last capture went with a listing in whose second the pane printed: look again next poll.
+    grain_open: bool = False
 
     def needs_capture(self, fingerprint: tuple, now: float, settled: bool = False) -> bool:
         """Whether this poll must capture the pane afresh.
 
-        An unchanged fingerprint may reuse the last capture, except while a
-        banner is on screen and not yet `settled` (judged a limit: the
-        decision needs fresh captures, the verdict once made does not), and
-        never for longer than MAX_CAPTURE_AGE.
+        An unchanged fingerprint may reuse the last capture, except when its
+        one-second grain may hide a change (`grain_open`), while a banner is
+        on screen and not yet `settled` (judged a limit: the decision needs
+        fresh captures, the verdict once made does not), and never for longer
+        than MAX_CAPTURE_AGE.
         """
-        if self.captured_at is None or fingerprint != self.fingerprint:
+        if self.captured_at is None or fingerprint != self.fingerprint or self.grain_open:
             return True
         if self.detections and self.detections[-1] is not None and not settled:
             return True
@@ -69,10 +85,11 @@ class PaneWatch:
             return False
         return all(c == self.captures[-1] for c in self.captures)
 
-    def refresh(self, fingerprint: tuple, now: float) -> None:
+    def refresh(self, fingerprint: tuple, now: float, listed_at: float | None = None) -> None:
         """A fresh capture showed nothing new: it counts as one for `needs_capture`."""
         self.fingerprint = fingerprint
         self.captured_at = now
+        self.grain_open = grain_open(fingerprint, listed_at)
 
     def record(
         self,
@@ -82,10 +99,12 @@ class PaneWatch:
         now: float,
         chrome: Sequence[re.Pattern[str]],
         volatile: Sequence[re.Pattern[str]] = (),
+        listed_at: float | None = None,
     ) -> bool | None:
         """Add a fresh capture; return whether the pane is idle (content unchanged since the last one).
 
         None for the first capture: one look cannot tell idle from working.
+        `listed_at`: when the listing that gave `fingerprint` was asked for (epoch seconds).
         """
         repeated = bool(self.captures) and list(rows) == self.captures[-1] and detection == self.detections[-1]
         # a ticking statusLine is not work
@@ -100,6 +119,7 @@ class PaneWatch:
             self.contents.popleft()
         self.fingerprint = fingerprint
         self.captured_at = now
+        self.grain_open = grain_open(fingerprint, listed_at)
         return idle
 
     def look_again(self) -> None:
