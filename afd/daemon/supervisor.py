@@ -196,6 +196,8 @@ class Supervisor:
         return compose(event, about, now=event.at, zone=local_zone(), host=socket.gethostname(), event_id=event_id)
 
     def _save(self, old: SessionRecord | None, new: SessionRecord) -> SessionRecord:
+        if new is old:
+            return old  # the rules changed nothing (most panes, most polls)
         if old is not None and replace(old, updated_at=new.updated_at) == new:
             return old
         self.store.upsert_session(new)
