@@ -14,7 +14,7 @@ agent a built-in also provides overrides the built-in for that agent.
 
 Value types (``AgentSpec``, ``Clock``, ``Detection``, ``Event``,
 ``Notice``, ``AgentProcess``, ``WitnessVerdict``) live in
-``afd.model``; ``afd.text`` and ``afd.resettime`` hold helpers a detector may
+``afd.model``; ``afd.kit.text`` and ``afd.kit.resettime`` hold helpers a detector may
 use (normalising rows, resolving zones, reading reset clauses).
 """
 

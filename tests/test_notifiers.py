@@ -310,8 +310,11 @@ def test_a_dead_endpoint_is_reported_once_and_its_return_once():
     (failed, message, data), (recovered, back, back_data) = reports
     assert failed == "notify.failed" and "connection refused" in message, (message, data)
     assert data["attempts"] >= 1, data
-    assert recovered == "notify.recovered" and back_data["lost"] == 2
-    assert [r.json()["message"] for r in ep.requests] == ["needs you: again"]
+    # The two queued behind the first fail fast while the lane is failing, or, when the
+    # endpoint is back before the lane reaches them, go through: each is one or the other.
+    early = [r.json()["message"] for r in ep.requests if r.json()["message"] != "needs you: again"]
+    assert recovered == "notify.recovered" and back_data["lost"] + len(early) == 2, (back_data, early)
+    assert [r.json()["message"] for r in ep.requests][-1] == "needs you: again"
 
 
 def test_notify_test_prints_each_answer(endpoint, tmp_path, xdg_dirs):

@@ -77,7 +77,8 @@ def loads(text: str | None) -> dict | None:
     return {"action": "report", "at": None, "attempt": None, "of": None, "why": text}
 
 
-def _countdown(at: datetime, now: datetime) -> str:
+def countdown(at: datetime, now: datetime) -> str:
+    """`in 1h12m`, `in 3m`, `in 40s` — or `due now` once `at` has come."""
     seconds = int((at - now).total_seconds())
     if seconds <= 0:
         return "due now"
@@ -100,7 +101,7 @@ def _when(iso: str | None, now: datetime | None, zone: tzinfo | None) -> str:
     at = datetime.fromisoformat(iso.replace("Z", "+00:00"))
     local = at.astimezone(zone)
     shown = local.strftime("%H:%M") if (at - now).total_seconds() < 20 * 3600 else local.strftime("%b %d %H:%M")
-    return f"{shown} ({_countdown(at, now)})"
+    return f"{shown} ({countdown(at, now)})"
 
 
 def words(plan: dict | None, *, now: datetime | None = None, zone: tzinfo | None = None) -> str | None:

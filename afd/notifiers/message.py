@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 
+from afd.decide.nextaction import countdown
 from afd.model import Event, Notice
 
 
@@ -33,19 +34,6 @@ def _iso(value: datetime) -> str:
     return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def countdown(at: datetime, now: datetime) -> str:
-    seconds = int((at - now).total_seconds())
-    if seconds <= 0:
-        return "now"
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours >= 24:
-        return f"in {hours // 24}d{hours % 24}h"
-    if hours:
-        return f"in {hours}h{minutes:02d}m"
-    if minutes:
-        return f"in {minutes}m"
-    return f"in {secs}s"
 
 
 def clock_time(at: datetime, now: datetime, zone: tzinfo) -> str:

@@ -32,6 +32,11 @@ FAR_FUTURE_MS = 4102444800000
 API_KEY = "sk-ant-api03-afd-test-key-0000000000000000000000000000000000000000-AAAAAAAA"
 
 
+def _ci_marker(name: str) -> bool:
+    """A variable by which a program tells it runs under CI (`CI`, `CI_*`, `CONTINUOUS_INTEGRATION`, …)."""
+    return name in ("CI", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID") or name.startswith("CI_")
+
+
 # OpenCode and Copilot (offline) talk to an OpenAI-compatible chat endpoint, which the mock calls `chat`.
 API_OF = {"opencode": "chat", "copilot": "chat"}
 
@@ -138,7 +143,9 @@ class Rig:
         wait_for(lambda: (self.mock_dir / "ready").exists() or self.mock.poll() is not None, message="the mock API")
         if self.mock.poll() is not None:
             raise RuntimeError(f"the mock API did not start: {(self.scratch / 'mock.err').read_text()}")
-        env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+        # Panes inherit the server's environment: no CI markers, or a CLI that checks them
+        # (Gemini CLI) runs non-interactively and exits at once, as under CI=true.
+        env = {k: v for k, v in os.environ.items() if k != "TMUX" and not _ci_marker(k)}
         self.tmux = TmuxServer(name=f"{self.socket_prefix}{secrets.token_hex(6)}", env=env, scratch=self.scratch)
         subprocess.run(
             self.ns.command(["tmux", "-L", self.tmux.name, "-f", "/dev/null", "start-server", ";",
