@@ -31,6 +31,9 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if "rig" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.real_agents)
+    # The longest tests go first, so that parallel workers run out of work together
+    # rather than one of them starting a long test when the others are done.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 # Read before any test points HOME at a throwaway folder.

@@ -11,6 +11,7 @@ import re
 import time
 from datetime import datetime
 
+import pytest
 import shapes
 from verdicts import detect_now, iso, minutes_ahead
 
@@ -113,6 +114,7 @@ def test_modal_after_a_successful_answer_and_a_throttle_are_not_walls(rig, shop,
     assert afd.session(pane.pane, "idle")["reset_at"] is None
 
 
+@pytest.mark.slow
 def test_plan_wall_is_resumed_once_after_its_reset_past_the_switch_model_modal(rig, shop, afd_resumes):
     afd = afd_resumes
     pane = start(rig, shop)

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import psutil
+import pytest
 import shapes
 from rig import write_gemini_settings
 from verdicts import minutes_ahead
@@ -50,6 +51,7 @@ def pane_pid(rig, pane: str) -> int:
     return int(rig.tmux.run("display-message", "-p", "-t", pane, "#{pane_pid}").stdout)
 
 
+@pytest.mark.slow
 def test_claude_at_its_five_hour_wall_handed_to_codex_and_back_in_the_same_pane(rig, shop, afd):
     worktree = rig.scratch / "login"
     git(shop, "worktree", "add", "-q", "-b", "fix-login", str(worktree))
@@ -112,6 +114,7 @@ def test_claude_at_its_five_hour_wall_handed_to_codex_and_back_in_the_same_pane(
     assert [(e["from"], e["to"], e["head_sha"]) for e in entries] == [("claude", "codex", head), ("codex", "claude", back_head)]
 
 
+@pytest.mark.slow
 def test_claude_at_its_wall_handed_to_gemini_and_back(rig, shop, afd):
     """A CLI afd knows only from its manifest takes a real handoff, its brief typed into its composer, and gives it back."""
     worktree = rig.scratch / "signup"
@@ -220,11 +223,13 @@ def _hand_to_and_back(rig, shop, afd, target: str, api: str, topic: str) -> None
     assert [(e["from"], e["to"], e["head_sha"]) for e in entries] == [("claude", target, head), (target, "claude", back_head)]
 
 
+@pytest.mark.slow
 def test_claude_at_its_wall_handed_to_opencode_and_back(rig, shop, afd):
     """OpenCode, known only from its manifest, takes the brief typed into its input box, and gives the work back."""
     _hand_to_and_back(rig, shop, afd, "opencode", "chat", "checkout")
 
 
+@pytest.mark.slow
 def test_claude_at_its_wall_handed_to_copilot_and_back(rig, shop, afd):
     """Copilot CLI, known only from its manifest and signed in to GitHub's hosts on loopback, takes the brief typed."""
     _hand_to_and_back(rig, shop, afd, "copilot", "chat", "search")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
 import shapes
 from verdicts import detect_now
 
@@ -55,9 +56,15 @@ def test_opencode_is_known_working_then_idle_and_a_throttle_it_retries_is_no_wal
     assert afd.session(pane.pane, "idle")["reset_at"] is None
 
 
+# A retry a minute or more away is its wall; seconds away, a throttle. Little more than a minute keeps the
+# test short: the countdown reads `1m …` long enough for afd to see the wall, then waits out the rest.
+RETRY_AFTER = 72
+
+
+@pytest.mark.slow
 def test_its_own_retry_is_a_wall_with_its_reset_that_afd_waits_out_and_never_types_into(rig, shop, afd_resumes, tmp_path):
     pane = start(rig, shop)
-    rig.answer("chat", shapes.chat_rate_limit(85))
+    rig.answer("chat", shapes.chat_rate_limit(RETRY_AFTER))
     pane.type("fix the login test")
     pane.wait_for_text("[retrying in 1m")
     verdict = detect_now(pane, tmp_path, "retrying")
@@ -65,7 +72,7 @@ def test_its_own_retry_is_a_wall_with_its_reset_that_afd_waits_out_and_never_typ
     # It waits `retry-after` from the 429 of the turn itself (its title request is another call), and
     # draws the countdown to the second under an hour.
     [rejected] = [r for r in rig.requests("chat") if r["prompts"] == ["fix the login test"]]
-    due = datetime.fromtimestamp(rejected["at"] + 85, timezone.utc)
+    due = datetime.fromtimestamp(rejected["at"] + RETRY_AFTER, timezone.utc)
     assert due - timedelta(seconds=5) <= _at(verdict["reset_at"]) <= due + timedelta(seconds=5)
     live = afd_resumes.session(pane.pane, "limited", timeout=30)
     assert abs(_at(live["reset_at"]) - _at(verdict["reset_at"])) <= timedelta(seconds=10)
