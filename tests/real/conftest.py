@@ -93,7 +93,11 @@ def shop(rig) -> Path:
 
 @pytest.fixture
 def afd(rig, xdg_dirs):
-    """afd's supervisor watching the rig's tmux server, stopped at teardown."""
+    """afd's supervisor watching the rig's tmux server, stopped at teardown: its defaults, polling each second
+    (a wall holds for two polls before it counts, so this halves every wait for afd's word)."""
+    config = xdg_dirs["XDG_CONFIG_HOME"] / "afd" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('poll_interval = "1s"\n', encoding="utf-8")
     supervisor = Supervisor(rig.tmux.name, rig.scratch / "afd.log")
     try:
         yield supervisor

@@ -22,7 +22,7 @@ def start(rig, shop, **kwargs):
 
 def test_streaming_answer_is_working_and_then_idle_as_a_known_claude(rig, shop, afd, tmp_path):
     pane = start(rig, shop)
-    rig.answer("claude", shapes.claude_answer(" ".join(f"step{i}" for i in range(80)), chunks=40, delay=0.5))
+    rig.answer("claude", shapes.claude_answer(" ".join(f"step{i}" for i in range(80)), chunks=40, delay=0.3))
     pane.type("write the checkout module")
     pane.wait_for_screen(lambda s: "esc to interrupt" in s, message="the spinner")
     working = afd.session(pane.pane, "working", timeout=15)

@@ -30,7 +30,7 @@ def start(rig, shop, **kwargs):
 def test_codex_under_node_is_known_working_then_idle(rig, shop, afd, tmp_path):
     pane = start(rig, shop)
     assert rig.tmux.pane_field(pane.pane, "#{pane_current_command}") == "node"
-    rig.answer("codex", shapes.codex_answer(" ".join(f"step{i}" for i in range(80)), chunks=40, delay=0.5))
+    rig.answer("codex", shapes.codex_answer(" ".join(f"step{i}" for i in range(80)), chunks=40, delay=0.3))
     pane.type("write the checkout module")
     pane.wait_for_text("step1 ")
     working = afd.session(pane.pane, "working", timeout=15)

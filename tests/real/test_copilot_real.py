@@ -37,7 +37,7 @@ def _rejected_at(rig, prompt: str) -> datetime:
 
 def test_copilot_is_known_working_then_idle_and_a_throttle_it_waits_out_is_no_wall(rig, shop, afd, tmp_path):
     pane = start(rig, shop)
-    rig.answer("chat", shapes.chat_answer(" ".join(f"step{i}" for i in range(60)), chunks=30, delay=0.5))
+    rig.answer("chat", shapes.chat_answer(" ".join(f"step{i}" for i in range(60)), chunks=30, delay=0.3))
     pane.type("write the checkout module")
     pane.wait_for_text("Working")
     working = afd.session(pane.pane, "working", timeout=15)

@@ -31,7 +31,7 @@ def _at(text: str) -> datetime:
 def test_opencode_is_known_working_then_idle_and_a_throttle_it_retries_is_no_wall(rig, shop, afd, tmp_path):
     pane = start(rig, shop)
     assert rig.tmux.pane_field(pane.pane, "#{pane_current_command}") == "opencode"
-    rig.answer("chat", shapes.chat_answer(" ".join(f"step{i}" for i in range(60)), chunks=30, delay=0.5))
+    rig.answer("chat", shapes.chat_answer(" ".join(f"step{i}" for i in range(60)), chunks=30, delay=0.3))
     pane.type("write the checkout module")
     pane.wait_for_text("step1 ")
     working = afd.session(pane.pane, "working", timeout=15)
