@@ -40,7 +40,8 @@ def afd_agents() -> list[AgentSpec]:
     never names an agent. Besides how to recognise it (``executables``,
     ``argv_patterns``) and read its screen (``chrome``, ``busy``, and
     ``input_rows`` with ``input_placeholders``: where its input row is, so
-    afd never types over a person's text and sees its own text land):
+    afd never types over a person's text and sees its own text land;
+    ``paste_markers``: the placeholder it draws there for a folded paste):
     ``command`` and ``resume_args`` start it (a user's ``[agents.NAME]``
     overrides each; one function in ``afd.act.launch`` builds every launch
     from them), ``prompt_delivery`` says whether its first prompt is an

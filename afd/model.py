@@ -117,6 +117,11 @@ class AgentSpec:
     input_rows: tuple[InputRow, ...] = ()
     # What the input row shows while nothing is typed in it (read as empty).
     input_placeholders: tuple[str, ...] = ()
+    # Regexes, each matched (re.search) against one normalised row: how the
+    # input row shows a paste the agent folded into a placeholder instead of
+    # its text (`[Pasted ~15 lines]`). A group named "lines" is the number of
+    # lines pasted; a placeholder counts as the paste only when that matches.
+    paste_markers: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

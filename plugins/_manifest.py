@@ -191,7 +191,8 @@ class _Reader:
             return ()
         return tuple(raw)
 
-    def regex(self, parts: tuple, raw: object, *, groups: bool = False) -> UserPattern | None:
+    def regex(self, parts: tuple, raw: object, *, groups: frozenset[str] = frozenset()) -> UserPattern | None:
+        """A regex, with only the named ``groups`` it may have (a [[banner]]'s reset clause, a paste's line count)."""
         text = self.string(parts, raw, what="a regex string")
         if text is None:
             return None
@@ -201,19 +202,19 @@ class _Reader:
             return None
         pattern = UserPattern(text, source=f"{self.path}:{self.lines.get(parts, '?')}")
         named = set(pattern.groupindex)
-        if groups and named - RESET_GROUPS:
-            self.problem(parts, f"unknown group {sorted(named - RESET_GROUPS)[0]!r} (reset groups: {', '.join(sorted(RESET_GROUPS))})")
+        if groups and named - groups:
+            self.problem(parts, f"unknown group {sorted(named - groups)[0]!r} (known here: {', '.join(sorted(groups))})")
             return None
         if not groups and named:
-            self.problem(parts, "named groups mean something only in a [[banner]] regex or reset")
+            self.problem(parts, "named groups mean something only in a [[banner]] regex or reset, or in screen.pasted")
             return None
         return pattern
 
-    def regexes(self, parts: tuple, raw: object) -> tuple[UserPattern, ...]:
+    def regexes(self, parts: tuple, raw: object, *, groups: frozenset[str] = frozenset()) -> tuple[UserPattern, ...]:
         texts = self.strings(parts, raw, what="regex strings")
         found = []
         for text in texts:
-            p = self.regex(parts, text)
+            p = self.regex(parts, text, groups=groups)
             if p is not None:
                 found.append(p)
         return tuple(found)
@@ -285,11 +286,12 @@ def read_manifest(path: Path) -> Manifest:
     account_env = r.strings(("accounts", "select_env"), accounts.get("select_env"), pattern=_ENV_NAME, what="variable names")
     credential_env = r.strings(("accounts", "credential_env"), accounts.get("credential_env"), pattern=_ENV_NAME, what="variable names")
 
-    screen = r.table(data, "screen", {"composer", "transcript", "chrome", "busy", "volatile", "submitted", "reset_notice"})
+    screen = r.table(data, "screen", {"composer", "transcript", "chrome", "busy", "volatile", "submitted", "reset_notice", "pasted"})
     composer = r.regex(("screen", "composer"), screen.get("composer"))
     chrome = r.regexes(("screen", "chrome"), screen.get("chrome"))
     busy = r.regexes(("screen", "busy"), screen.get("busy"))
     volatile = r.regexes(("screen", "volatile"), screen.get("volatile"))
+    pasted = r.regexes(("screen", "pasted"), screen.get("pasted"), groups=frozenset({"lines"}))
     transcript = r.regex(("screen", "transcript"), screen.get("transcript"))
     submitted = r.regex(("screen", "submitted"), screen.get("submitted"))
     reset_notice = r.regex(("screen", "reset_notice"), screen.get("reset_notice"))
@@ -323,6 +325,7 @@ def read_manifest(path: Path) -> Manifest:
         argv_patterns=argv_patterns,
         busy=busy,
         volatile=volatile,
+        paste_markers=pasted,
         account_env=account_env,
         credential_env=credential_env,
         self_continuing_kinds=tuple(f"{name}.{b.kind}" for b in banners if b.continues_by_itself),
@@ -356,7 +359,7 @@ def _banners(r: _Reader, raw: object) -> tuple[BannerRule, ...]:
         if "needs_human" in entry:
             # Derived, never declared: a wall that names a reset or offers another model needs no one.
             r.problem(("banner", i, "needs_human"), "is derived from the reset clause and offers_other_model, never declared: remove it")
-        regex = r.regex(("banner", i, "regex"), entry.get("regex"), groups=True)
+        regex = r.regex(("banner", i, "regex"), entry.get("regex"), groups=RESET_GROUPS)
         kind = r.string(("banner", i, "kind"), entry.get("kind"), pattern=_KIND, what="a kind such as \"usage-limit\"")
         for key in ("regex", "kind"):
             if key not in entry:
@@ -366,7 +369,7 @@ def _banners(r: _Reader, raw: object) -> tuple[BannerRule, ...]:
             flags[flag] = entry.get(flag, False)
             if not isinstance(flags[flag], bool):
                 r.problem(("banner", i, flag), f"expected true or false, got {flags[flag]!r}")
-        rule_reset = r.regex(("banner", i, "reset"), entry.get("reset"), groups=True)
+        rule_reset = r.regex(("banner", i, "reset"), entry.get("reset"), groups=RESET_GROUPS)
         continuation = r.regex(("banner", i, "continuation"), entry.get("continuation"))
         if regex is not None and kind is not None:
             rules.append(BannerRule(regex, kind, continuation, rule_reset, flags["offers_other_model"] is True, flags["continues_by_itself"] is True))

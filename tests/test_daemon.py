@@ -344,6 +344,28 @@ def test_doctor_reports_each_check(xdg_dirs, tmux_server):
     assert {c["check"]: c["status"] for c in json.loads(bad.stdout)}["config"] == "fail"
 
 
+def test_doctor_lists_every_known_agent_with_whether_its_command_is_found(xdg_dirs, tmp_path):
+    """Built-in agents and the shipped manifests' alike: found on PATH (where), or not (a warning, not a failure)."""
+    from afd.config.loader import load_plugins
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "opencode"
+    stub.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    stub.chmod(0o755)
+    done = subprocess.run([sys.executable, "-m", "afd", "doctor", "--json"], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "PATH": str(bin_dir)})
+    checks = {c["check"]: c for c in json.loads(done.stdout)}
+    known = set(load_plugins(None, entry_points=False).agents)
+    assert known >= {"claude", "codex", "devin", "gemini", "opencode", "copilot"}
+    assert {name.removeprefix("agent ") for name in checks if name.startswith("agent ")} == known
+    assert checks["agent opencode"]["status"] == "ok" and checks["agent opencode"]["detail"] == str(stub)
+    for name in known - {"opencode"}:
+        assert checks[f"agent {name}"]["status"] == "warn", checks[f"agent {name}"]
+        assert checks[f"agent {name}"]["detail"].endswith("is not on PATH"), checks[f"agent {name}"]
+    assert checks["agent copilot"]["detail"] == "copilot is not on PATH"
+
+
 def test_a_config_file_edit_reloads_without_a_signal(run_daemon, xdg_dirs, tmux_server):
     config = write_config(xdg_dirs, 'poll_interval = "300ms"\nwatch_ignore = ["*"]\n')
     fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="fix the login redirect")

@@ -187,7 +187,7 @@ def test_every_problem_of_a_broken_manifest_is_named_with_its_line_and_the_rest_
     lines = failed["broken"].split("; ")
     assert lines[0].startswith(f"{path}:1: name: expected an agent name")
     assert lines[1].startswith(f"{path}:4: process.argv_patterns: invalid regex")
-    assert lines[2] == f"{path}:6: screen.busy: named groups mean something only in a [[banner]] regex or reset"
+    assert lines[2] == f"{path}:6: screen.busy: named groups mean something only in a [[banner]] regex or reset, or in screen.pasted"
     assert lines[3].startswith(f"{path}:7: screen.colour: unknown key")
     assert lines[4].startswith(f"{path}:8: screen.volatile: invalid regex")
     assert lines[5].startswith(f"{path}:11: banner.1.regex: unknown group 'when'")

@@ -143,10 +143,32 @@ def native_continue(rows: Sequence[str], clock: Clock) -> tuple[Native, datetime
 
 
 def text_seen(pasted: str, spec: AgentSpec | None, rows: Sequence[str]) -> bool:
-    """Whether the pasted text shows in the composer (its start; a long paste may be cut or folded)."""
+    """Whether the pasted text shows in the composer (its start; a long paste may be cut or folded,
+    or drawn as the agent's placeholder for a paste of that many lines)."""
     head = " ".join(pasted.split())[:24]
     shown = composer_text(spec, rows)
     if shown is not None:
-        return " ".join(shown.split()).startswith(head)
+        return " ".join(shown.split()).startswith(head) or _paste_marker(pasted, spec, [shown])
     # No composer this module knows: the text's start on one of the last rows.
-    return any(head in " ".join(row.split()) for row in rows[-6:])
+    if any(head in " ".join(row.split()) for row in rows[-6:]):
+        return True
+    return _paste_marker(pasted, spec, rows[-PASTE_MARKER_ROWS:])
+
+
+# How far up from the last row a paste's placeholder is looked for when the input row is not known:
+# an input box with its hint and status rows below it.
+PASTE_MARKER_ROWS = 12
+
+
+def _paste_marker(pasted: str, spec: AgentSpec | None, rows: Sequence[str]) -> bool:
+    """One of the rows is the agent's placeholder for a paste, naming this text's number of lines if it names any."""
+    if spec is None or not spec.paste_markers:
+        return False
+    # Counted either way a CLI may count: lines of text, or newlines plus one (a final newline makes a last, empty line).
+    counts = {str(len(pasted.splitlines())), str(pasted.count("\n") + 1)}
+    for row in rows:
+        for marker in spec.paste_markers:
+            m = marker.search(row)
+            if m is not None and m.groupdict().get("lines") in (None, *counts):
+                return True
+    return False

@@ -31,6 +31,9 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if "rig" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.real_agents)
+    # The longest tests go first, so that parallel workers run out of work together
+    # rather than one of them starting a long test when the others are done.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 # Read before any test points HOME at a throwaway folder.
@@ -90,7 +93,11 @@ def shop(rig) -> Path:
 
 @pytest.fixture
 def afd(rig, xdg_dirs):
-    """afd's supervisor watching the rig's tmux server, stopped at teardown."""
+    """afd's supervisor watching the rig's tmux server, stopped at teardown: its defaults, polling each second
+    (a wall holds for two polls before it counts, so this halves every wait for afd's word)."""
+    config = xdg_dirs["XDG_CONFIG_HOME"] / "afd" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('poll_interval = "1s"\n', encoding="utf-8")
     supervisor = Supervisor(rig.tmux.name, rig.scratch / "afd.log")
     try:
         yield supervisor

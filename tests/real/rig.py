@@ -262,11 +262,7 @@ class Rig:
         """
         home = self._home("opencode")
         _write_opencode_config(home)
-        # It keeps its config, sessions (SQLite) and caches under the XDG folders, which the test's
-        # own environment sets for afd: point them into its home.
-        xdg = {"XDG_CONFIG_HOME": home / ".config", "XDG_DATA_HOME": home / ".local" / "share",
-               "XDG_STATE_HOME": home / ".local" / "state", "XDG_CACHE_HOME": home / ".cache"}
-        env = {**self._base_env(home), **OPENCODE_ENV, **{k: str(v) for k, v in xdg.items()}}
+        env = {**self._base_env(home), **OPENCODE_ENV, **{k: str(v) for k, v in _opencode_xdg(home).items()}}
         pane = self.tmux.new_pane(str(self.opencode_bin), cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "opencode", home, cwd)
 
@@ -284,20 +280,27 @@ class Rig:
         return AgentPane(self, pane, "copilot", home, cwd)
 
     def swap_env(self, cwd: Path) -> dict:
-        """What a pane needs for afd to start Claude Code, Codex or Gemini CLI in it on the mock: a CODEX_HOME,
-        Gemini's key and base URL, and the commands on PATH (Gemini's settings go in the pane's HOME)."""
+        """What a pane needs for afd to start Claude Code, Codex, Gemini CLI, OpenCode or Copilot CLI in it on
+        the mock: a CODEX_HOME, Gemini's key and base URL, OpenCode's XDG folders with its provider, Copilot's
+        home and token, and the commands on PATH (Gemini's settings go in the pane's HOME)."""
         home = self._home("swap")
         codex_home = home / ".codex"
         codex_home.mkdir()
         _write_codex_config(codex_home, cwd)
+        _write_opencode_config(home)
+        copilot_home = home / ".copilot"
+        copilot_home.mkdir()
+        (copilot_home / "settings.json").write_text(json.dumps({"model": "gpt-4.1"}), encoding="utf-8")
         bin_dir = home / "bin"
         bin_dir.mkdir()
-        (bin_dir / "codex").symlink_to(self.codex_bin)
-        (bin_dir / "claude").symlink_to(self.claude_bin)
-        if self.gemini_bin is not None:
-            (bin_dir / "gemini").symlink_to(self.gemini_bin)
+        for name, binary in (("codex", self.codex_bin), ("claude", self.claude_bin), ("gemini", self.gemini_bin),
+                             ("opencode", self.opencode_bin), ("copilot", self.copilot_bin)):
+            if binary is not None:
+                (bin_dir / name).symlink_to(binary)
         path = self._base_env(home)["PATH"]
-        return {"CODEX_HOME": str(codex_home), "AFD_MOCK_KEY": "mock-key", "PATH": f"{bin_dir}:{path}", **GEMINI_ENV}
+        return {"CODEX_HOME": str(codex_home), "AFD_MOCK_KEY": "mock-key", "PATH": f"{bin_dir}:{path}", **GEMINI_ENV,
+                **OPENCODE_ENV, **{k: str(v) for k, v in _opencode_xdg(home).items()},
+                **COPILOT_GITHUB_ENV, "COPILOT_HOME": str(copilot_home), "SSL_CERT_FILE": str(self.ca[0])}
 
     def _base_env(self, home: Path) -> dict:
         return {
@@ -375,6 +378,13 @@ COPILOT_BYOK_ENV = {
 }
 COPILOT_GITHUB_ENV = {**COPILOT_COMMON_ENV, "COPILOT_GITHUB_TOKEN": "gho_afdtest00000000000000000000000000000000",
                       "COPILOT_MODEL": "gpt-4.1"}  # not Auto, which asks the API to pick one first
+
+
+def _opencode_xdg(home: Path) -> dict[str, Path]:
+    """OpenCode keeps its config, sessions (SQLite) and caches under the XDG folders, which the test's
+    own environment sets for afd: these point them into ``home``."""
+    return {"XDG_CONFIG_HOME": home / ".config", "XDG_DATA_HOME": home / ".local" / "share",
+            "XDG_STATE_HOME": home / ".local" / "state", "XDG_CACHE_HOME": home / ".cache"}
 
 
 def _write_opencode_config(home: Path) -> None:

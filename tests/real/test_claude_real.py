@@ -6,6 +6,7 @@ offline (`afd detect` on captures taken then).
 
 from __future__ import annotations
 
+import pytest
 import shapes
 from verdicts import detect_now, iso, minutes_ahead
 
@@ -21,7 +22,7 @@ def start(rig, shop, **kwargs):
 
 def test_streaming_answer_is_working_and_then_idle_as_a_known_claude(rig, shop, afd, tmp_path):
     pane = start(rig, shop)
-    rig.answer("claude", shapes.claude_answer(" ".join(f"step{i}" for i in range(80)), chunks=40, delay=0.5))
+    rig.answer("claude", shapes.claude_answer(" ".join(f"step{i}" for i in range(80)), chunks=40, delay=0.3))
     pane.type("write the checkout module")
     pane.wait_for_screen(lambda s: "esc to interrupt" in s, message="the spinner")
     working = afd.session(pane.pane, "working", timeout=15)
@@ -67,6 +68,7 @@ def test_far_weekly_wall_that_opens_its_own_menu_is_limited_until_the_date(rig, 
     assert verdict["limited"] and verdict["reset_at"] == iso(reset)
 
 
+@pytest.mark.slow
 def test_approaching_notice_and_a_throttle_that_is_not_the_plan_are_not_walls(rig, shop, afd, tmp_path):
     pane = start(rig, shop, env=FEW_RETRIES)
     rig.answer("claude", shapes.claude_warning(minutes_ahead(120), "five_hour", 0.92))
@@ -86,6 +88,7 @@ def test_approaching_notice_and_a_throttle_that_is_not_the_plan_are_not_walls(ri
     assert afd.session(pane.pane, "idle")["reset_at"] is None
 
 
+@pytest.mark.slow
 def test_api_key_429_is_a_generic_error_not_a_plan_wall(rig, shop, afd, tmp_path):
     pane = start(rig, shop, subscriber=False, env=FEW_RETRIES)
     rig.answer("claude", shapes.claude_limit(minutes_ahead(120), "five_hour"))

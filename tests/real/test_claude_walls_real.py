@@ -121,6 +121,7 @@ def test_claude_wall_family_is_limited_with_the_one_needs_human_rule(family, rig
 FOCUS_NOTICE = "focus-events off"
 
 
+@pytest.mark.slow
 def test_wall_with_a_footer_notice_that_comes_and_goes_is_limited(rig, shop, afd, tmp_path):
     """tmux's focus-events off makes Claude Code draw a notice below its composer that shows and then goes."""
     rig.tmux.run("set-option", "-g", "focus-events", "off")

@@ -11,6 +11,7 @@ import re
 import time
 from datetime import datetime
 
+import pytest
 import shapes
 from verdicts import detect_now, iso, minutes_ahead
 
@@ -29,7 +30,7 @@ def start(rig, shop, **kwargs):
 def test_codex_under_node_is_known_working_then_idle(rig, shop, afd, tmp_path):
     pane = start(rig, shop)
     assert rig.tmux.pane_field(pane.pane, "#{pane_current_command}") == "node"
-    rig.answer("codex", shapes.codex_answer(" ".join(f"step{i}" for i in range(80)), chunks=40, delay=0.5))
+    rig.answer("codex", shapes.codex_answer(" ".join(f"step{i}" for i in range(80)), chunks=40, delay=0.3))
     pane.type("write the checkout module")
     pane.wait_for_text("step1 ")
     working = afd.session(pane.pane, "working", timeout=15)
@@ -113,6 +114,7 @@ def test_modal_after_a_successful_answer_and_a_throttle_are_not_walls(rig, shop,
     assert afd.session(pane.pane, "idle")["reset_at"] is None
 
 
+@pytest.mark.slow
 def test_plan_wall_is_resumed_once_after_its_reset_past_the_switch_model_modal(rig, shop, afd_resumes):
     afd = afd_resumes
     pane = start(rig, shop)

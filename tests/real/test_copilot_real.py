@@ -35,9 +35,9 @@ def _rejected_at(rig, prompt: str) -> datetime:
     return datetime.fromtimestamp(at, timezone.utc)
 
 
-def test_copilot_is_known_working_then_idle(rig, shop, afd, tmp_path):
+def test_copilot_is_known_working_then_idle_and_a_throttle_it_waits_out_is_no_wall(rig, shop, afd, tmp_path):
     pane = start(rig, shop)
-    rig.answer("chat", shapes.chat_answer(" ".join(f"step{i}" for i in range(60)), chunks=30, delay=0.5))
+    rig.answer("chat", shapes.chat_answer(" ".join(f"step{i}" for i in range(60)), chunks=30, delay=0.3))
     pane.type("write the checkout module")
     pane.wait_for_text("Working")
     working = afd.session(pane.pane, "working", timeout=15)
@@ -47,6 +47,18 @@ def test_copilot_is_known_working_then_idle(rig, shop, afd, tmp_path):
     idle = afd.session(pane.pane, "idle")
     assert (idle["agent"], idle["reset_at"]) == ("copilot", None)
     assert not detect_now(pane, tmp_path, "idle")["hit"]
+
+    # A short `rate_limited` 429: no message, it waits under its Working footer and sends again.
+    rig.answer("chat", shapes.copilot_rate_limit("rate_limited", 10))
+    pane.type("add a test for checkout")
+    pane.wait_for_screen(lambda s: "Working" in s and "step59" in s, message="the Working footer")
+    time.sleep(2)  # refused, and waiting to send it again
+    verdict = detect_now(pane, tmp_path, "waiting")
+    assert not verdict["hit"] and not verdict["limited"], verdict["reason"]
+
+    rig.answer("chat", shapes.chat_answer("Added the checkout test.", delay=0.2))
+    pane.wait_for_text("Added the checkout test.", timeout=90)
+    assert afd.session(pane.pane, "idle")["reset_at"] is None
 
 
 def test_its_session_and_weekly_walls_are_limits_with_their_resets(rig, shop, afd, tmp_path):
@@ -71,17 +83,3 @@ def test_its_session_and_weekly_walls_are_limits_with_their_resets(rig, shop, af
     assert verdict["limited"] and due - timedelta(minutes=1) <= _at(verdict["reset_at"]) <= due, verdict["reason"]
     live = afd.session(pane.pane, "limited")
     assert live["reset_at"] == verdict["reset_at"]
-
-
-def test_a_throttle_it_waits_out_is_not_a_wall(rig, shop, afd, tmp_path):
-    pane = start(rig, shop)
-    rig.answer("chat", shapes.copilot_rate_limit("rate_limited", 20))
-    pane.type("add a test for checkout")
-    pane.wait_for_text("Working")
-    time.sleep(2)  # refused, and waiting to send it again
-    verdict = detect_now(pane, tmp_path, "waiting")
-    assert not verdict["hit"] and not verdict["limited"], verdict["reason"]
-
-    rig.answer("chat", shapes.chat_answer("Added the checkout test.", delay=0.2))
-    pane.wait_for_text("Added the checkout test.", timeout=90)
-    assert afd.session(pane.pane, "idle")["reset_at"] is None

@@ -29,7 +29,7 @@ def _at(text: str) -> datetime:
 def test_gemini_under_node_is_known_working_then_idle(rig, shop, afd, tmp_path):
     pane = start(rig, shop)
     assert rig.tmux.pane_field(pane.pane, "#{pane_current_command}") == "node"
-    rig.answer("gemini", shapes.gemini_answer(" ".join(f"step{i}" for i in range(60)), chunks=30, delay=0.5))
+    rig.answer("gemini", shapes.gemini_answer(" ".join(f"step{i}" for i in range(60)), chunks=30, delay=0.3))
     pane.type("write the checkout module")
     pane.wait_for_text("esc to cancel")
     working = afd.session(pane.pane, "working", timeout=15)
