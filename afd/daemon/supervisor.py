@@ -474,7 +474,13 @@ class Supervisor:
                 continue  # no agent of its own runs there (yet) to capture
             watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
             watch.keep = self.config.stability_polls
-            if watch.needs_capture(pane.fingerprint, mono, settled=rec.state == LIMITED):
+            # Looked at afresh, whatever the fingerprint says: a state tmux left unknown (it did not
+            # answer), and a pane last judged under another config or other plugins (a reload).
+            under = watch.detected_under
+            stale = rec.state == UNKNOWN or (
+                watch.text is not None and not (isinstance(under, tuple) and under[0] is self.config and under[1] is self.plugins)
+            )
+            if stale or watch.needs_capture(pane.fingerprint, mono, settled=rec.state == LIMITED):
                 wanted.append(name)
         if not wanted:
             return 0
