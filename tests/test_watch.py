@@ -25,8 +25,10 @@ def test_first_look_always_captures():
 def test_unchanged_fingerprint_reuses_the_capture_but_not_for_long():
     w = PaneWatch()
     w.record(["work"], None, FP, 0.0, CHROME)
+    assert w.needs_capture(FP, 0.5)  # one look: whether it has come to rest takes a second alike
+    w.record(["work"], None, FP, 0.5, CHROME)
     assert not w.needs_capture(FP, 1.0)
-    assert w.needs_capture(FP, MAX_CAPTURE_AGE)
+    assert w.needs_capture(FP, 0.5 + MAX_CAPTURE_AGE)
 
 
 def test_changed_fingerprint_captures():
@@ -123,6 +125,7 @@ def test_a_capture_settled_on_changes_nothing_the_gates_see():
 def test_a_pane_that_printed_in_its_listings_second_is_looked_at_once_more():
     w = PaneWatch()
     listed = 1_000.4
+    w.record(["work"], None, (1_000, 0, 10, 0), 0.0, CHROME, listed_at=listed - 2)
     w.record(["work"], None, (1_000, 0, 10, 0), 0.0, CHROME, listed_at=listed)
     assert w.needs_capture((1_000, 0, 10, 0), 2.0)  # it may have printed again in second 1000, unseen
     w.refresh((1_000, 0, 10, 0), 2.0, listed_at=listed + 2)
@@ -130,3 +133,5 @@ def test_a_pane_that_printed_in_its_listings_second_is_looked_at_once_more():
     assert w.needs_capture((1_003, 0, 10, 0), 4.0)
     w.record(["work"], None, (999, 0, 10, 0), 6.0, CHROME, listed_at=listed)
     assert not w.needs_capture((999, 0, 10, 0), 8.0)
+    w.record(["more work"], None, (999, 0, 10, 0), 9.0, CHROME, listed_at=listed)
+    assert w.needs_capture((999, 0, 10, 0), 10.0)  # it changed: looked at until two captures agree

@@ -11,8 +11,8 @@ all, even to `[]` — replaces the resume arguments. `resume_args = []` means
 "resume with no arguments", for a resume and a hand-back alike.
 
 Every launch of an agent that has account variables names its account
-(`on_account`): the account's variables set and the agent's other account
-variables unset, through `env`, so a `CLAUDE_CONFIG_DIR` left in tmux's or
+(`on_account`): the account's variables set and the agent's own other
+account variables (those with a stated default) unset, through `env`, so a `CLAUDE_CONFIG_DIR` left in tmux's or
 the pane's environment never starts the wrong account. `env` execs the
 agent, so the pane's process is the agent itself, as without it.
 """
@@ -75,7 +75,10 @@ def on_account(
         return argv
     home = home if home is not None else os.path.expanduser("~")
     chosen = {name: expand(value, home) for name, value in env}
-    unset = [arg for name in spec.account_env if name not in chosen for arg in ("-u", name)]
+    # Only the agent's own variables (those with a default, like CLAUDE_CONFIG_DIR) are unset: one
+    # other programs read too (XDG_DATA_HOME) is the user's environment, not a leftover to clear.
+    own = {name for name, _ in spec.account_defaults}
+    unset = [arg for name in spec.account_env if name not in chosen and name in own for arg in ("-u", name)]
     return ("env", *unset, *(f"{name}={value}" for name, value in chosen.items()), *argv)
 
 

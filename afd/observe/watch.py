@@ -49,17 +49,24 @@ class PaneWatch:
     text: str | None = None  # the last fresh capture as tmux sent it
     # The last capture went with a listing in whose second the pane printed: look again next poll.
     grain_open: bool = False
+    # The last capture differed from the one before (or was the first): only a second one alike
+    # shows the pane has come to rest, so the next poll looks again whatever the fingerprint says.
+    moving: bool = True
 
     def needs_capture(self, fingerprint: tuple, now: float, settled: bool = False) -> bool:
         """Whether this poll must capture the pane afresh.
 
         An unchanged fingerprint may reuse the last capture, except when its
-        one-second grain may hide a change (`grain_open`), while a banner is
+        one-second grain may hide a change (`grain_open`), while the pane has
+        not yet shown two captures alike since it last changed (`moving`,
+        unless `settled`), while a banner is
         on screen and not yet `settled` (judged a limit: the decision needs
         fresh captures, the verdict once made does not), and never for longer
         than MAX_CAPTURE_AGE.
         """
         if self.captured_at is None or fingerprint != self.fingerprint or self.grain_open:
+            return True
+        if self.moving and not settled:
             return True
         if self.detections and self.detections[-1] is not None and not settled:
             return True
@@ -90,6 +97,7 @@ class PaneWatch:
         self.fingerprint = fingerprint
         self.captured_at = now
         self.grain_open = grain_open(fingerprint, listed_at)
+        self.moving = False
 
     def record(
         self,
@@ -120,6 +128,7 @@ class PaneWatch:
         self.fingerprint = fingerprint
         self.captured_at = now
         self.grain_open = grain_open(fingerprint, listed_at)
+        self.moving = idle is not True
         return idle
 
     def look_again(self) -> None:

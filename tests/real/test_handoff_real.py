@@ -60,7 +60,12 @@ def test_claude_at_its_five_hour_wall_handed_to_codex_and_back_in_the_same_pane(
     git(worktree, "add", ".")
     git(worktree, "commit", "-q", "-m", "keep the cart on login")
 
-    pane = rig.start_claude(worktree, env=rig.swap_env(worktree))
+    env = rig.swap_env(worktree)
+    # The rig's Codex is configured in a CODEX_HOME of its own: to afd, an account, named here. (Handed
+    # to plain `codex`, afd would start Codex's default account, with CODEX_HOME unset.)
+    codex_home = env["CODEX_HOME"]
+    afd.configure(f'poll_interval = "1s"\n[accounts.codex-rig]\nagent = "codex"\nenv = {{ CODEX_HOME = "{codex_home}" }}\n')
+    pane = rig.start_claude(worktree, env=env)
     pane.wait_for_screen(lambda s: "Claude Code v" in s and "\n❯" in s, message="the composer")
     rig.answer("claude", shapes.claude_limit(minutes_ahead(150), "five_hour"))
     pane.type("fix the login redirect")
@@ -71,7 +76,7 @@ def test_claude_at_its_five_hour_wall_handed_to_codex_and_back_in_the_same_pane(
     head = git(worktree, "rev-parse", "HEAD")
     assert "claude" in programs(pane_pid(rig, pane.pane))
 
-    done = afd.command("handoff", name, "--to", "codex", "--json")
+    done = afd.command("handoff", name, "--to", "codex-rig", "--json")
     assert done.returncode == 0, f"{done.stdout}{done.stderr}"
     assert json.loads(done.stdout)["state"] == "done"
 
@@ -86,6 +91,10 @@ def test_claude_at_its_five_hour_wall_handed_to_codex_and_back_in_the_same_pane(
     assert ledger.returncode == 0, ledger.stderr
     entries = json.loads(ledger.stdout)["entries"]
     assert [(e["from"], e["to"], e["head_sha"]) for e in entries] == [("claude", "codex", head)]
+    assert (entries[0]["from_account"], entries[0]["to_account"]) == ("claude", "codex-rig")
+    root = psutil.Process(pane_pid(rig, pane.pane))
+    codex = next(p for p in [root, *root.children(recursive=True)] if "codex" in " ".join(p.cmdline()))
+    assert codex.environ()["CODEX_HOME"] == codex_home  # started on the account it was handed to
 
     # And back, once Codex's turn has ended: Claude resumes its own conversation, told what changed since.
     rig.answer("claude", shapes.claude_answer("Picking up from the brief."))

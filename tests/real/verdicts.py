@@ -28,6 +28,15 @@ class Supervisor:
             stdout=subprocess.DEVNULL, stderr=open(log, "wb"), env={**AFD_ENV, **_xdg()},
         )
 
+    def configure(self, text: str, timeout: float = 30.0) -> None:
+        """Replace afd's config file with `text` and wait until the running afd has reloaded it."""
+        before = len(self.events("config.reloaded"))
+        path = Path(_xdg()["XDG_CONFIG_HOME"]) / "afd" / "config.toml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        wait_for(lambda: len(self.events("config.reloaded")) > before, timeout=timeout, interval=0.5,
+                 message="afd to reload its config")
+
     def status(self) -> dict:
         done = subprocess.run([sys.executable, "-m", "afd", "status", "--json"],
                               capture_output=True, text=True, timeout=30, env={**AFD_ENV, **_xdg()})
