@@ -30,6 +30,8 @@ class Supervisor:
 
     def configure(self, text: str, timeout: float = 30.0) -> None:
         """Replace afd's config file with `text` and wait until the running afd has reloaded it."""
+        wait_for(lambda: self.command("events", "--json", timeout=30).returncode == 0, timeout=timeout, interval=0.5,
+                 message="afd to answer")  # it may still be starting
         before = len(self.events("config.reloaded"))
         path = Path(_xdg()["XDG_CONFIG_HOME"]) / "afd" / "config.toml"
         path.parent.mkdir(parents=True, exist_ok=True)
