@@ -27,7 +27,7 @@ adopting. Scenarios: idle at 10, 50, 100, 200 panes; 100 panes with 10 %
 working; 100 idle panes with 10,000 lines of scrollback each. Then `afd
 run` itself at 100 idle panes with the default poll interval: its share of
 one core and its resident memory over time. At 500 panes: afd's poll
-against its poll at 100 (both over whole 30 s periods of its routine
+against its poll at 100 (both over whole 60 s periods of its routine
 captures and identity walks), a wall drawn in one pane and the polls until
 afd calls it limited, and `afd run`'s resident memory over
 `--daemon-seconds`, flat or not. Action latency: `afd run` among busy panes
@@ -816,9 +816,9 @@ PARTS = {
 
 
 def afd_window(seconds: float) -> float:
-    """afd's window: whole periods of its slowest routine work (the identity walk, and with it three rounds
-    of captures of unchanged panes), so every window holds the same share of it: a 5 s window held a
-    capture of every pane or none, by chance, and so did each side of a ratio."""
+    """afd's window: whole periods of its slowest routine work (the backstop capture of unchanged panes,
+    and the identity walk), so every window holds the same share of it: a 5 s window held a capture of
+    every pane or none, by chance, and so did each side of a ratio."""
     period = max(REWALK_EVERY, MAX_CAPTURE_AGE)
     return math.ceil(max(seconds, period) / period) * period
 
@@ -1130,7 +1130,7 @@ def parts_of(text: str) -> set[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="short windows (5 s; afd's 30 s, whole periods of its routine work; afd run for 60 s): every figure, noisier")
+    parser.add_argument("--quick", action="store_true", help="short windows (5 s; afd's 60 s, whole periods of its routine work; afd run for 60 s): every figure, noisier")
     parser.add_argument("--seconds", type=float, help="length of each measured window (default 30; 5 with --quick)")
     parser.add_argument("--interval", type=float, default=1.0, help="poll interval of the comparisons, in seconds (default 1)")
     parser.add_argument("--daemon-seconds", type=float, help="how long `afd run` is watched for CPU share and memory (default 600; 60 with --quick)")
