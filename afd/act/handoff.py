@@ -244,7 +244,7 @@ def begin(
         raise HandoffRefused(str(exc)) from None
     reason = "usage limit" if automatic or rec.state in LIMITED_STATES else "manual"
     agent = spec.name
-    account = target  # an agent's name is its default account's
+    account = target  # the name given is the account's (an agent's name: its default account)
     # Hand-back: this agent, on this account, worked here before; it keeps its own conversation per directory.
     last_turn = next((e for e in reversed(ledger) if same_account(e, agent, account)), None)
     since = None
