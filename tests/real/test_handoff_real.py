@@ -51,6 +51,33 @@ def pane_pid(rig, pane: str) -> int:
     return int(rig.tmux.run("display-message", "-p", "-t", pane, "#{pane_pid}").stdout)
 
 
+def hand_back_to_claude(rig, afd, pane, worktree: Path, name: str, *, leaving: str, head: str, mission: str, topic: str,
+                        reply: str | None = None) -> None:
+    """``leaving`` commits on the branch, then the work goes back to Claude: refused while its plan is walled, then
+    forced; Claude resumes its own conversation (`--continue`), told what changed since the swap at ``head``."""
+    (worktree / f"{topic}.py").write_text("KEEP_CART = True\n", encoding="utf-8")
+    git(worktree, "add", ".")
+    git(worktree, "commit", "-q", "-m", f"{topic} keeps the cart")
+    back_head = git(worktree, "rev-parse", "HEAD")
+    # afd still knows Claude's plan as walled until its reset: only --force hands back before then.
+    refused = afd.command("handoff", name, "--to", "claude", "--json")
+    assert refused.returncode == 1 and "usage limit" in refused.stderr, refused.stderr
+    if reply is not None:
+        rig.answer("claude", shapes.claude_answer(reply))
+    done = afd.command("handoff", name, "--to", "claude", "--force", "--json")
+    assert done.returncode == 0, f"{done.stdout}{done.stderr}"
+    assert json.loads(done.stdout)["state"] == "done"
+    brief = wait_for(lambda: brief_at(rig, "claude", f"git log --oneline {head}..HEAD"), timeout=60, interval=0.5,
+                     message="Claude's first turn after the hand-back at the mock")
+    assert mission in brief
+    running = programs(pane_pid(rig, pane.pane))
+    assert "claude" in running and leaving not in running, running
+    argv = psutil.Process(pane_pid(rig, pane.pane)).cmdline()
+    assert "--continue" in argv, argv
+    entries = json.loads(afd.command("ledger", name, "--json", timeout=30).stdout)["entries"]
+    assert [(e["from"], e["to"], e["head_sha"]) for e in entries] == [("claude", leaving, head), (leaving, "claude", back_head)]
+
+
 @pytest.mark.slow
 def test_claude_at_its_five_hour_wall_handed_to_codex_and_back_in_the_same_pane(rig, shop, afd):
     worktree = rig.scratch / "login"
@@ -100,27 +127,7 @@ def test_claude_at_its_five_hour_wall_handed_to_codex_and_back_in_the_same_pane(
     rig.answer("claude", shapes.claude_answer("Picking up from the brief."))
     pane.wait_for_text("Worked for", timeout=60)
     assert afd.session(pane.pane, "idle")["agent"] == "codex"
-    (worktree / "cart.py").write_text("KEEP = True\n", encoding="utf-8")
-    git(worktree, "add", ".")
-    git(worktree, "commit", "-q", "-m", "the cart survives the redirect")
-    back_head = git(worktree, "rev-parse", "HEAD")
-
-    # afd still knows Claude's plan as walled until its reset: only --force hands back before then.
-    refused = afd.command("handoff", name, "--to", "claude", "--json")
-    assert refused.returncode == 1 and "usage limit" in refused.stderr, refused.stderr
-    done = afd.command("handoff", name, "--to", "claude", "--force", "--json")
-    assert done.returncode == 0, f"{done.stdout}{done.stderr}"
-    assert json.loads(done.stdout)["state"] == "done"
-    brief = wait_for(lambda: brief_at(rig, "claude", f"git log --oneline {head}..HEAD"), timeout=60, interval=0.5,
-                     message="Claude's first turn after the hand-back at the mock")
-    assert MISSION in brief
-    running = programs(pane_pid(rig, pane.pane))
-    assert "claude" in running and "codex" not in running, running
-    argv = psutil.Process(pane_pid(rig, pane.pane)).cmdline()
-    assert "--continue" in argv, argv
-
-    entries = json.loads(afd.command("ledger", name, "--json", timeout=30).stdout)["entries"]
-    assert [(e["from"], e["to"], e["head_sha"]) for e in entries] == [("claude", "codex", head), ("codex", "claude", back_head)]
+    hand_back_to_claude(rig, afd, pane, worktree, name, leaving="codex", head=head, mission=MISSION, topic="cart")
 
 
 @pytest.mark.slow
@@ -156,20 +163,8 @@ def test_claude_at_its_wall_handed_to_gemini_and_back(rig, shop, afd):
     pane.wait_for_text("Picking up the signup form from the brief.", timeout=60)
     assert afd.session(pane.pane, "idle")["agent"] == "gemini"
 
-    (worktree / "signup.py").write_text("KEEP_CART = True\n", encoding="utf-8")
-    git(worktree, "add", ".")
-    git(worktree, "commit", "-q", "-m", "signup keeps the cart")
-    back_head = git(worktree, "rev-parse", "HEAD")
-    rig.answer("claude", shapes.claude_answer("Back on the signup form."))
-    done = afd.command("handoff", name, "--to", "claude", "--force", "--json")
-    assert done.returncode == 0, f"{done.stdout}{done.stderr}"
-    brief = wait_for(lambda: brief_at(rig, "claude", f"git log --oneline {head}..HEAD"), timeout=60, interval=0.5,
-                     message="Claude's first turn after the hand-back at the mock")
-    running = programs(pane_pid(rig, pane.pane))
-    assert "claude" in running and "gemini" not in running, running
-
-    entries = json.loads(afd.command("ledger", name, "--json", timeout=30).stdout)["entries"]
-    assert [(e["from"], e["to"], e["head_sha"]) for e in entries] == [("claude", "gemini", head), ("gemini", "claude", back_head)]
+    hand_back_to_claude(rig, afd, pane, worktree, name, leaving="gemini", head=head, mission="make signup keep the cart",
+                        topic="signup", reply="Back on the signup form.")
 
 
 def _hand_to_and_back(rig, shop, afd, target: str, api: str, topic: str) -> None:
@@ -209,27 +204,8 @@ def _hand_to_and_back(rig, shop, afd, target: str, api: str, topic: str) -> None
     entries = json.loads(afd.command("ledger", name, "--json", timeout=30).stdout)["entries"]
     assert [(e["from"], e["to"], e["head_sha"]) for e in entries] == [("claude", target, head)]
 
-    (worktree / f"{topic}.py").write_text("KEEP_CART = True\n", encoding="utf-8")
-    git(worktree, "add", ".")
-    git(worktree, "commit", "-q", "-m", f"{topic} keeps the cart")
-    back_head = git(worktree, "rev-parse", "HEAD")
-    # Claude's plan is still walled until its reset: only --force hands back before then.
-    refused = afd.command("handoff", name, "--to", "claude", "--json")
-    assert refused.returncode == 1 and "usage limit" in refused.stderr, refused.stderr
-    rig.answer("claude", shapes.claude_answer(f"Back on {topic}."))
-    done = afd.command("handoff", name, "--to", "claude", "--force", "--json")
-    assert done.returncode == 0, f"{done.stdout}{done.stderr}"
-    assert json.loads(done.stdout)["state"] == "done"
-    brief = wait_for(lambda: brief_at(rig, "claude", f"git log --oneline {head}..HEAD"), timeout=60, interval=0.5,
-                     message="Claude's first turn after the hand-back at the mock")
-    assert mission in brief
-    running = programs(pane_pid(rig, pane.pane))
-    assert "claude" in running and target not in running, running
-    argv = psutil.Process(pane_pid(rig, pane.pane)).cmdline()
-    assert "--continue" in argv, argv
-
-    entries = json.loads(afd.command("ledger", name, "--json", timeout=30).stdout)["entries"]
-    assert [(e["from"], e["to"], e["head_sha"]) for e in entries] == [("claude", target, head), (target, "claude", back_head)]
+    hand_back_to_claude(rig, afd, pane, worktree, name, leaving=target, head=head, mission=mission, topic=topic,
+                        reply=f"Back on {topic}.")
 
 
 @pytest.mark.slow
