@@ -318,3 +318,16 @@ def test_a_live_pane_is_never_gone_and_its_next_agent_is_the_same_session(tmux_s
     kinds = [e.event.kind for e in sup.store.recent_events() if e.event.session == rec.name]
     assert "session.gone" not in kinds and kinds.count("session.exited") == 1
     assert any("started again" in e.event.message for e in sup.store.recent_events() if e.event.kind == "session.started")
+
+
+def test_a_reloaded_config_judges_an_unchanged_pane_again_at_once(tmux_server, make_supervisor):
+    # Under the first config the wall reads as no banner; the screen then never changes, so only the
+    # reload can make afd look again (its once-a-minute backstop capture is far off).
+    fake = start_fake(tmux_server, "codex", cwd=tmux_server.scratch, scenario={"limit_now": True}, prompt="go")
+    fake.wait_for_event("limit")
+    sup = make_supervisor(config=Config(poll_interval=0.05, limit_patterns={"codex": "no such banner anywhere"}))
+    name = poll_until(sup, lambda: (r := session_of(sup, fake.pane)) and r.state == "idle" and r.name, message="idle")
+    watch = sup.watches[name]
+    poll_until(sup, lambda: not watch.needs_capture(watch.fingerprint, sup.monotonic()), message="nothing to capture again")
+    sup.config = Config(poll_interval=0.05)
+    poll_until(sup, lambda: session_of(sup, fake.pane).state == "limited", timeout=5, message="limited under the reloaded config")

@@ -82,7 +82,7 @@ class PaneWatch:
         return bool(self.captures) and self.detected_under == rules and list(rows) == self.captures[-1]
 
     def settled_on(self, text: str, rules: object) -> bool:
-        """Whether `text` is the last capture again and every capture held is that same one.
+        """Whether `text` is the last capture again and every capture (and detection) held is that same one.
 
         Recording it would leave every capture, detection and content the
         gates look at as it is, so their verdict cannot change: the 10 s
@@ -90,7 +90,8 @@ class PaneWatch:
         """
         if self.text != text or self.detected_under != rules or len(self.captures) < max(self.keep, 2):
             return False
-        return all(c == self.captures[-1] for c in self.captures)
+        # Detections made under earlier rules (a reload) are not this verdict's: held beside the new one, they differ.
+        return all(c == self.captures[-1] for c in self.captures) and all(d == self.detections[-1] for d in self.detections)
 
     def refresh(self, fingerprint: tuple, now: float, listed_at: float | None = None) -> None:
         """A fresh capture showed nothing new: it counts as one for `needs_capture`."""
