@@ -60,7 +60,11 @@ class Supervisor:
 
         def settled() -> dict | None:
             assert self.proc.poll() is None, f"afd run exited: {self.log.read_text(errors='replace')[-2000:]}"
-            rows = [s for s in self.status()["sessions"] if s["pane"] == pane]
+            try:
+                report = self.status()
+            except AssertionError:
+                return None  # afd is still starting (no state and no socket yet) on a loaded machine
+            rows = [s for s in report["sessions"] if s["pane"] == pane]
             seen[:] = rows
             return rows[0] if rows and rows[0]["state"] == state else None
 
