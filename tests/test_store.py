@@ -17,7 +17,7 @@ from afd.config import paths
 from afd.judge.limits import LimitFact, LimitState, unknown_fact
 from afd.model import Event
 from afd.record.store import MIGRATIONS, SCHEMA_VERSION, StateLock, Store, StoreError, default_path
-from afd.record.types import BannerSighting, JournalState, LedgerEntry, SessionRecord
+from afd.record.types import BannerSighting, JournalState, LedgerEntry, ResumeHistory, SessionRecord
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -581,3 +581,21 @@ def test_reads_kept_between_polls_see_every_write_of_this_store_and_of_another(t
         assert [r.name for r in daemon.list_sessions()] == ["a"]
         daemon.list_sessions().clear()  # a caller's list is its own
         assert len(daemon.list_sessions()) == 1
+
+
+def test_resume_histories_read_at_once_follow_every_write_and_a_rolled_back_one(tmp_path):
+    path = tmp_path / "state.db"
+    with Store(path) as daemon, Store(path) as cli:
+        assert daemon.resume_history("a") == ResumeHistory()
+        daemon.save_resume_history("a", ResumeHistory(episode="w1", attempts=1))
+        cli.save_resume_history("b", ResumeHistory(episode="w2", attempts=2))  # another connection's commit
+        assert {k: v.attempts for k, v in daemon.resume_histories().items()} == {"a": 1, "b": 2}
+        assert daemon.resume_history("b").episode == "w2"
+
+        with pytest.raises(RuntimeError), daemon.transaction():
+            daemon.save_resume_history("a", ResumeHistory(episode="w1", attempts=3))
+            assert daemon.resume_history("a").attempts == 3  # read inside, then undone
+            raise RuntimeError("the step failed")
+        assert daemon.resume_history("a").attempts == 1
+        assert cli.delete_session("a") is False  # no session row, but its history goes with the name
+        assert set(daemon.resume_histories()) == {"b"}

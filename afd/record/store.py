@@ -25,7 +25,7 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta, timezone
@@ -50,6 +50,7 @@ from afd.record.types import (
 EVENT_RETENTION = timedelta(days=30)
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _CORRUPT_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+_NO_HISTORY = ResumeHistory()
 
 
 class StoreError(AfdError):
@@ -468,6 +469,8 @@ class Store:
                 yield
             except BaseException:
                 self._conn.execute("ROLLBACK")
+                # What was read inside it may be undone; total_changes does not go back.
+                self.__dict__.pop("_reads", None)
                 raise
             self._conn.execute("COMMIT")
 
@@ -712,24 +715,30 @@ class Store:
     # -- resume history (attempts and backoff per session)
 
     def resume_history(self, session: str) -> ResumeHistory:
-        rows = self._rows("SELECT * FROM resume_history WHERE session = ?", (session,))
-        if not rows:
-            return ResumeHistory()
-        r = rows[0]
-        return ResumeHistory(
-            episode=r["episode"],
-            attempts=r["attempts"],
-            last_sent_at=_dt(r["last_sent_at"]),
-            backoff_level=r["backoff_level"],
-            relimited_at=_dt(r["relimited_at"]),
-            unconfirmed=bool(r["unconfirmed"]),
-            retry_after=_dt(r["retry_after"]),
-            needs_human=r["needs_human"],
-            first_seen_at=_dt(r["first_seen_at"]),
-            reset_at=_dt(r["reset_at"]),
-            handoff_wall=r["handoff_wall"],
-            handoff_tried=r["handoff_tried"],
-        )
+        return self.resume_histories().get(session, _NO_HISTORY)
+
+    def resume_histories(self) -> Mapping[str, ResumeHistory]:
+        """Every session's history, read in one query and kept until a write: the planner looks at each session every poll."""
+        return self._unchanged_since_read("resume_history", self._load_resume_histories)
+
+    def _load_resume_histories(self) -> dict[str, ResumeHistory]:
+        return {
+            r["session"]: ResumeHistory(
+                episode=r["episode"],
+                attempts=r["attempts"],
+                last_sent_at=_dt(r["last_sent_at"]),
+                backoff_level=r["backoff_level"],
+                relimited_at=_dt(r["relimited_at"]),
+                unconfirmed=bool(r["unconfirmed"]),
+                retry_after=_dt(r["retry_after"]),
+                needs_human=r["needs_human"],
+                first_seen_at=_dt(r["first_seen_at"]),
+                reset_at=_dt(r["reset_at"]),
+                handoff_wall=r["handoff_wall"],
+                handoff_tried=r["handoff_tried"],
+            )
+            for r in self._rows("SELECT * FROM resume_history")
+        }
 
     def save_resume_history(self, session: str, history: ResumeHistory) -> None:
         with self.transaction():
