@@ -340,6 +340,10 @@ def _parse_pane(fields: list[str], names: tuple[str, ...] = _PANE_FIELDS) -> Pan
     )
 
 
+# The last listing's panes by their fields: a pane listed unchanged is not parsed again.
+_listed: dict[tuple, PaneInfo] = {}
+
+
 def list_panes(server: ServerRef, timeout: float = 5.0, *, details: bool = True) -> Inventory:
     """Every pane of the server with the fields a poll needs, in one tmux call.
 
@@ -367,12 +371,19 @@ def list_panes(server: ServerRef, timeout: float = 5.0, *, details: bool = True)
         # "no current target" is how list-panes -a says "no sessions";
         # anything else means the list may be incomplete.
         return Inventory(True, False, socket_path, server_pid, (), reply.error())
-    panes, errors = [], []
+    global _listed
+    panes, errors, parsed = [], [], {}
     for record in records[1:]:
+        fields = record.split(sep)
+        key = (names, *fields)
         try:
-            panes.append(_parse_pane(record.split(sep), names))
+            pane = _listed.get(key) or _parse_pane(fields, names)
         except ValueError:
             errors.append(f"unreadable list-panes record: {record[:80]!r}")
+        else:
+            panes.append(pane)
+            parsed[key] = pane
+    _listed = parsed
     if tail:
         errors.append("tmux output ended mid-record")
     # A pane missing from a damaged list must not read as "gone": such a
