@@ -21,7 +21,7 @@ from afd.judge import screen
 from afd.kit.resettime import local_zone
 from afd.model import Clock, SessionState
 from afd.record.ledger import who
-from afd.record.types import SessionRecord
+from afd.record.types import ResumeHistory, SessionRecord
 
 log = logging.getLogger("afd.actions")
 
@@ -68,19 +68,24 @@ def path_of(ctx: ActionContext, rec: SessionRecord, history: policy.ResumeHistor
     return policy.limit_path(limit_action=config.limit_action, handoff_order=config.handoff_order, state=rec.state, tried=tried)
 
 
-def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, current: bool = False) -> None:
+def plan_wait(
+    ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, current: bool = False, history: ResumeHistory | None = None
+) -> None:
     """The wait path for one session this poll: history observed, then resume now, schedule, or report.
 
     `current`: `rec` is the record as stored now (no action changed it this poll), so a next action
-    it already shows is not read back from the store to be compared.
+    it already shows is not read back from the store to be compared. `history`: the session's
+    resume history as stored now, when the caller read every session's at once.
     """
     cfg = ctx.config
     name = rec.name
     limit = limit_of(ctx, rec, watch, now)
-    before = ctx.store.resume_history(name)
+    before = history if history is not None else ctx.store.resume_history(name)
     history = policy.observe(before, limit, now=now)
     if history != before:
         ctx.store.save_resume_history(name, history)
+    elif limit is None and current and rec.next_action is None:
+        return  # most sessions, most polls: no wall, nothing remembered to move on, no plan shown to clear
     if path_of(ctx, rec, history) is not policy.Path.WAIT:
         return  # the handoff path has the wall (it is tried, or a swap it started owns the session)
     decision = policy.decide_wait(

@@ -35,7 +35,7 @@ from afd.observe.identity_cache import IdentityCache, rules_key
 from afd.observe.watch import PaneWatch, occurrence_key
 from afd.record.naming import is_ignored, unique_name
 from afd.record.store import Store
-from afd.record.types import SessionRecord
+from afd.record.types import NO_HISTORY, SessionRecord
 from afd.world import git, tmux
 
 log = logging.getLogger("afd.supervisor")
@@ -255,9 +255,11 @@ class Supervisor:
             pending = self.store.pending_journal()
         busy = {e.session for e in pending}
         ctx = self.context()
+        histories = self.store.resume_histories()  # each plan writes only its own session's
         for name, (rec, _pane, _ident) in list(live.items()):
             if name not in busy:
-                planner.plan_wait(ctx, rec, self.watches.get(name), now, current=name not in acted)
+                history = histories.get(name, NO_HISTORY)
+                planner.plan_wait(ctx, rec, self.watches.get(name), now, current=name not in acted, history=history)
 
     # --- server-level states ------------------------------------------------
 

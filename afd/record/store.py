@@ -38,6 +38,7 @@ from afd.model import Event, IdentityKind, IdentitySource, SessionState
 from afd.record.files import DB_NAME, LOCK_NAME, default_path, lock_holder_pid, lock_is_held, lock_path_for  # noqa: F401
 from afd.record.schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401
 from afd.record.types import (
+    NO_HISTORY,
     BannerSighting,
     JournalEntry,
     JournalState,
@@ -50,7 +51,6 @@ from afd.record.types import (
 EVENT_RETENTION = timedelta(days=30)
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _CORRUPT_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
-_NO_HISTORY = ResumeHistory()
 
 
 class StoreError(AfdError):
@@ -715,7 +715,7 @@ class Store:
     # -- resume history (attempts and backoff per session)
 
     def resume_history(self, session: str) -> ResumeHistory:
-        return self.resume_histories().get(session, _NO_HISTORY)
+        return self.resume_histories().get(session, NO_HISTORY)
 
     def resume_histories(self) -> Mapping[str, ResumeHistory]:
         """Every session's history, read in one query and kept until a write: the planner looks at each session every poll."""

@@ -81,6 +81,9 @@ class ResumeHistory:
     handoff_tried: str | None = None
 
 
+NO_HISTORY = ResumeHistory()  # a session afd never acted on
+
+
 # --- events, the journal, the ledger ---------------------------------------
 
 
