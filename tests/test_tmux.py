@@ -86,6 +86,28 @@ def test_list_panes_parses_every_field(tmux_server, tmp_path):
     assert len({p.pane_id for p in inventory.panes}) == 3
 
 
+def test_a_pane_listed_unchanged_is_the_same_answer_and_a_changed_one_is_read_again(tmux_server, tmp_path):
+    server = _server(tmux_server)
+    first = tmux.new_session(server, "main", str(tmp_path), ["sleep", "600"])
+    assert first.ok, first.error
+    tmux_server.run("split-window", "-d", "-t", first.value, "exec sleep 601")
+    before = {p.location: p for p in tmux.list_panes(server, details=False).panes}
+    tmux_server.run("rename-session", "-t", "main", "renamed")
+    tmux_server.run("new-window", "-d", "-t", "renamed:", "exec sleep 602")
+    tmux_server.run("resize-pane", "-t", before["main:0.1"].pane_id, "-y", "5")
+    after = {p.pane_id: p for p in tmux.list_panes(server, details=False).panes}
+
+    assert sorted(p.location for p in after.values()) == ["renamed:0.0", "renamed:0.1", "renamed:1.0"]
+    resized = after[before["main:0.1"].pane_id]
+    assert resized.height == 5 != before["main:0.1"].height
+    assert {p.start_command for p in after.values()} == {None}  # not asked for
+    # A listing with details asks for other fields: no pane of the short listing stands in for one.
+    detailed = tmux.list_panes(server).panes
+    assert all(p.start_command is not None and p.cwd is not None for p in detailed)
+    again = {p.pane_id: p for p in tmux.list_panes(server).panes}
+    assert all(again[p.pane_id] is p for p in detailed)  # nothing changed: the same answers, not parsed again
+
+
 def test_list_panes_reports_a_dead_pane(tmux_server, tmp_path):
     server = _server(tmux_server)
     started = tmux.new_session(server, "d", str(tmp_path), ["sleep", "600"])
