@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from afd.judge.gates import content_of, is_anchored, judge, same_content, strip_bottom_chrome
+from afd.judge.gates import content_of, is_anchored, is_chrome, judge, same_content, strip_bottom_chrome
 from afd.model import Detection, person_must_act
 
 CHROME = (re.compile(r"^─{3,}"), re.compile(r"^❯"), re.compile(r"^\s*⏵⏵ "), re.compile(r"^\s*\? for shortcuts"), re.compile(r"^\s*\d\d:\d\d:\d\d$"))
@@ -204,3 +204,60 @@ def test_a_banner_whose_pane_scrolled_by_a_transient_row_is_stable():
     b = ["work", BANNER, "────", "❯ ", "────", "  ⏵⏵ auto mode on", "  tmux focus-events off · add 'set -g focus-events on'"]
     v = judge("claude", [a, b], [det_above(2, 3), det_above(1, 2)], CHROME, tail_lines=3, stability_polls=2)
     assert v.limited, v.reason
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flags", "body"),
+    [
+        (r"^\s*╭─.*╮\s*$", 0, r"\s*╭─.*╮\s*$"),
+        (r"^\s*(?:a|b) on\b", 0, r"\s*(?:a|b) on\b"),
+        (r"^a|b", 0, None),  # `b` may stand anywhere
+        (r"^(a)|(b)", 0, None),
+        (r"^[|(]x", 0, r"[|(]x"),  # `|` and `(` in a class are members
+        (r"^[]|]x|y", 0, None),
+        (r"^[^]|]x", 0, r"[^]|]x"),
+        (r"^\|x", 0, r"\|x"),
+        (r"^\\|x", 0, None),
+        (r"^a", re.MULTILINE, None),  # any row's start within the text
+        (r"^a", re.VERBOSE, None),
+        (r"a^", 0, None),
+        (r"\(shift\+tab to cycle\)", 0, None),
+    ],
+)
+def test_a_chrome_pattern_is_tried_at_the_row_start_only_when_its_anchor_holds_all_of_it(pattern, flags, body):
+    from afd.judge.gates import _after_start_anchor
+
+    assert _after_start_anchor(re.compile(pattern, flags)) == body
+
+
+def _every_spec_chrome():
+    from afd.config.loader import load_plugins
+
+    return {name: spec.chrome for name, spec in load_plugins(None, entry_points=False).agents.items() if spec.chrome}
+
+
+def _captured_rows():
+    from pathlib import Path
+
+    from afd.kit.text import capture_rows
+
+    data = Path(__file__).parent / "data"
+    return sorted({row for path in data.rglob("*.txt") for row in capture_rows(path.read_text(encoding="utf-8"))})
+
+
+_ODD_ROWS = ["", "│", "╭─╮", "❯", "❯ 1. Yes", "  ⏵⏵ accept edits on", "a|b", "x ^ y", "[retrying in 3s]", "?? for shortcuts"]
+
+
+def test_every_agents_chrome_joined_finds_what_its_patterns_find_one_by_one():
+    rows = _captured_rows() + _ODD_ROWS
+    assert len(rows) > 500
+    for agent, chrome in _every_spec_chrome().items():
+        for row in rows:
+            assert is_chrome(row, chrome) == any(p.search(row) for p in chrome), (agent, row)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="│╭╮╰╯─❯>?⏵⏸·%!/@ abcdeonfrtsxy0123456789.()[]|^", max_size=60))
+def test_any_row_is_chrome_joined_exactly_when_a_pattern_finds_it(row):
+    for chrome in _every_spec_chrome().values():
+        assert is_chrome(row, chrome) == any(p.search(row) for p in chrome)

@@ -21,18 +21,66 @@ from afd.model import Detection
 
 
 @functools.lru_cache(maxsize=64)
-def _combined(chrome: tuple[re.Pattern[str], ...]) -> re.Pattern[str] | None:
-    """One alternation for a spec's chrome: a row is tested once, not once per pattern."""
+def _combined(chrome: tuple[re.Pattern[str], ...]) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None] | None:
+    """A spec's chrome as two alternations, so a row is tested twice, not once per pattern.
+
+    The patterns anchored at the row's start are joined under one `^` and
+    tried at the start only; joined with the others, every one of them would
+    be tried at every column of the row.
+    """
     # Only plain `re` patterns: a manifest's budgeted pattern joined into a
     # plain alternation would lose its per-row time budget.
     if not chrome or any(not isinstance(p, re.Pattern) or not isinstance(p.pattern, str) or p.flags & re.ASCII for p in chrome):
         return None
     scoped = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}
-    parts = []
+    at_start: list[str] = []
+    anywhere: list[str] = []
     for p in chrome:
         letters = "".join(ch for flag, ch in scoped.items() if p.flags & flag)
-        parts.append(f"(?{letters}:{p.pattern})" if letters else f"(?:{p.pattern})")
-    return re.compile("|".join(parts))
+        body = _after_start_anchor(p)
+        text = p.pattern if body is None else body
+        part = f"(?{letters}:{text})" if letters else f"(?:{text})"
+        (anywhere if body is None else at_start).append(part)
+    return (
+        re.compile("^(?:" + "|".join(at_start) + ")") if at_start else None,
+        re.compile("|".join(anywhere)) if anywhere else None,
+    )
+
+
+def _after_start_anchor(p: re.Pattern[str]) -> str | None:
+    """The pattern after its leading `^` when that `^` anchors all of it (no `|` outside a group); else None."""
+    text = p.pattern
+    if not text.startswith("^") or p.flags & (re.MULTILINE | re.VERBOSE):
+        return None
+    depth, i = 0, 1
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":
+            i = _class_end(text, i)
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return None
+        i += 1
+    return text[1:]
+
+
+def _class_end(text: str, i: int) -> int:
+    """The index after the `]` closing the class opened at ``text[i]`` (a `]` first in it is a member)."""
+    i += 1
+    if text[i : i + 1] == "^":
+        i += 1
+    if text[i : i + 1] == "]":
+        i += 1
+    while i < len(text) and text[i] != "]":
+        i += 2 if text[i] == "\\" else 1
+    return i + 1
 
 
 def is_chrome(row: str, chrome: Sequence[re.Pattern[str]]) -> bool:
@@ -42,7 +90,8 @@ def is_chrome(row: str, chrome: Sequence[re.Pattern[str]]) -> bool:
     except (TypeError, re.error):  # unhashable or patterns that cannot be joined
         combined = None
     if combined is not None:
-        return combined.search(row) is not None
+        at_start, anywhere = combined
+        return (at_start is not None and at_start.match(row) is not None) or (anywhere is not None and anywhere.search(row) is not None)
     return any(p.search(row) for p in chrome)
 
 
