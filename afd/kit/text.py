@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
 
@@ -43,6 +44,9 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+# A pane's rows are mostly the rows of its last capture (and detectors may
+# normalise what they were given again): a row seen lately is looked up.
+@functools.lru_cache(maxsize=4096)
 def normalise_row(row: str) -> str:
     """One screen row as detectors see it: no escapes, folded punctuation, no trailing blanks."""
     row = strip_ansi(row).replace("\t", "    ")
