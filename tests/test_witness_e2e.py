@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -11,6 +12,7 @@ from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.status import build_status
 from afd.daemon.supervisor import Supervisor
+from afd.observe.watch import MAX_CAPTURE_AGE
 from afd.record.store import Store
 from afd.testing import records as R
 from afd.world.tmux import ServerRef
@@ -121,6 +123,8 @@ def test_records_that_go_on_later_withdraw_the_limit_they_confirmed(tmux_server,
     # The thread goes on (say, another client of the same thread), the banner stays on screen.
     (rollout,) = (xdg_dirs["HOME"] / ".codex" / "sessions").rglob("rollout-*.jsonl")
     R.append_jsonl(rollout, R.codex_reply(real_now(), "carried on"))
+    # An unchanged limited pane is looked at again, records and all, on its backstop capture.
+    sup.monotonic = lambda: time.monotonic() + MAX_CAPTURE_AGE
     rec = settle(sup, fake.pane, lambda r: r.witnesses == "disputed", "disputed")
     assert rec.state == "idle"
     assert sup.store.load_limits()["codex"].state.value == "unknown"
