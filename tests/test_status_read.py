@@ -179,7 +179,8 @@ def test_status_with_the_daemon_down_is_the_stored_report(xdg_dirs, monkeypatch)
         store.set_meta("started_at", "2026-07-13T08:00:00Z")
         store.set_meta("agents", json.dumps(list(AGENTS)))
         daemon = {"running": False, "pid": None, "version": "0.1.0", "started_at": "2026-07-13T08:00:00Z"}
-        expected = json.dumps(reference_report(store, AGENTS, daemon, 10), indent=2, ensure_ascii=False) + "\n"
+        # Read by a program (a pipe): one line; the same object indented on a terminal.
+        expected = json.dumps(reference_report(store, AGENTS, daemon, 10), ensure_ascii=False) + "\n"
     done = _cli_status(dict(os.environ))
     assert done.returncode == 3 and "not running" in done.stderr
     assert done.stdout == expected
@@ -253,3 +254,17 @@ def test_every_command_is_registered_by_the_module_the_table_names():
     assert set(commands(build_parser())) == set(COMMANDS)
     for name in COMMANDS:
         assert name in commands(build_parser(name)), name
+
+
+def test_json_is_indented_on_a_terminal_and_one_line_for_a_program(monkeypatch, capsys):
+    from afd.cli.common import print_json
+
+    value = {"sessions": [{"name": "fix-login", "mission": "fix the ünïcode login"}]}
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    print_json(value)
+    shown = capsys.readouterr().out
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
+    print_json(value)
+    piped = capsys.readouterr().out
+    assert json.loads(shown) == json.loads(piped) == value
+    assert shown.startswith('{\n  "sessions": [') and piped.count("\n") == 1 and "ünïcode" in piped
