@@ -208,6 +208,31 @@ def test_the_safety_walk_comes_every_30_seconds(world):
     assert procs.walked == 2
 
 
+def test_a_safety_walk_that_finds_every_process_as_it_was_keeps_the_identity_and_its_holds(world):
+    procs, mono, cache = world
+    made = []
+
+    def counted(ps):
+        made.append(ps)
+        return judge(ps)
+
+    cache.begin_poll()
+    _, first = cache.lookup(pane(), counted)
+    for step in (31, 62):
+        mono.now = step
+        cache.begin_poll()
+        _, again = cache.lookup(pane(), counted)
+        assert again is first  # the account read with it stands too: the same processes
+    assert procs.walked == 3 and len(made) == 1 and procs.released == 0
+
+    procs.add(300, ["bash", "-c", "git status"], ppid=200, tpgid=200)  # found by the next safety walk
+    mono.now = 93
+    cache.begin_poll()
+    _, after = cache.lookup(pane(), counted)
+    assert procs.walked == 4 and len(made) == 2 and procs.released > 0
+    assert after is not first and (after.agent, after.pid) == ("claude", 200)
+
+
 def test_a_reload_of_the_rules_drops_every_entry(world):
     procs, _, cache = world
     cache.begin_poll(rules_key(SPECS, {}))

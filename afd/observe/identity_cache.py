@@ -34,7 +34,7 @@ import os
 import select
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from afd.observe import identity
@@ -228,15 +228,21 @@ class IdentityCache:
         """
         seen = self._seen.get(pane.pane_id)
         known = seen is not None and seen.identity.kind is IdentityKind.KNOWN
-        if seen is not None and seen.probe == self._probe(pane, bound, known) and self._still_running(seen) and not self._due(seen):
+        holds = seen is not None and seen.probe == self._probe(pane, bound, known) and self._still_running(seen)
+        if holds and not self._due(seen):
             return list(seen.processes), seen.identity
+        processes = [] if pane.dead else self._walk(pane.pane_pid)
+        self.walks += 1
+        if holds and seen is not None and tuple(processes) == seen.processes:
+            # The safety walk found every process as it was: the identity made of them, the
+            # account read from the same processes and the pidfds held on them all stand.
+            self._seen[pane.pane_id] = replace(seen, walked_at=self._monotonic())
+            return processes, seen.identity
         if seen is not None:
             self._forget(pane.pane_id)
-        processes = [] if pane.dead else self._walk(pane.pane_pid)
         ident = identify(processes)
         probe = self._probe(pane, bound, ident.kind is IdentityKind.KNOWN)
         self._seen[pane.pane_id] = Seen(probe, tuple(processes), ident, self._hold(processes, ident, bound), self._monotonic())
-        self.walks += 1
         return processes, ident
 
     # --- probes -------------------------------------------------------------
