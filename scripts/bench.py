@@ -94,14 +94,16 @@ draw() {
 walled=0
 draw "$@"
 stty -echo 2>/dev/null
-working=0 n=0
+working=0 n=0 typed=
 while :; do
   if ((working)); then
     printf '\r✶ Working… (%ds · esc to interrupt) %d' $((n / 3)) $n
     n=$((n + 1))
-    read -r -t 0.3 line || continue
+    # A read that times out mid-line keeps what it read: the word goes on in the next one.
+    if read -r -t 0.3 part; then line=$typed$part typed=; else typed+=$part; continue; fi
   else
-    read -r line || exit 0
+    read -r part || exit 0
+    line=$typed$part typed=
   fi
   case $line in
     work) working=1 ;;
