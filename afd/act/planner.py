@@ -69,18 +69,18 @@ def path_of(ctx: ActionContext, rec: SessionRecord, history: policy.ResumeHistor
 
 
 def plan_wait(
-    ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, current: bool = False, history: ResumeHistory | None = None
+    ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, current: bool = False, stored: ResumeHistory | None = None
 ) -> None:
     """The wait path for one session this poll: history observed, then resume now, schedule, or report.
 
     `current`: `rec` is the record as stored now (no action changed it this poll), so a next action
-    it already shows is not read back from the store to be compared. `history`: the session's
+    it already shows is not read back from the store to be compared. `stored`: the session's
     resume history as stored now, when the caller read every session's at once.
     """
     cfg = ctx.config
     name = rec.name
     limit = limit_of(ctx, rec, watch, now)
-    before = history if history is not None else ctx.store.resume_history(name)
+    before = stored if stored is not None else ctx.store.resume_history(name)
     history = policy.observe(before, limit, now=now)
     if history != before:
         ctx.store.save_resume_history(name, history)

@@ -258,8 +258,8 @@ class Supervisor:
         histories = self.store.resume_histories()  # each plan writes only its own session's
         for name, (rec, _pane, _ident) in list(live.items()):
             if name not in busy:
-                history = histories.get(name, NO_HISTORY)
-                planner.plan_wait(ctx, rec, self.watches.get(name), now, current=name not in acted, history=history)
+                stored = histories.get(name, NO_HISTORY)
+                planner.plan_wait(ctx, rec, self.watches.get(name), now, current=name not in acted, stored=stored)
 
     # --- server-level states ------------------------------------------------
 

@@ -76,7 +76,7 @@ class PaneWatch:
         """Whether `rows` is exactly the last fresh capture, detected under the same `rules`.
 
         Detectors are pure functions of the text, so the last detection
-        stands: the 10 s safety capture of an unchanged pane then costs a
+        stands: the backstop capture of an unchanged pane then costs a
         comparison, not a pass of every detector.
         """
         return bool(self.captures) and self.detected_under == rules and list(rows) == self.captures[-1]
@@ -85,8 +85,8 @@ class PaneWatch:
         """Whether `text` is the last capture again and every capture (and detection) held is that same one.
 
         Recording it would leave every capture, detection and content the
-        gates look at as it is, so their verdict cannot change: the 10 s
-        safety capture of an unchanged pane needs no parsing or judging.
+        gates look at as it is, so their verdict cannot change: the
+        backstop capture of an unchanged pane needs no parsing or judging.
         """
         if self.text != text or self.detected_under != rules or len(self.captures) < max(self.keep, 2):
             return False

@@ -128,11 +128,12 @@ def detect_now(pane, tmp_path: Path, name: str, tries: int = 10) -> dict:
     machine the CLI repaints a moment longer) is captured again, as afd's own
     polls wait for two captures alike; any other verdict is the answer.
     """
-    for _ in range(tries - 1):
+    for attempt in range(1, tries + 1):
         verdict = detect(pane.agent, pane.captures(), datetime.now(timezone.utc), tmp_path / name)
-        if not (verdict["hit"] and verdict["anchored"] and not verdict["stable"]):
+        still_drawn = verdict["hit"] and verdict["anchored"] and not verdict["stable"]
+        if not still_drawn or attempt == tries:
             return verdict
-    return detect(pane.agent, pane.captures(), datetime.now(timezone.utc), tmp_path / name)
+    raise AssertionError("unreachable: the last attempt returns")
 
 
 def minutes_ahead(minutes: int) -> int:
