@@ -1,0 +1,126 @@
+"""The daemon as a process, for end-to-end tests: start `afd run` on the test's tmux server, read its status,
+write its config, and the fake claude at its wall that the handoff and dashboard tests start from."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import git, read_log, start_fake, wait_for
+
+
+def afd(*args: str, timeout: float = 30, check: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "afd", *args], capture_output=True, text=True, timeout=timeout, check=check)
+
+
+class Daemon:
+    def __init__(self, proc: subprocess.Popen, stderr: Path):
+        self.proc, self.stderr = proc, stderr
+
+    def log(self) -> str:
+        return self.stderr.read_text(errors="replace")
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                return self.proc.wait()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def run_daemon(tmux_server, xdg_dirs):
+    started: list[Daemon] = []
+
+    def start(*extra: str, env: dict | None = None, wait_ready: bool = True) -> Daemon:
+        err = xdg_dirs["HOME"] / f"daemon-{len(started)}.log"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "afd", "run", "-L", tmux_server.name, *extra],
+            stdout=subprocess.DEVNULL,
+            stderr=err.open("wb"),
+            env={**os.environ, **(env or {})},
+        )
+        d = Daemon(proc, err)
+        started.append(d)
+        if wait_ready:
+            wait_for(lambda: afd("status", "--json").returncode == 0, timeout=20, message="the daemon answering")
+        return d
+
+    yield start
+    for d in started:
+        d.stop()
+
+
+def status() -> dict:
+    done = afd("status", "--json")
+    assert done.returncode in (0, 3), done.stderr
+    return json.loads(done.stdout)
+
+
+def write_config(xdg_dirs, text: str) -> Path:
+    path = xdg_dirs["XDG_CONFIG_HOME"] / "afd" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+FAST = 'poll_interval = "200ms"\nhandoff_stop_timeout = "1s"\n'
+AUTO = FAST + 'limit_action = "handoff"\nhandoff_order = ["codex", "claude"]\n'
+
+
+def session_for(pane: str) -> dict:
+    return wait_for(lambda: next((s for s in status()["sessions"] if s["pane"] == pane), None), message=f"a session for {pane}")
+
+
+def session(name: str) -> dict:
+    return next(s for s in status()["sessions"] if s["name"] == name)
+
+
+def wait_session(name: str, predicate, message: str, timeout: float = 30) -> dict:
+    try:
+        return wait_for(lambda: (lambda s: s if predicate(s) else None)(session(name)), timeout=timeout, message=message)
+    except AssertionError:
+        print(afd("events", "-n", "40").stdout)  # shown by pytest with the failure
+        raise
+
+
+def wait_state(name: str, *states: str, timeout: float = 30) -> dict:
+    return wait_session(name, lambda s: s["state"] in states, f"{name} in {states}", timeout)
+
+
+def logged(fake, agent: str, kind: str) -> list[dict]:
+    return [e for e in read_log(fake.log) if e["agent"] == agent and e["event"] == kind]
+
+
+def events(kind: str) -> list[dict]:
+    return [e for e in json.loads(afd("status", "--json", "--events", "200").stdout)["events"] if e["kind"] == kind]
+
+
+@pytest.fixture
+def limited_claude(run_daemon, tmux_server, xdg_dirs, worktree):
+    """Factory: config, daemon, a fake claude in a worktree that hits its wall after its first prompt."""
+
+    def start(config: str = FAST, claude: dict | None = None, codex: dict | None = None, wait_limited: bool = True,
+              daemon_env: dict | None = None, **kw):
+        wt = worktree("feature")
+        base = git(wt, "rev-parse", "HEAD")
+        write_config(xdg_dirs, config)
+        start.daemons.append(run_daemon(env=daemon_env))
+        agents = {"claude": {"limit_after_prompts": 1, **(claude or {})}, "codex": codex or {}}
+        fake = start_fake(tmux_server, "claude", cwd=wt, prompt="Fix the login test", scenario={"agents": agents}, **kw)
+        name = session_for(fake.pane)["name"]
+        if wait_limited:
+            wait_state(name, "limited", "handing_off", "all_limited", "idle", "working") if "limit_action" in config else wait_state(name, "limited")
+        return wt, base, name, fake
+
+    start.daemons = []
+    return start
