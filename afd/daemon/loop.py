@@ -89,10 +89,12 @@ class Daemon:
     _poll_error: str | None = None  # the failure the last poll ended in, said once with its traceback
     _poll_error_repeats: int = 0
     web: object = None  # the dashboard's server (afd/web), once started
+    _config_stamp: tuple[int, int, int] | None = None  # the config file as last read: mtime, size, inode
 
     # --- start ----------------------------------------------------------------
 
     def start(self) -> None:
+        self._config_stamp = _file_stamp(self._config_file())
         try:
             self.config, self.plugins = load_checked(self.config_path)
         except ConfigError as exc:
@@ -195,7 +197,7 @@ class Daemon:
 
     def watch_config(self) -> None:
         """Reload when the config file changes; the directory is watched, as editors replace the file."""
-        path = Path(self.config.path or (self.config_path or default_config_path()))
+        path = self._config_file()
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
@@ -218,7 +220,15 @@ class Daemon:
             paths = [folder, folder.parent] if folder.parent != folder else [folder]
             restart = False
             try:
-                for changes in watchfiles.watch(*paths, recursive=False, stop_event=stop, debounce=200, rust_timeout=1000):
+                # Each timeout also yields: a write made before the watcher was in place (the
+                # daemon answers before this thread has started it) is seen by its stamp.
+                for changes in watchfiles.watch(*paths, recursive=False, stop_event=stop, debounce=200, rust_timeout=1000,
+                                                yield_on_timeout=True):
+                    if not changes:
+                        if _file_stamp(path) != self._config_stamp:
+                            self._reload = True
+                            self.wake()
+                        continue
                     names = {Path(p) for _, p in changes}
                     restart = folder in names and not folder.is_dir() or any(
                         change is watchfiles.Change.added and Path(p) == folder for change, p in changes
@@ -236,8 +246,12 @@ class Daemon:
             if not restart:
                 return
 
+    def _config_file(self) -> Path:
+        return Path(self.config_path or default_config_path())
+
     def reload(self) -> None:
         self._reload = False
+        self._config_stamp = _file_stamp(self._config_file())
         notify.reloading()
         try:
             config, plugins = load_checked(self.config_path)
@@ -412,3 +426,11 @@ class Daemon:
             self.store.close()
         if getattr(self, "lock", None) is not None:
             self.lock.release()
+
+
+def _file_stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
