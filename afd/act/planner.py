@@ -18,6 +18,7 @@ from afd.act import handoff, resume
 from afd.act.context import ActionContext
 from afd.decide import nextaction, policy
 from afd.judge import screen
+from afd.judge.sessions import after_continuation
 from afd.kit.resettime import local_zone
 from afd.model import Clock, SessionState
 from afd.record.ledger import who
@@ -32,7 +33,7 @@ def limit_of(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> po
     """The limit the session stands at this poll, from the gates' verdict and the pane's last capture."""
     if rec.state == SessionState.EXITED:
         history = ctx.store.resume_history(rec.name)
-        if history.episode is None or history.first_seen_at is None:
+        if history.episode is None or history.first_seen_at is None or not after_continuation(rec, history.first_seen_at):
             return None
         # The agent exited at its limit: the wall is still the one it stood at.
         # What its banner said beside the reset is not kept, so it is waited
@@ -42,6 +43,10 @@ def limit_of(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> po
             reset_unstated=True,
         )
     if rec.state not in LIMITED_STATES or rec.banner_first_seen_at is None:
+        return None
+    if not after_continuation(rec, rec.banner_first_seen_at):
+        # The wall a continuation the agent took answered: its episode is over. Only a wall
+        # drawn after it (a new appearance, or a re-limit) is planned for.
         return None
     found = watch.detections[-1] if watch is not None and watch.detections else None
     if found is None:
@@ -68,14 +73,12 @@ def path_of(ctx: ActionContext, rec: SessionRecord, history: policy.ResumeHistor
     return policy.limit_path(limit_action=config.limit_action, handoff_order=config.handoff_order, state=rec.state, tried=tried)
 
 
-def plan_wait(
-    ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, current: bool = False, stored: ResumeHistory | None = None
-) -> None:
+def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, stored: ResumeHistory | None = None) -> None:
     """The wait path for one session this poll: history observed, then resume now, schedule, or report.
 
-    `current`: `rec` is the record as stored now (no action changed it this poll), so a next action
-    it already shows is not read back from the store to be compared. `stored`: the session's
-    resume history as stored now, when the caller read every session's at once.
+    `rec` is the session's record as stored after the engine's turn (never one bound before it): a
+    plan is made from values that include everything the engine has done, at any tempo of the loop.
+    `stored`: the session's resume history as stored now, when the caller read every session's at once.
     """
     cfg = ctx.config
     name = rec.name
@@ -84,7 +87,7 @@ def plan_wait(
     history = policy.observe(before, limit, now=now)
     if history != before:
         ctx.store.save_resume_history(name, history)
-    elif limit is None and current and rec.next_action is None:
+    elif limit is None and rec.next_action is None:
         return  # most sessions, most polls: no wall, nothing remembered to move on, no plan shown to clear
     if path_of(ctx, rec, history) is not policy.Path.WAIT:
         return  # the handoff path has the wall (it is tried, or a swap it started owns the session)
@@ -106,7 +109,7 @@ def plan_wait(
     if isinstance(decision, policy.ResumeNow):
         resume.begin(ctx, rec, attempt=decision.attempt, why=decision.why, episode=limit.episode if limit else None)
         return
-    if current and rec.next_action == nextaction.dumps(plan):
+    if rec.next_action == nextaction.dumps(plan):
         return  # most sessions, most polls: nothing to wait for, and nothing shown
     resume.save_plan(ctx, name, plan)
 

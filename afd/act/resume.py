@@ -229,6 +229,9 @@ class ResumeExecutor:
         save_plan(ctx, entry.session, plan)
 
     def finished(self, ctx, entry, end: Finish, report) -> None:
+        from dataclasses import replace
+
+        from afd.act import runner
         from afd.decide import policy
 
         name = entry.session
@@ -241,14 +244,28 @@ class ResumeExecutor:
             history = policy.failed(history, at=now)
         elif end.result is Result.NEEDS_HUMAN:
             history = policy.stopped_for_human(history, end.outcome)
-        ctx.store.save_resume_history(name, history)
+        # What the ending means, and the row's close, in one commit: a stop of afd right after it
+        # leaves either the row pending (its step is judged again) or all of it written.
+        with ctx.store.transaction():
+            ctx.store.save_resume_history(name, history)
+            rec = ctx.store.get_session(name)
+            if rec is not None:
+                changed = replace(rec, next_action=None)
+                if end.result is Result.CONFIRMED:
+                    # The agent took the text: the wall it stood at, as the pane and its records
+                    # showed it before, is over. Only evidence drawn after this puts it back.
+                    changed = replace(changed, continued_at=end.sent_at or now)
+                if changed != rec:
+                    ctx.store.upsert_session(replace(changed, updated_at=now))
+            ctx.store.journal_finish(entry.id, *runner.closing(end), at=now)
+        if end.result is Result.CONFIRMED:
+            report.forget_watch.add(name)  # captures from before the paste prove nothing after it
         kind = {
             Result.CONFIRMED: "resume.confirmed",
             Result.UNCONFIRMED: "resume.unconfirmed",
             Result.NEEDS_HUMAN: "session.needs_human",
         }.get(end.result, "resume.failed")
         ctx.event(kind, end.outcome, name, result=end.result.value, attempt=entry.intent.get("attempt"))
-        save_plan(ctx, name, None)
 
 
 def save_plan(ctx, name: str, plan) -> None:

@@ -247,19 +247,24 @@ class Supervisor:
     # --- acting (afd.act) ------------------------------------------------------
 
     def _advance_actions(self, live, now: datetime) -> None:
-        """One short, non-blocking move of each pending action, then the resumes policy asks for."""
-        pending = self.store.pending_journal()
-        acted = {e.session for e in pending}  # their records may have changed since the poll read them
-        if pending:
+        """One short, non-blocking move of each pending action, then the resumes policy asks for.
+
+        The plan reads one view of the store taken after the engine's turn, never the records
+        bound before it: a continuation the engine saw the agent take this turn has ended its
+        episode, whatever the poll's earlier look at the pane said (DESIGN "Acting on a limit").
+        """
+        if self.store.pending_journal():
             self.advance_actions(live)
-            pending = self.store.pending_journal()
-        busy = {e.session for e in pending}
+        busy = {e.session for e in self.store.pending_journal()}
         ctx = self.context()
-        histories = self.store.resume_histories()  # each plan writes only its own session's
-        for name, (rec, _pane, _ident) in list(live.items()):
-            if name not in busy:
+        # Each plan writes only its own session's record and history, so this view stays current for each.
+        records = {r.name: r for r in self.store.list_sessions()}
+        histories = self.store.resume_histories()
+        for name in list(live):
+            rec = records.get(name)
+            if rec is not None and name not in busy:
                 stored = histories.get(name, NO_HISTORY)
-                planner.plan_wait(ctx, rec, self.watches.get(name), now, current=name not in acted, stored=stored)
+                planner.plan_wait(ctx, rec, self.watches.get(name), now, stored=stored)
 
     # --- server-level states ------------------------------------------------
 

@@ -24,7 +24,7 @@ from typing import Any
 from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
 from afd.judge.gates import Verdict, is_chrome
 from afd.judge.witness import Combined, Witnesses, combine
-from afd.model import Detection, IdentitySource, SessionState, WitnessVerdict
+from afd.model import Detection, IdentitySource, SessionState, WitnessState, WitnessVerdict
 from afd.observe.identity import Identity, IdentityKind
 from afd.record.types import BannerSighting, SessionRecord
 
@@ -340,9 +340,27 @@ def _on_capture_unanswered(rec: SessionRecord, obs: CaptureUnanswered, now: date
                       (Note("pane.unanswered", f"capture of pane {rec.pane_id} got no answer: {obs.error}"),))
 
 
+def after_continuation(rec: SessionRecord, at: datetime | None) -> bool:
+    """Whether evidence of a wall dated `at` was drawn after the agent last took afd's continuation.
+
+    A banner first seen, or a rejection recorded, at or before that instant is
+    the wall the continuation answered: history, not a wall now (None: undated, so not after).
+    """
+    return rec.continued_at is None or (at is not None and at > rec.continued_at)
+
+
 def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
+    clear = look.found is None and rec.last_banner is not None
+    answered = look.found is not None and (look.sighting is None or not after_continuation(rec, look.sighting.first_seen_at))
+    if answered:
+        # The banner above the continuation the agent took: no wall now. Its stored sighting stays
+        # (not cleared), so it is not taken for a new appearance on the next look either.
+        look = replace(look, found=None, sighting=None, verdict=None)
+    record = look.record
+    if record is not None and record.state is WitnessState.LIMITED and not after_continuation(rec, record.at):
+        look = replace(look, record=replace(record, state=WitnessState.UNKNOWN,
+                                            why="its latest usage-limit rejection is older than the continuation it took"))
     found = look.found
-    clear = found is None and rec.last_banner is not None
     # Only a request seen going through says the plan has room: a re-wrap, a
     # child tool's output or a retrying spinner changes the screen just as well.
     # The limit map is per account: a pane whose agent or account is not named tells it nothing.
@@ -367,6 +385,8 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
     if not combined.limited:
         new = replace(rec, state=S.IDLE, last_banner=None, reset_at=None, banner_first_seen_at=None, witnesses=None)
         reason = verdict.reason if verdict is not None else "no verdict"
+        if answered:
+            reason = "the agent took afd's continuation, and no wall was drawn after it"
         notes = (Note("session.idle", f"no longer at a usage limit: {reason}"),) if rec.state is S.LIMITED else ()
         return Transition(_changed(rec, new, now), notes, sightings, clear_banner=clear)
 

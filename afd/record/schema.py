@@ -197,5 +197,10 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE ledger ADD COLUMN from_account TEXT;
     ALTER TABLE ledger ADD COLUMN to_account TEXT;
     """,
+    # → +1: when the agent last took a continuation of afd's (a confirmed resume). Evidence of a
+    # wall from before it (a banner above the continuation, a rejection record) is history.
+    """
+    ALTER TABLE sessions ADD COLUMN continued_at TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -110,7 +110,7 @@ def _one_line(text: str) -> str:
 
 
 _SESSION_COLUMNS = tuple(f.name for f in fields(SessionRecord))
-_SESSION_DATETIMES = frozenset({"created_at", "updated_at", "banner_first_seen_at", "reset_at"})
+_SESSION_DATETIMES = frozenset({"created_at", "updated_at", "banner_first_seen_at", "reset_at", "continued_at"})
 
 
 def _session_to_row(record: SessionRecord) -> tuple:

@@ -50,6 +50,9 @@ class SessionRecord:
     # The account the agent runs on (`claude`, `claude-work`, `claude@/home/u/.claude-x`,
     # or `unknown`: its environment could not be read, or a credential chose it); None without an agent.
     account: str | None = None
+    # When the agent last took a continuation afd typed (a confirmed resume): a banner first seen,
+    # a rejection recorded or a screen captured before it is history, not a wall now.
+    continued_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
