@@ -58,11 +58,8 @@ from afd.world import git, teardown, tmux
 log = logging.getLogger("afd.actions")
 
 CRASH_ENV = "AFD_TEST_CRASH_AT_STEP"
-# After a step's effect (a paste, an Enter, a respawn) the loop turns quickly
-# for this long: what the effect did shows within a turn or two, and the next
-# step (the Enter after a paste) then follows in a fraction of a second
-# rather than a poll interval later.
-QUICK_AFTER_STEP = 3.0
+# A crash point past every action's steps: right after a row is closed, before the poll plans again.
+AFTER_FINISH = "finished"
 
 
 def new_run() -> str:
@@ -105,11 +102,12 @@ def begin(ctx: ActionContext, session: str, action: str, intent: Mapping, *, at:
 class Engine:
     """The executors of one supervisor, and the one loop that drives their rows."""
 
-    def __init__(self, executors: Iterable[Executor], workers: Workers):
+    def __init__(self, executors: Iterable[Executor], workers: Workers, *, monotonic: Callable[[], float] = time.monotonic):
         self.executors: dict[str, Executor] = {e.action: e for e in executors}
         self.workers = workers
+        self.monotonic = monotonic  # the loop's clock: tests drive the engine with a simulated one
         self._met: set[int] = set()  # rows of an earlier run this run has said it carries on
-        self._stepped_at: float | None = None  # monotonic time of the last step with an effect
+        self.stepped_at: float | None = None  # `monotonic` time of the last step with an effect (a paste, an Enter)
 
     def executor(self, action: str) -> Executor | None:
         return self.executors.get(action)
@@ -128,10 +126,14 @@ class Engine:
     def busy(self, store) -> bool:
         """Whether an action that waits on processes or a screen is in progress (the loop then turns faster).
 
-        That is: one owns its pane, a worker has finished, or a step's effect was just performed.
+        That is: one owns its pane, or a worker has finished. How long the loop also turns quickly
+        after a step's effect (`stepped_at`) is the loop's setting (afd.daemon.loop.Tempo).
         """
-        just_stepped = self._stepped_at is not None and time.monotonic() - self._stepped_at < QUICK_AFTER_STEP
-        return just_stepped or bool(self.owning(store)) or self.workers.finished()
+        return bool(self.owning(store)) or self.workers.finished()
+
+    def stepped_within(self, seconds: float) -> bool:
+        """Whether a step's effect was performed less than `seconds` ago."""
+        return self.stepped_at is not None and self.monotonic() - self.stepped_at < seconds
 
     def advance(self, ctx: ActionContext, live: Mapping[str, tuple], *, actions: Iterable[str] | None = None) -> Advanced:
         """One turn: each pending row (of `actions`, or all) one step further, or a few quick ones."""
@@ -187,7 +189,7 @@ class Engine:
         rest = tuple(e for e in effects if not isinstance(e, Work))
         result = _perform(ctx, pane_id, Go(move.step, rest, move.data)) if rest else tmux.ActionResult(tmux.Outcome.DONE)
         if any(not isinstance(e, NoEffect) for e in rest):
-            self._stepped_at = time.monotonic()
+            self.stepped_at = self.monotonic()
         if not result.ok:
             error = result.error or result.outcome.value
             log.warning("[%s] %s at %s: %s", entry.session, entry.action, move.step, error)
@@ -215,6 +217,7 @@ class Engine:
         if fresh is not None and fresh.state is JournalState.PENDING:
             ctx.store.journal_finish(entry.id, *closing(end), at=ctx.clock())
             fresh = ctx.store.journal_entry(entry.id)
+        _crash_point(AFTER_FINISH)
         self.workers.drop(entry.id)
         if fresh is not None:
             report.settled[entry.id] = fresh

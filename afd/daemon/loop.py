@@ -34,7 +34,35 @@ from afd.record.store import default_path as default_db_path
 from afd.world import tmux
 
 log = logging.getLogger("afd.daemon")
-ACTING_INTERVAL = 0.25  # seconds between loop turns while an action is in progress
+
+
+@dataclass(frozen=True, slots=True)
+class Tempo:
+    """How often the loop turns besides `poll_interval`: a setting of the loop, not of any action.
+
+    Exactly once does not depend on it: the planner plans from the store as it stands after the
+    engine's turn, whatever the tempo (DESIGN "Acting on a limit").
+    """
+
+    # Seconds between turns while an action waits on processes or a screen (a swap, a worker's result).
+    acting_interval: float = 0.25
+    # After a step's effect (a paste, an Enter, a respawn) the loop turns at `acting_interval` for this
+    # long: what the effect did shows within a turn or two, and the next step (the Enter after a paste)
+    # follows in a fraction of a second rather than a poll interval later. 0 turns quick turns off.
+    quick_after_step: float = 3.0
+
+    def next_turn_in(self, poll_interval: float, supervisor: Supervisor) -> float:
+        """Seconds from the start of this turn to the next one."""
+        quick = supervisor.busy() or supervisor.engine.stepped_within(self.quick_after_step)
+        return min(poll_interval, self.acting_interval) if quick else poll_interval
+
+
+def turn(supervisor: Supervisor) -> PollSummary:
+    """One turn of the loop on its own: a poll (the engine's turn and the plans after it), then the handoffs
+    policy asks for. `afd run` turns it every `Tempo.next_turn_in`; a test may drive it with a simulated clock."""
+    summary = supervisor.poll()
+    supervisor.start_handoffs()
+    return summary
 
 # journald reads a "<N>" prefix on each stderr line as the syslog priority.
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3, logging.CRITICAL: 2}
@@ -89,6 +117,7 @@ class Daemon:
     _poll_error: str | None = None  # the failure the last poll ended in, said once with its traceback
     _poll_error_repeats: int = 0
     web: object = None  # the dashboard's server (afd/web), once started
+    tempo: Tempo = Tempo()
     _config_stamp: tuple[int, int, int] | None = None  # the config file as last read: mtime, size, inode
 
     # --- start ----------------------------------------------------------------
@@ -307,12 +336,15 @@ class Daemon:
             self.supervisor.event(kind, message, **data)
 
     def poll(self) -> PollSummary:
+        """A poll alone (`run --once`): no handoff is started, as none could be carried to its end."""
         summary = self.supervisor.poll()
         notify.status(summary.line())
         return summary
 
-    def act(self) -> None:
-        self.supervisor.start_handoffs()
+    def turn(self) -> PollSummary:
+        summary = turn(self.supervisor)
+        notify.status(summary.line())
+        return summary
 
     def _settled(self, entry_id: int, entry) -> None:
         """Tell a client waiting on this action (`afd handoff` without --no-wait) how it ended."""
@@ -333,16 +365,12 @@ class Daemon:
                 self.reload()
             started = time.monotonic()
             try:
-                self.poll()
+                self.turn()  # not `run --once`'s poll: a swap needs the loop to carry it to its end
             except Exception as exc:
-                # A bug in one poll must not kill the service.
+                # A bug in one turn must not kill the service.
                 self._poll_failed(exc)
             else:
                 self._poll_worked()
-                try:
-                    self.act()  # not in `run --once`: a swap needs the loop to carry it to its end
-                except Exception as exc:
-                    self._poll_failed(exc)
             self.store_reports()
             if first:
                 notify.ready()
@@ -386,7 +414,7 @@ class Daemon:
 
     def _interval(self) -> float:
         # A swap waits on processes and a new agent's screen: look again soon, not a poll later.
-        return min(self.config.poll_interval, ACTING_INTERVAL) if self.supervisor.busy() else self.config.poll_interval
+        return self.tempo.next_turn_in(self.config.poll_interval, self.supervisor)
 
     def _poll_failed(self, exc: Exception) -> None:
         """Log a new failure with its traceback; the same one again only as a count, sparingly."""

@@ -103,7 +103,10 @@ class Supervisor:
     _socket_path: str | None = None  # as the server last reported it
     # Identity is re-walked only when a pane's probe changes; see identity_cache.
     identities: IdentityCache = field(default_factory=IdentityCache)
-    monotonic: Callable[[], float] = time.monotonic  # for the capture cadence; tests step it
+    monotonic: Callable[[], float] = time.monotonic  # for the capture cadence and the engine's; tests step it
+    # The clock tmux stamps `window_activity` with (epoch seconds): the real one, whatever `clock` is,
+    # unless a test's simulated tmux keeps the simulated time.
+    tmux_time: Callable[[], float] = time.time
     # Reads an agent process's environment when its identity is established (None: unreadable).
     read_env: account_env.EnvReader = account_env.process_environ
     # Accounts told this poll and the last, by what they were told from: telling resolves paths.
@@ -129,6 +132,7 @@ class Supervisor:
             [resume.ResumeExecutor(), swap.SwapExecutor(), briefing.BriefExecutor(), self._creates,
              delivery.EnvelopeExecutor()],
             self.workers,
+            monotonic=self.monotonic,
         )
         # A resume that started the agent again before afd stopped: the new process is the session's own.
         self._awaiting_agent |= {
@@ -210,8 +214,8 @@ class Supervisor:
         now = self.clock()
         self._expire_limits(now)
         # No paths or start commands: only adoption reads them, and it asks for its own pane.
-        # The real clock, not the injected one: tmux stamps window_activity with it.
-        self._listed_at = time.time()
+        # tmux's clock, not the injected one: tmux stamps window_activity with it.
+        self._listed_at = self.tmux_time()
         inv = tmux.list_panes(self.server, details=False)
         if not inv.answered:
             self._server_unanswered(inv.error)
