@@ -47,6 +47,7 @@ import sys
 import termios
 import time
 import tty
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -197,7 +198,13 @@ class FakeAgent:
     in_paste: bool = False
     paste_text: str = ""
     last_rows: list[str] | None = None
-    started: float = field(default_factory=time.monotonic)
+    # Its clock, and when it started by it: a test that simulates time hands in its own.
+    clock: Callable[[], float] = time.monotonic
+    started: float | None = None
+    # The screen's columns and lines when it has no terminal to ask (a simulated pane).
+    size: tuple[int, int] | None = None
+    # A submitted prompt the agent has not yet shown it took: (text, via, when it will).
+    taking: tuple[str, str, float] | None = None
     # An open menu that lists its options: where its rows start, its parameters, the highlighted number.
     menu_start: int | None = None
     menu_params: dict = field(default_factory=dict)
@@ -224,7 +231,7 @@ class FakeAgent:
         if self.limited_since is None:
             return False
         lasts = self.scenario.limit_lasts_seconds
-        return lasts is None or time.monotonic() - self.limited_since < lasts
+        return lasts is None or self.clock() - self.limited_since < lasts
 
     def at_wall_on_start(self) -> bool:
         s = self.scenario
@@ -238,7 +245,7 @@ class FakeAgent:
     def show_limit(self, reason: str) -> None:
         rows = self.wall_rows()
         if self.limited_since is None or not self.limited:
-            self.limited_since = time.monotonic()
+            self.limited_since = self.clock()
         self.limits_shown += 1
         if self.transcript and self.transcript[-1] != "":
             self.transcript.append("")
@@ -310,7 +317,7 @@ class FakeAgent:
             self.transcript += ["", *screens.file_rows(self.style, self.scenario.show_file, lines)]
         if self.scenario.work_output:
             self.transcript += ["", *self.scenario.work_output]
-        now = time.monotonic()
+        now = self.clock()
         self.turn = Turn(prompt, now, now + max(0.0, self.scenario.work_seconds))
         if self.scenario.run_commands and prompt.startswith("run: "):
             self.turn.command = subprocess.Popen(
@@ -335,7 +342,7 @@ class FakeAgent:
         self.log.write("command", command=turn.prompt[len("run: "):], rc=turn.command.returncode, stdout=out, stderr=err)
         shown = [f"  {line}" for line in (out + err).splitlines()[-8:]]
         self.transcript += ["", f"⏺ Bash({turn.prompt[len('run: '):][:60]})", *shown, f"  (exit {turn.command.returncode})"]
-        self.status = self.summary(time.monotonic() - turn.started)
+        self.status = self.summary(self.clock() - turn.started)
 
     def finish_turn(self) -> None:
         turn, self.turn = self.turn, None
@@ -345,7 +352,7 @@ class FakeAgent:
         if self.records is not None:
             self.records.reply(f"Done: {rel}")
         self.transcript += ["", *screens.edit_rows(self.style, rel, sha)]
-        self.status = self.summary(time.monotonic() - turn.started)
+        self.status = self.summary(self.clock() - turn.started)
         n = self.scenario.limit_after_prompts
         if n is not None and self.limits_shown == 0 and self.prompts_done >= n:
             self.show_limit(f"after {n} prompts")
@@ -354,7 +361,13 @@ class FakeAgent:
             raise Exit(self.scenario.exit_code, f"after {n} prompts")
 
     def tick(self) -> None:
-        now = time.monotonic()
+        now = self.clock()
+        if self.started is None:
+            self.started = now
+        if self.taking is not None and now >= self.taking[2]:
+            (text, via, _), self.taking = self.taking, None
+            self.composer, self.composer_pasted = "", False
+            self.submit(text, via)
         elapsed = now - self.started
         if self.turn and self.turn_over(now):
             if self.turn.command is not None:
@@ -435,7 +448,13 @@ class FakeAgent:
                 self.log.write("menu", choice=self.composer.strip() or "1")
                 self.composer = ""
                 return
+            if self.taking is not None:
+                return  # still on its way to taking the last one
             text, via = self.composer, "paste" if self.composer_pasted else "typed"
+            if text.strip() and self.scenario.take_seconds > 0:
+                # A slow agent: the text stays in its input row until it shows it took it.
+                self.taking = (text, via, self.clock() + self.scenario.take_seconds)
+                return
             self.composer, self.composer_pasted = "", False
             if text.strip():
                 self.submit(text, via)
@@ -451,8 +470,7 @@ class FakeAgent:
     # --- screen ---------------------------------------------------------
     def rows(self) -> list[str]:
         try:
-            size = os.get_terminal_size(self.out_fd)
-            width, height = size.columns, size.lines
+            width, height = self.size or tuple(os.get_terminal_size(self.out_fd))
         except OSError:
             width, height = 80, 24
         screen = screens.Screen(
@@ -479,28 +497,32 @@ class FakeAgent:
         os.write(self.out_fd, out.encode("utf-8"))
 
     def next_wake(self) -> float:
-        if self.turn:
+        if self.turn or self.taking:
             return 0.05
         waits = [0.5]
-        elapsed = time.monotonic() - self.started
+        elapsed = self.clock() - (self.started or self.clock())
         for t in (self.scenario.exit_after_seconds, self.scenario.limit_after_seconds):
             if t is not None:
                 waits.append(max(0.0, t - elapsed))
         return min(waits)
 
-    def run(self) -> None:
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    def start(self) -> None:
+        """What the agent does before it reads input: its wall, its first prompt, its first screen's state."""
         if self.scenario.spawn_child:
             self.log.write("child", child_pid=spawn_child(self.scenario.child_seconds))
         if self.at_wall_on_start():
             if self.invocation.prompt is None:
                 self.show_limit("resume still limited" if self.invocation.resume else "at start")
             else:
-                self.limited_since = time.monotonic()  # the first prompt meets the wall
+                self.limited_since = self.clock()  # the first prompt meets the wall
         if self.invocation.prompt is not None:
             self.log.write("input", text=self.invocation.prompt, via="argument", queued=False)
             self.queue.append(self.invocation.prompt)
         self.tick()
+
+    def run(self) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.start()
         self.redraw()
         self.log.write("ready")
         while True:

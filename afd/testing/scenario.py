@@ -53,6 +53,8 @@ class Scenario:
     # Claude's prompt box: "modern" (rules and `❯`) or "boxed" (`│ > │`, `? for shortcuts`).
     ui: str = "modern"
     bracketed_paste: bool = True
+    # How long the agent takes to show it took a submitted prompt: the text stays in its input row meanwhile.
+    take_seconds: float = 0.0
     # A prompt "run: COMMAND" runs COMMAND in a shell from the agent's pane
     # (as its child, with its environment), the way an agent runs a tool;
     # the turn lasts until it exits and its output is shown.
