@@ -173,6 +173,8 @@ class Turn:
     started: float
     ends: float
     command: subprocess.Popen | None = None  # a "run: " prompt's process
+    answers_at: float = 0.0  # its first output shows then (think_seconds after it began)
+    answered: bool = False
 
 
 @dataclass
@@ -308,6 +310,21 @@ class FakeAgent:
             self.show_limit("prompt while limited")
             self.status = self.summary(0)
             return
+        now = self.clock()
+        think = max(0.0, self.scenario.think_seconds)
+        self.turn = Turn(prompt, now, now + think + max(0.0, self.scenario.work_seconds), answers_at=now + think)
+        if think == 0:
+            self.answer()
+        if self.scenario.run_commands and prompt.startswith("run: "):
+            self.turn.command = subprocess.Popen(
+                prompt[len("run: "):], shell=True, cwd=self.cwd, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )
+        self.log.write("work_start", prompt=prompt, n=self.prompts_done + 1)
+
+    def answer(self) -> None:
+        """The turn's first output: its reply, and what the scenario has it print."""
+        self.turn.answered = True
         self.transcript += screens.reply_rows(self.style, "I'll take care of that.")
         if self.scenario.show_file:
             try:
@@ -317,14 +334,6 @@ class FakeAgent:
             self.transcript += ["", *screens.file_rows(self.style, self.scenario.show_file, lines)]
         if self.scenario.work_output:
             self.transcript += ["", *self.scenario.work_output]
-        now = self.clock()
-        self.turn = Turn(prompt, now, now + max(0.0, self.scenario.work_seconds))
-        if self.scenario.run_commands and prompt.startswith("run: "):
-            self.turn.command = subprocess.Popen(
-                prompt[len("run: "):], shell=True, cwd=self.cwd, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            )
-        self.log.write("work_start", prompt=prompt, n=self.prompts_done + 1)
 
     def turn_over(self, now: float) -> bool:
         turn = self.turn
@@ -369,6 +378,8 @@ class FakeAgent:
             self.composer, self.composer_pasted = "", False
             self.submit(text, via)
         elapsed = now - self.started
+        if self.turn and not self.turn.answered and now >= self.turn.answers_at:
+            self.answer()
         if self.turn and self.turn_over(now):
             if self.turn.command is not None:
                 self.finish_command()
@@ -384,7 +395,8 @@ class FakeAgent:
         if not self.turn and self.queue and not self.menu_open:
             self.begin(self.queue.popleft())
         if self.turn:
-            self.status = screens.spinner(self.style, now - self.turn.started)
+            thinking = not self.turn.answered
+            self.status = screens.thinking(self.style) if thinking else screens.spinner(self.style, now - self.turn.started)
 
     # --- input ----------------------------------------------------------
     def feed(self, text: str) -> None:

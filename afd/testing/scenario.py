@@ -44,6 +44,9 @@ class Scenario:
     exit_after_seconds: float | None = None
     exit_code: int = 0
     work_seconds: float = 0.3
+    # Before a turn's first output the agent thinks this long, showing only the prompt it took and a
+    # status row that stands still (an agent whose first step is slow: its answer is written after it).
+    think_seconds: float = 0.0
     # Lines printed as the agent's output in each turn, before its reply.
     work_output: tuple[str, ...] = ()
     # A file (relative to cwd) the agent "cats" into its output each turn.
