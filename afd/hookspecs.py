@@ -151,7 +151,12 @@ def afd_witness(
     window kind when the record states them) when the latest wall in that
     window was not followed by a continuation; ``NOT_LIMITED`` when the
     conversation went on after it, or with no wall at all; ``UNKNOWN``
-    otherwise (no file, unreadable, stale, ambiguous). Read only a bounded
+    otherwise (no file, unreadable, stale, ambiguous) — and when a prompt
+    was recorded after the latest wall (a continuation afd typed, or the
+    person's own) that the agent has not answered yet: that wall was
+    answered, and whether the plan had room shows only in what comes next
+    (an answer, or a new rejection). ``afd.kit.recordverdict.verdict_of``
+    reads a timeline by these rules. Read only a bounded
     tail of a file, never its whole history. Return None for an agent the
     plugin does not know. First non-None result wins, in the order of
     ``afd_detect`` (a plugin whose agent was overridden is not asked;

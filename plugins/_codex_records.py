@@ -131,6 +131,11 @@ def is_progress(record: dict) -> bool:
     return False
 
 
+def is_prompt(record: dict) -> bool:
+    """A user's turn (afd's continuation, or the person's own prompt)."""
+    return record.get("type") == "event_msg" and _payload(record).get("type") == "user_message"
+
+
 def limiting_window(rate_limits: object) -> tuple[datetime | None, str | None]:
     """The reset and kind of the exhausted window in a ``token_count``'s ``rate_limits``, or (None, None)."""
     if not isinstance(rate_limits, dict):
@@ -171,7 +176,7 @@ def verdict_of(
     """Codex's word on its limit from a rollout's records, oldest first (pure)."""
     return recordverdict.verdict_of(
         records, is_wall=is_wall, is_progress=is_progress, wall_reset=wall_reset,
-        since=since, until=until, record=str(path) if path else None,
+        since=since, until=until, record=str(path) if path else None, is_prompt=is_prompt,
     )
 
 

@@ -71,6 +71,8 @@ class RecordRules:
     progress: tuple[Condition, ...]
     reset: tuple[str, ...] | None  # JSON path of the wall's reset, epoch seconds
     cwd: tuple[str, ...] | None  # JSON path of the working directory a record names
+    # Every one holds for a prompt someone submitted (after a wall: unknown until the agent answers).
+    prompt: tuple[Condition, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,7 +381,7 @@ def _banners(r: _Reader, raw: object) -> tuple[BannerRule, ...]:
 def _records(r: _Reader, data: Mapping) -> RecordRules | None:
     if "records" not in data:
         return None
-    known = {"dir", "dir_env", "files", "timestamp", "wall", "progress", "reset", "cwd"}
+    known = {"dir", "dir_env", "files", "timestamp", "wall", "progress", "prompt", "reset", "cwd"}
     t = r.table(data, "records", known)
     for key in ("dir", "files", "wall", "progress"):
         if key not in t:
@@ -392,6 +394,7 @@ def _records(r: _Reader, data: Mapping) -> RecordRules | None:
         r.problem(("records", "files"), "must be a glob under dir, without ..")
     wall = r.conditions(("records", "wall"), t.get("wall")) if "wall" in t else ()
     progress = r.conditions(("records", "progress"), t.get("progress")) if "progress" in t else ()
+    prompt = r.conditions(("records", "prompt"), t.get("prompt")) if "prompt" in t else ()
     if any(p.key and p.key.startswith("records") for p in r.problems):
         return None
     return RecordRules(
@@ -403,4 +406,5 @@ def _records(r: _Reader, data: Mapping) -> RecordRules | None:
         progress=progress,
         reset=r.json_path(("records", "reset"), t.get("reset")) if "reset" in t else None,
         cwd=r.json_path(("records", "cwd"), t.get("cwd")) if "cwd" in t else None,
+        prompt=prompt,
     )
