@@ -327,8 +327,7 @@ class Supervisor:
                 self.event("agent.unknown", f"{sighting.account} is unknown again: the limit seen in {sighting.session} "
                            "is disputed by its own records", sighting.session)
         else:
-            self._observe_limited(sighting.agent, sighting.account, sighting.session, sighting.banner, sighting.reset_at,
-                                  now, sighting.first_seen)
+            self._observe_limited(sighting, now)
 
     def _observe_working(self, agent: str, account: str, session: str, now: datetime) -> None:
         old = self._fact(agent, account)
@@ -336,10 +335,14 @@ class Supervisor:
             return
         self._store_fact(old, limits.observe_working(old, at=now, session=session), session)
 
-    def _observe_limited(self, agent, account, session, banner, reset_at, now, first_seen) -> None:
-        old = self._fact(agent, account)
-        new = limits.observe_limited(old, reset_at=reset_at, at=now, session=session, banner=banner, first_seen=first_seen)
-        self._store_fact(old, new, session)
+    def _observe_limited(self, seen: sessions.SeenLimited, now: datetime) -> None:
+        old = self._fact(seen.agent, seen.account)
+        new = limits.observe_limited(old, reset_at=seen.reset_at, at=now, session=seen.session, banner=seen.banner,
+                                     first_seen=seen.first_seen, evidence_at=seen.seen_at)
+        why = None
+        if old.state is limits.LimitState.AVAILABLE and new.state is limits.LimitState.UNKNOWN:
+            why = f"a usage limit whose reset had already passed was seen in {seen.session}"
+        self._store_fact(old, new, seen.session, why)
 
     def _awaiting_starts(self) -> set[str]:
         """Sessions whose agent afd created and has not seen run yet.
@@ -610,7 +613,8 @@ class Supervisor:
     def _fact(self, agent: str, account: str) -> limits.LimitFact:
         return self.store.load_limits().get(account) or limits.unknown_fact(agent, account)
 
-    def _store_fact(self, old: limits.LimitFact, new: limits.LimitFact, session: str | None) -> None:
+    def _store_fact(self, old: limits.LimitFact, new: limits.LimitFact, session: str | None, why: str | None = None) -> None:
+        """Save a changed fact; a change of state is an event that says what happened (`why`, for unknown)."""
         if new == old:
             return
         self.store.save_limit(new)
@@ -620,15 +624,18 @@ class Supervisor:
                 msg = f"{new.account_name} is limited for every session ({when}), seen in {new.source_session}"
             elif new.state is limits.LimitState.AVAILABLE:
                 msg = f"{new.account_name} is available: seen working without a banner in {new.source_session}"
-            elif old.state is limits.LimitState.AVAILABLE:
-                msg = f"{new.account_name} is unknown again: not seen working for {AVAILABLE_FOR}"
             else:
-                msg = f"{new.account_name} is unknown again: its limit's reset time has passed"
+                reason = why or "its limit's reset time has passed"
+                msg = f"{new.account_name} is unknown again: {reason}"
             self.event(f"agent.{new.state.value}", msg, session, agent=new.agent, account=new.account_name)
 
     def _expire_limits(self, now: datetime) -> None:
         for fact in self.store.load_limits().values():
-            self._store_fact(fact, limits.expire(fact, now, available_for=AVAILABLE_FOR), fact.source_session)
+            why = None
+            if fact.state is limits.LimitState.AVAILABLE and fact.observed_at is not None:
+                # Said only when it is so: the last working sighting is that old.
+                why = f"last seen working at {fact.observed_at:%Y-%m-%dT%H:%M:%SZ}, over {AVAILABLE_FOR} ago"
+            self._store_fact(fact, limits.expire(fact, now, available_for=AVAILABLE_FOR), fact.source_session, why)
 
 
 def crowded_dirs(pairs) -> frozenset[tuple[object, str]]:

@@ -89,13 +89,19 @@ def observe_limited(
     session: str,
     banner: str,
     first_seen: bool,
+    evidence_at: datetime | None = None,
 ) -> LimitFact:
     """The fact after `session` shows a limit banner at instant `at`.
 
     `reset_at` is the banner's reset as parsed once, against the time it was
     first seen. With `first_seen` False the banner was already on screen at
     an earlier poll; see the module docstring for why that is weaker.
+    `evidence_at` is when the wall appeared (its banner's first sighting, its
+    record): a wall older than the account's last working sighting is over.
     """
+    if (fact.state is LimitState.AVAILABLE and evidence_at is not None and fact.observed_at is not None
+            and evidence_at < fact.observed_at):
+        return expire(fact, at)
     if first_seen:
         # A new banner whose stated reset is already behind it (a past date)
         # still counts against "available", so it lands as a lapsed limit.

@@ -126,6 +126,8 @@ class SeenLimited:
     banner: str
     reset_at: datetime | None
     first_seen: bool  # a new appearance, not the same banner still on screen
+    # When the evidence appeared: the banner's first sighting, or the rejection's record (None: not known).
+    seen_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,7 +381,10 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
 
     verdict = look.verdict
     pane_limited = verdict is not None and verdict.limited and found is not None and look.sighting is not None
-    combined = combine(pane_limited, look.sighting.reset_at if look.sighting and pane_limited else None, look.record, pane_idle=True)
+    # A busy marker in the tail of a still pane (a spinner that stands still) is the agent at work: its
+    # records alone do not call it stalled.
+    combined = combine(pane_limited, look.sighting.reset_at if look.sighting and pane_limited else None, look.record,
+                       pane_idle=not look.busy)
     if combined.witnesses is Witnesses.DISPUTED:
         return _disputed(rec, look, combined, now, sightings)
     if not combined.limited:
@@ -415,7 +420,7 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
                                          f"{combined.witnesses.value}): {banner}"),)
     elif rec.witnesses is not None and rec.witnesses != new.witnesses:
         notes = (Note("session.witnessed", f"{rec.agent}'s limit is now witnessed by {new.witnesses}"),)
-    seen = (SeenLimited(rec.agent, rec.name, account, banner, reset_at, first),) if rec.agent and account else ()
+    seen = (SeenLimited(rec.agent, rec.name, account, banner, reset_at, first, first_seen),) if rec.agent and account else ()
     return Transition(_changed(rec, new, now), notes, seen)
 
 

@@ -260,3 +260,55 @@ def test_the_fake_agents_spinner_is_busy(specs, agent):
     spec = specs[agent]
     rows = ["reply", screens.spinner(agent, 3.3), ""]
     assert sessions.seen_busy(rows, spec.busy, spec.chrome, tail_lines=8)
+
+
+# --- evidence from before the continuation the agent took ------------------------------------------
+
+CONTINUED = NOW - timedelta(minutes=1)  # the agent took afd's continuation then
+WALL_AT = NOW - timedelta(minutes=2)  # the wall it answered: first seen, and recorded, before it
+LATER = NOW - timedelta(seconds=10)  # a wall drawn after it
+
+
+def record(state, at, reset=None):
+    from afd.model import WitnessVerdict
+
+    return WitnessVerdict(state, "the agent's latest record is a usage-limit rejection" if state.value == "limited" else "x",
+                          reset, None, "t.jsonl", at)
+
+
+@pytest.mark.parametrize(
+    "observation, state, kinds",
+    [
+        pytest.param(look(idle=True, found=BANNER, first_seen=WALL_AT, limited=True), S.IDLE, ["session.idle"],
+                     id="the-banner-above-the-continuation-is-history"),
+        pytest.param(look(idle=True, found=BANNER, first_seen=CONTINUED, limited=True), S.IDLE, ["session.idle"],
+                     id="a-banner-first-seen-as-it-went-in-is-history"),
+        pytest.param(look(idle=True, found=BANNER, first_seen=LATER, limited=True), S.LIMITED, ["session.limited"],
+                     id="a-banner-drawn-after-it-is-a-wall"),
+        pytest.param(replace(look(idle=True), record=record(sessions.WitnessState.LIMITED, WALL_AT)), S.IDLE, ["session.idle"],
+                     id="a-rejection-recorded-before-it-is-history"),
+        pytest.param(replace(look(idle=True), record=record(sessions.WitnessState.LIMITED, LATER)), S.LIMITED,
+                     ["session.limited"], id="a-rejection-recorded-after-it-is-a-wall"),
+        pytest.param(look(idle=False, found=BANNER, first_seen=WALL_AT, busy=True), S.WORKING, ["session.working"],
+                     id="working-under-the-old-banner"),
+    ],
+)
+def test_no_evidence_from_before_the_continuation_puts_the_session_back_at_its_wall(observation, state, kinds):
+    before = rec(state=S.LIMITED, last_banner=BANNER.banner, banner_first_seen_at=WALL_AT, reset_at=BANNER.reset_at,
+                 witnesses="pane", continued_at=CONTINUED)
+    t = transition(before, observation, NOW)
+    assert t.record.state is state
+    assert [n.kind for n in t.notes] == kinds
+    if observation.found is not None:
+        assert not t.clear_banner  # the old sighting stays, so the next look does not take it for a new banner
+    if state is S.IDLE and observation.found is not None:
+        assert t.notes[0].message == "no longer at a usage limit: the agent took afd's continuation, and no wall was drawn after it"
+    if state is S.WORKING:
+        assert [type(x) for x in t.sightings] == [SeenWorking]  # the old banner does not hide the working sighting
+
+
+def test_a_still_pane_showing_its_spinner_is_not_limited_by_its_records_alone():
+    still = replace(look(idle=True, busy=True), record=record(sessions.WitnessState.LIMITED, LATER))
+    assert transition(rec(state=S.WORKING), still, NOW).record.state is S.IDLE
+    quiet = replace(look(idle=True), record=record(sessions.WitnessState.LIMITED, LATER))
+    assert transition(rec(state=S.WORKING), quiet, NOW).record.state is S.LIMITED
