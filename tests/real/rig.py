@@ -228,6 +228,8 @@ class Rig:
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_TELEMETRY": "1",
             "DISABLE_ERROR_REPORTING": "1",
+            # claude.ai's connectors (MCP servers of the signed-in account) are fetched from the mocked hosts.
+            "ENABLE_CLAUDEAI_MCP_SERVERS": "false",
         }
         if not subscriber:
             pane_env["ANTHROPIC_API_KEY"] = API_KEY
@@ -271,8 +273,7 @@ class Rig:
         offline on the mock's chat endpoint as its own provider (BYOK), where GitHub's walls never show."""
         home = self._home("copilot")
         (home / ".copilot").mkdir()
-        # One fixed model, not Auto (which asks the API to pick one first).
-        (home / ".copilot" / "settings.json").write_text(json.dumps({"model": "gpt-4.1"}), encoding="utf-8")
+        write_copilot_settings(home / ".copilot")
         env = {**self._base_env(home), **(COPILOT_GITHUB_ENV if signed_in else COPILOT_BYOK_ENV),
                "COPILOT_HOME": str(home / ".copilot"), "NODE_EXTRA_CA_CERTS": str(self.ca[0]),
                "SSL_CERT_FILE": str(self.ca[0])}
@@ -290,7 +291,7 @@ class Rig:
         _write_opencode_config(home)
         copilot_home = home / ".copilot"
         copilot_home.mkdir()
-        (copilot_home / "settings.json").write_text(json.dumps({"model": "gpt-4.1"}), encoding="utf-8")
+        write_copilot_settings(copilot_home)
         bin_dir = home / "bin"
         bin_dir.mkdir()
         for name, binary in (("codex", self.codex_bin), ("claude", self.claude_bin), ("gemini", self.gemini_bin),
@@ -404,6 +405,19 @@ def _write_opencode_config(home: Path) -> None:
         }},
     }
     (folder / "opencode.json").write_text(json.dumps(config), encoding="utf-8")
+
+
+def write_copilot_settings(copilot_home: Path) -> None:
+    """One fixed model, not Auto (which asks the API to pick one first), and what cannot work offline off.
+
+    Its built-in MCP servers (github-mcp-server, githubiq), its memory and its remote sessions are services of
+    api.githubcopilot.com, which the mock serves only for the model API: the MCP handshake fails there
+    ("Failed to connect to MCP server") after retries a loaded machine stretched past a minute before the
+    first turn. Switched off, not outwaited.
+    """
+    settings = {"model": "gpt-4.1", "disabledMcpServers": ["github-mcp-server", "githubiq"], "autoUpdate": False,
+                "memory": False, "remoteSessions": False}
+    (copilot_home / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
 
 
 def write_gemini_settings(home: Path) -> None:
