@@ -22,7 +22,7 @@ from afd.judge.sessions import (
     ServerUnanswered,
     transition,
 )
-from afd.model import Detection, IdentitySource, SessionState
+from afd.model import Detection, IdentitySource, SessionState, WitnessState
 from afd.observe.identity import Identity, IdentityKind
 from afd.record.types import SessionRecord
 
@@ -285,9 +285,9 @@ def record(state, at, reset=None):
                      id="a-banner-first-seen-as-it-went-in-is-history"),
         pytest.param(look(idle=True, found=BANNER, first_seen=LATER, limited=True), S.LIMITED, ["session.limited"],
                      id="a-banner-drawn-after-it-is-a-wall"),
-        pytest.param(replace(look(idle=True), record=record(sessions.WitnessState.LIMITED, WALL_AT)), S.IDLE, ["session.idle"],
+        pytest.param(replace(look(idle=True), record=record(WitnessState.LIMITED, WALL_AT)), S.IDLE, ["session.idle"],
                      id="a-rejection-recorded-before-it-is-history"),
-        pytest.param(replace(look(idle=True), record=record(sessions.WitnessState.LIMITED, LATER)), S.LIMITED,
+        pytest.param(replace(look(idle=True), record=record(WitnessState.LIMITED, LATER)), S.LIMITED,
                      ["session.limited"], id="a-rejection-recorded-after-it-is-a-wall"),
         pytest.param(look(idle=False, found=BANNER, first_seen=WALL_AT, busy=True), S.WORKING, ["session.working"],
                      id="working-under-the-old-banner"),
@@ -308,7 +308,7 @@ def test_no_evidence_from_before_the_continuation_puts_the_session_back_at_its_w
 
 
 def test_a_still_pane_showing_its_spinner_is_not_limited_by_its_records_alone():
-    still = replace(look(idle=True, busy=True), record=record(sessions.WitnessState.LIMITED, LATER))
+    still = replace(look(idle=True, busy=True), record=record(WitnessState.LIMITED, LATER))
     assert transition(rec(state=S.WORKING), still, NOW).record.state is S.IDLE
-    quiet = replace(look(idle=True), record=record(sessions.WitnessState.LIMITED, LATER))
+    quiet = replace(look(idle=True), record=record(WitnessState.LIMITED, LATER))
     assert transition(rec(state=S.WORKING), quiet, NOW).record.state is S.LIMITED
