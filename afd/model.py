@@ -13,7 +13,7 @@ class SessionState(enum.StrEnum):
 
     A StrEnum, so stored rows and JSON keep their plain strings. Actions add
     their own in-progress states here (and a transition for each in
-    `afd/sessions.py`).
+    `afd/judge/sessions.py`).
     """
 
     WORKING = "working"

@@ -202,7 +202,7 @@ class RequestHandler(JobRequests, WebRequests):
         """Check everything, journal the intent and start the slow git step on a worker.
 
         Answers at once with the journal id; the client asks `sessions.create-result`
-        until the loop has carried the create through (afd/create.py).
+        until the loop has carried the create through (afd/act/create.py).
         """
         if not is_valid_name(name):
             raise UserError(f"{name!r} is not a valid session name (letters, digits, . _ - : @ +)", EXIT_USAGE)

@@ -2,7 +2,7 @@
 
 The supervisor decides nothing itself that a pure module can decide: it
 gathers facts (tmux, psutil), hands them to the gates, the session rules
-(`afd/sessions.py`) and the limit map, and writes what changed to the store. Data moves down DESIGN.md's data flow and
+(`afd/judge/sessions.py`) and the limit map, and writes what changed to the store. Data moves down DESIGN.md's data flow and
 never back up.
 """
 

@@ -1,7 +1,7 @@
-"""What the daemon does for `afd jobs …` requests (mixed into afd/requests.py's handler).
+"""What the daemon does for `afd jobs …` requests (mixed into afd/daemon/requests.py's handler).
 
 Every request that acts for "the session I run in" names its pane and is
-checked against the process tree (afd/caller.py) before anything else.
+checked against the process tree (afd/world/caller.py) before anything else.
 Refusals are one line and exit 1, and come before anything is written.
 """
 

@@ -1,6 +1,6 @@
 """What an agent's screen offers someone about to type into it: menus, modals, the composer.
 
-Pure readings of captured rows (as `afd.text.capture_rows` gives them), for
+Pure readings of captured rows (as `afd.kit.text.capture_rows` gives them), for
 delivery to decide whether and how to type. Each reading says "not found"
 (None) rather than guess: a composer afd cannot find is not an empty one.
 How an agent draws its input row is its `AgentSpec`'s (`input_rows`,

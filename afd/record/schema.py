@@ -117,7 +117,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE UNIQUE INDEX ledger_journal ON ledger (journal_id) WHERE journal_id IS NOT NULL;
     """,
     # → +1: jobs (sessions that other sessions supervise), who owns them and
-    # who owned them, handoff receipts, and the envelope outbox (afd/jobbook.py).
+    # who owned them, handoff receipts, and the envelope outbox (afd/jobs/book.py).
     """
     CREATE TABLE jobs (
         name TEXT PRIMARY KEY,
