@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def read_report(events: int) -> tuple[dict, bool]:
     """The status from the running daemon, else from the store; and whether the daemon runs."""
-    from afd.config import paths
+    from afd.kit import paths
 
     answering = True
     # No socket file, no daemon: the client (and the socket module, ~5 ms to import) is not needed to say so.

@@ -33,11 +33,12 @@ import tomlkit
 import tomlkit.exceptions
 import tomlkit.items
 
-from afd.config import notifiers, paths, userpattern
+from afd.config import notifiers, userpattern
 from afd.config.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
 from afd.errors import EXIT_CONFIG, AfdError
 from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
 from afd.judge.accounts import Account, selection, vars_of
+from afd.kit import paths
 from afd.model import AgentSpec
 
 LIMIT_ACTIONS = ("wait", "handoff")

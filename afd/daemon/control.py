@@ -102,7 +102,7 @@ Handler = Callable[[str, dict], object]
 
 def socket_path() -> Path:
     """Where the daemon listens: `control.sock` in afd's runtime dir, resolved now."""
-    from afd.config import paths
+    from afd.kit import paths
 
     return paths.control_socket()
 

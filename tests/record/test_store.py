@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from afd.config import paths
 from afd.judge.limits import LimitFact, LimitState, unknown_fact
+from afd.kit import paths
 from afd.model import Event
 from afd.record.store import MIGRATIONS, SCHEMA_VERSION, StateLock, Store, StoreError, default_path
 from afd.record.types import BannerSighting, JournalState, LedgerEntry, ResumeHistory, SessionRecord
