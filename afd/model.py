@@ -26,12 +26,48 @@ class SessionState(enum.StrEnum):
     ALL_LIMITED = "all_limited"  # limited, and every agent of handoff_order is too: the loop guard's stop
 
 
+# The states in which a session stands at a limit (the loop guard's stop is one too).
+LIMITED_STATES = frozenset({SessionState.LIMITED, SessionState.ALL_LIMITED})
+
+
 class IdentityKind(enum.StrEnum):
     """Which agent runs in a pane, in three values (afd.observe.identity says how it is found)."""
 
     KNOWN = "known"  # the agent is named
     UNKNOWN = "unknown"  # something other than a shell runs, and matches no spec: never authorises anything
     NONE = "none"  # only a shell, or nothing at all
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessEnv:
+    """What afd reads of an agent process's environment: never a credential's value.
+
+    `selecting`: the account variables (of any agent) that are set, with
+    their values; `credentials`: the names of the credential variables that
+    are set; `home`: its HOME, which `~` in its values means.
+    """
+
+    selecting: tuple[tuple[str, str], ...]
+    credentials: tuple[str, ...]
+    home: str | None
+
+    def value(self, name: str) -> str | None:
+        return dict(self.selecting).get(name) or None
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Which agent runs in a pane, and the process that says so (afd.observe.identity finds it)."""
+
+    kind: IdentityKind
+    agent: str | None
+    pid: int | None  # the agent process (or, for UNKNOWN, the unidentified one)
+    create_time: float | None  # with pid, names the process even after pid reuse
+    argv: tuple[str, ...]
+    reason: str
+    # The account variables of `pid`'s environment, read when the identity was
+    # established (afd.observe.account_env); None: not read, or unreadable.
+    env: ProcessEnv | None = None
 
 
 class IdentitySource(enum.StrEnum):

@@ -32,9 +32,8 @@ from afd.act import Cleanup, Finish, Go, KillPane, Move, NewSession, NoEffect, R
 from afd.act.context import ActionContext, Advanced
 from afd.act.intent import from_row, stored, to_row
 from afd.act.launch import bare
-from afd.model import IdentitySource, SessionState
+from afd.model import IdentityKind, IdentitySource, SessionState
 from afd.observe import identity
-from afd.observe.identity import IdentityKind
 from afd.record.types import JournalEntry, JournalState, SessionRecord
 from afd.world import git, tmux
 

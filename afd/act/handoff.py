@@ -31,14 +31,12 @@ from afd.errors import AfdError
 from afd.jobs import rules as jobs
 from afd.jobs.book import JobBook
 from afd.judge import witness
-from afd.judge.limits import LimitState
-from afd.model import AgentSpec, PromptDelivery, SessionState
+from afd.model import LIMITED_STATES, AgentSpec, PromptDelivery, SessionState
 from afd.record.ledger import who
-from afd.record.types import LedgerEntry, SessionRecord
+from afd.record.types import LedgerEntry, LimitState, SessionRecord
 from afd.world import git, tmux
 
 ACTION = "handoff"
-LIMITED_STATES = (SessionState.LIMITED, SessionState.ALL_LIMITED)
 
 
 class HandoffRefused(AfdError):

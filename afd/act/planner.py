@@ -19,13 +19,12 @@ from afd.act.context import ActionContext
 from afd.decide import nextaction, policy
 from afd.judge import screen
 from afd.kit.resettime import local_zone
-from afd.model import Clock, SessionState
+from afd.model import LIMITED_STATES, Clock, SessionState
 from afd.record.ledger import who
 from afd.record.types import ResumeHistory, SessionRecord
 
 log = logging.getLogger("afd.actions")
 
-LIMITED_STATES = (SessionState.LIMITED, SessionState.ALL_LIMITED)
 
 
 def limit_of(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> policy.Limit | None:
@@ -49,14 +48,14 @@ def limit_of(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> po
     native, native_at = screen.native_continue(watch.captures[-1], Clock(now=now, local_zone=local_zone()))
     spec = ctx.plugins.agents.get(rec.agent) if rec.agent else None
     if spec is not None and found.kind in spec.self_continuing_kinds:
-        native, native_at = policy.Native.ARMED, rec.reset_at  # the agent retries at its reset by itself
+        native, native_at = screen.Native.ARMED, rec.reset_at  # the agent retries at its reset by itself
     return policy.Limit(
         kind=found.kind,
         episode=f"{rec.last_banner}@{rec.banner_first_seen_at.isoformat()}",
         first_seen_at=rec.banner_first_seen_at,
         reset_at=rec.reset_at,
         native=native,
-        native_at=(rec.reset_at or native_at) if native is policy.Native.ARMED else None,
+        native_at=(rec.reset_at or native_at) if native is screen.Native.ARMED else None,
         reset_unstated=found.reset_unstated,
         offers_other_model=found.offers_other_model,
     )

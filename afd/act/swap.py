@@ -25,9 +25,8 @@ from afd.judge import screen
 from afd.judge.gates import is_chrome
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows
-from afd.model import AgentSpec, Clock, Detection, IdentitySource, PromptDelivery, SessionState
+from afd.model import AgentSpec, Clock, Detection, IdentityKind, IdentitySource, PromptDelivery, SessionState
 from afd.observe import identity
-from afd.observe.identity import IdentityKind
 from afd.record.ledger import who
 from afd.record.types import JournalEntry, JournalState, LedgerEntry
 from afd.world import teardown, tmux

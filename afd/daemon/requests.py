@@ -20,10 +20,9 @@ from afd.daemon.status import StatusSnapshot, event_json
 from afd.daemon.supervisor import GONE, UNKNOWN, expected_socket_path
 from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.jobs.requests import JobRequests
-from afd.model import AgentSpec, IdentitySource, PromptDelivery
+from afd.model import AgentSpec, IdentityKind, IdentitySource, PromptDelivery
 from afd.observe import identity
 from afd.observe.account_env import with_account_env
-from afd.observe.identity import IdentityKind
 from afd.record.naming import is_valid_name
 from afd.record.types import SessionRecord
 from afd.web.requests import WebRequests

@@ -28,14 +28,23 @@ from afd.judge import accounts, limits, sessions
 from afd.judge.gates import judge
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows
-from afd.model import AgentProcess, Clock, Event, Notice, SessionState, WitnessState, WitnessVerdict
+from afd.model import (
+    AgentProcess,
+    Clock,
+    Event,
+    Identity,
+    IdentityKind,
+    Notice,
+    SessionState,
+    WitnessState,
+    WitnessVerdict,
+)
 from afd.observe import account_env, identity
-from afd.observe.identity import Identity, IdentityKind
 from afd.observe.identity_cache import IdentityCache, rules_key
 from afd.observe.watch import PaneWatch, occurrence_key
 from afd.record.naming import is_ignored, unique_name
 from afd.record.store import Store
-from afd.record.types import NO_HISTORY, SessionRecord
+from afd.record.types import NO_HISTORY, LimitFact, LimitState, SessionRecord
 from afd.world import git, tmux
 
 log = logging.getLogger("afd.supervisor")
@@ -312,7 +321,7 @@ class Supervisor:
             self._observe_working(sighting.agent, sighting.account, sighting.session, now)
         elif isinstance(sighting, sessions.SeenDisputed):
             fact = self._fact(sighting.agent, sighting.account)
-            if fact.state is limits.LimitState.LIMITED and fact.source_session == sighting.session:
+            if fact.state is LimitState.LIMITED and fact.source_session == sighting.session:
                 # The limit every session was told of came from the banner now disputed.
                 self.store.save_limit(limits.unknown_fact(sighting.agent, sighting.account))
                 self.event("agent.unknown", f"{sighting.account} is unknown again: the limit seen in {sighting.session} "
@@ -323,7 +332,7 @@ class Supervisor:
 
     def _observe_working(self, agent: str, account: str, session: str, now: datetime) -> None:
         old = self._fact(agent, account)
-        if old.state is limits.LimitState.AVAILABLE and old.observed_at and timedelta(0) <= now - old.observed_at < AVAILABLE_REFRESH:
+        if old.state is LimitState.AVAILABLE and old.observed_at and timedelta(0) <= now - old.observed_at < AVAILABLE_REFRESH:
             return
         self._store_fact(old, limits.observe_working(old, at=now, session=session), session)
 
@@ -598,20 +607,20 @@ class Supervisor:
             since = (banner_seen_at or now) - timedelta(seconds=self.config.poll_interval + 1)
         return self.plugins.witness(rec.agent, process, since, now)
 
-    def _fact(self, agent: str, account: str) -> limits.LimitFact:
+    def _fact(self, agent: str, account: str) -> LimitFact:
         return self.store.load_limits().get(account) or limits.unknown_fact(agent, account)
 
-    def _store_fact(self, old: limits.LimitFact, new: limits.LimitFact, session: str | None) -> None:
+    def _store_fact(self, old: LimitFact, new: LimitFact, session: str | None) -> None:
         if new == old:
             return
         self.store.save_limit(new)
         if new.state != old.state:
-            if new.state is limits.LimitState.LIMITED:
+            if new.state is LimitState.LIMITED:
                 when = new.reset_at.strftime("%Y-%m-%dT%H:%M:%SZ") if new.reset_at else "no reset time stated"
                 msg = f"{new.account_name} is limited for every session ({when}), seen in {new.source_session}"
-            elif new.state is limits.LimitState.AVAILABLE:
+            elif new.state is LimitState.AVAILABLE:
                 msg = f"{new.account_name} is available: seen working without a banner in {new.source_session}"
-            elif old.state is limits.LimitState.AVAILABLE:
+            elif old.state is LimitState.AVAILABLE:
                 msg = f"{new.account_name} is unknown again: not seen working for {AVAILABLE_FOR}"
             else:
                 msg = f"{new.account_name} is unknown again: its limit's reset time has passed"

@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
-from afd.judge.limits import LimitFact, LimitState
+from afd.judge.screen import Native
 from afd.model import IdentityKind, IdentitySource, SessionState, person_must_act
-from afd.record.types import ResumeHistory
+from afd.record.types import LimitFact, LimitState, ResumeHistory
 
 # A limit seen again within this long after a continuation was not lifted
 # by it: the continuation counts against the same episode and backs off.
@@ -30,14 +30,6 @@ BACKOFF_FIRST = timedelta(seconds=30)
 BACKOFF_CAP = timedelta(minutes=30)
 # Claude's own auto-continue fires 30–90 s after the reset it shows.
 NATIVE_JITTER = timedelta(seconds=90)
-
-
-class Native(enum.Enum):
-    """The agent's own auto-continue (Claude Code), as the screen shows it."""
-
-    NONE = "none"  # no such feature on screen
-    ARMED = "armed"  # "set to continue automatically at …"
-    CANCELLED = "cancelled"  # "Automatic continue cancelled"
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,12 +9,12 @@ How an agent draws its input row is its `AgentSpec`'s (`input_rows`,
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from afd.decide.policy import Native
 from afd.kit.resettime import parse_reset
 from afd.model import AgentSpec, Clock
 
@@ -26,6 +26,15 @@ _BUSY = re.compile(r"esc to interrupt|\bWorking…? \(\d+s", re.I)
 _ARMED = re.compile(r"(?:set to continue|Continuing) automatically at (?P<at>[^·]+?)\s*(?:·|$)", re.I)
 _SHORTLY = re.compile(r"Continuing shortly\b", re.I)
 _CANCELLED = re.compile(r"Automatic continue cancelled", re.I)
+
+
+class Native(enum.Enum):
+    """The agent's own auto-continue (Claude Code), as the screen shows it."""
+
+    NONE = "none"  # no such feature on screen
+    ARMED = "armed"  # "set to continue automatically at …"
+    CANCELLED = "cancelled"  # "Automatic continue cancelled"
+
 
 STOP_AND_WAIT = "Stop and wait for limit to reset"
 KEEP_MODEL = "Keep current model"

@@ -24,8 +24,7 @@ from typing import Any
 from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
 from afd.judge.gates import Verdict, is_chrome
 from afd.judge.witness import Combined, Witnesses, combine
-from afd.model import Detection, IdentitySource, SessionState, WitnessVerdict
-from afd.observe.identity import Identity, IdentityKind
+from afd.model import Detection, Identity, IdentityKind, IdentitySource, SessionState, WitnessVerdict
 from afd.record.types import BannerSighting, SessionRecord
 
 # A created session's pane may run a launcher (`env`, a pyenv shim, a

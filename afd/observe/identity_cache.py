@@ -37,8 +37,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from afd.model import Identity, IdentityKind
 from afd.observe import identity
-from afd.observe.identity import Identity, IdentityKind, ProcessFact
+from afd.observe.identity import ProcessFact
 from afd.world.tmux import PaneInfo
 
 # The safety net: whatever the probes say, each pane's tree is walked this often.

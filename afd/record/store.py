@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import overload
 
 from afd.errors import EXIT_CONFIG, AfdError
-from afd.judge.limits import LimitFact, LimitState
 from afd.model import Event, IdentityKind, IdentitySource, SessionState
 from afd.record.files import DB_NAME, LOCK_NAME, default_path, lock_holder_pid, lock_is_held, lock_path_for  # noqa: F401
 from afd.record.schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401
@@ -43,6 +42,8 @@ from afd.record.types import (
     JournalEntry,
     JournalState,
     LedgerEntry,
+    LimitFact,
+    LimitState,
     ResumeHistory,
     SessionRecord,
     StoredEvent,

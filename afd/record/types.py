@@ -84,6 +84,34 @@ class ResumeHistory:
 NO_HISTORY = ResumeHistory()  # a session afd never acted on
 
 
+# --- the limit map (rules: afd/judge/limits.py) ---------------------------
+
+
+class LimitState(enum.Enum):
+    LIMITED = "limited"
+    AVAILABLE = "available"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class LimitFact:
+    """One account's entry in the limit map."""
+
+    agent: str
+    state: LimitState
+    reset_at: datetime | None
+    observed_at: datetime | None
+    source_session: str | None
+    banner: str | None = None
+    # The account, when it is not the agent's default one (which is named after the agent).
+    account: str | None = None
+
+    @property
+    def account_name(self) -> str:
+        """The key of this fact in the map: the account's name."""
+        return self.account or self.agent
+
+
 # --- events, the journal, the ledger ---------------------------------------
 
 

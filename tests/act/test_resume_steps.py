@@ -173,7 +173,7 @@ def test_the_input_row_is_read_from_the_agents_spec_not_its_name():
 
 
 def test_native_auto_continue_is_read_armed_then_cancelled():
-    from afd.decide.policy import Native
+    from afd.judge.screen import Native
     from afd.model import Clock
 
     clock = Clock(now=NOW, local_zone=timezone.utc)

@@ -13,8 +13,7 @@ from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.requests import RequestHandler
 from afd.daemon.supervisor import Supervisor
-from afd.model import IdentitySource, SessionState
-from afd.observe.identity import IdentityKind
+from afd.model import IdentityKind, IdentitySource, SessionState
 from afd.record.store import Store
 from afd.record.types import LedgerEntry, SessionRecord
 from afd.world.tmux import ServerRef

@@ -7,7 +7,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from afd.decide import nextaction, policy
-from afd.decide.policy import Limit, Native, NeedsHuman, Nothing, Refuse, ResumeAt, ResumeNow
+from afd.decide.policy import Limit, NeedsHuman, Nothing, Refuse, ResumeAt, ResumeNow
+from afd.judge.screen import Native
 from afd.record.types import ResumeHistory
 
 NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
@@ -166,7 +167,7 @@ WALL_PATHS = [
 
 @pytest.mark.parametrize(("lim", "wait_decision", "needs_human"), [c[1:] for c in WALL_PATHS], ids=[c[0] for c in WALL_PATHS])
 def test_what_the_wall_says_picks_the_path(lim, wait_decision, needs_human):
-    from afd.judge.limits import LimitFact, LimitState
+    from afd.record.types import LimitFact, LimitState
 
     assert isinstance(decide(lim, ResumeHistory()), wait_decision)
     assert lim.needs_human is needs_human

@@ -21,12 +21,12 @@ from afd.config.loader import load_plugins
 from afd.config.settings import Config, ConfigError, load_config
 from afd.daemon.status import build_status
 from afd.daemon.supervisor import Supervisor
-from afd.judge.accounts import UNKNOWN, Account, AgentVars, ProcessEnv, account_of, agent_of_account, env_of, expand
-from afd.judge.limits import LimitFact, LimitState
+from afd.judge.accounts import UNKNOWN, Account, AgentVars, account_of, agent_of_account, env_of, expand
+from afd.model import Identity, IdentityKind, ProcessEnv
 from afd.observe.account_env import account_view, process_environ, with_account_env
-from afd.observe.identity import Identity, IdentityKind
 from afd.record.schema import MIGRATIONS
 from afd.record.store import Store
+from afd.record.types import LimitFact, LimitState
 from afd.world.tmux import ServerRef
 from harness import start_fake, wait_for
 

@@ -11,8 +11,7 @@ from afd.act.create import CreateFacts
 from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.supervisor import Supervisor
-from afd.model import SessionState
-from afd.observe.identity import IdentityKind
+from afd.model import IdentityKind, SessionState
 from afd.record.store import Store
 from afd.record.types import JournalState
 from afd.world.tmux import ServerRef

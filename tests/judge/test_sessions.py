@@ -22,8 +22,7 @@ from afd.judge.sessions import (
     ServerUnanswered,
     transition,
 )
-from afd.model import Detection, IdentitySource, SessionState
-from afd.observe.identity import Identity, IdentityKind
+from afd.model import Detection, Identity, IdentityKind, IdentitySource, SessionState
 from afd.record.types import SessionRecord
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)

@@ -14,8 +14,7 @@ import pytest
 from afd.judge import sessions
 from afd.judge.gates import Verdict
 from afd.judge.witness import Witnesses, combine, handoff_witnessed
-from afd.model import Detection, IdentitySource, SessionState, WitnessState, WitnessVerdict
-from afd.observe.identity import IdentityKind
+from afd.model import Detection, IdentityKind, IdentitySource, SessionState, WitnessState, WitnessVerdict
 from afd.record.types import SessionRecord
 from afd.testing import records as R
 

@@ -17,10 +17,10 @@ import pytest
 
 from afd.daemon.status import SCHEMA, StatusSnapshot, build_status
 from afd.decide import nextaction
-from afd.judge.limits import LimitFact, LimitState, unknown_fact
+from afd.judge.limits import unknown_fact
 from afd.model import Event
 from afd.record.store import Store
-from afd.record.types import LedgerEntry, SessionRecord
+from afd.record.types import LedgerEntry, LimitFact, LimitState, SessionRecord
 
 NOW = datetime(2026, 7, 13, 9, 0, 12, 345678, tzinfo=timezone.utc)
 AGENTS = ("claude", "codex", "devin")

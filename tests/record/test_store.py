@@ -13,11 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from afd.judge.limits import LimitFact, LimitState, unknown_fact
+from afd.judge.limits import unknown_fact
 from afd.kit import paths
 from afd.model import Event
 from afd.record.store import MIGRATIONS, SCHEMA_VERSION, StateLock, Store, StoreError, default_path
-from afd.record.types import BannerSighting, JournalState, LedgerEntry, ResumeHistory, SessionRecord
+from afd.record.types import (
+    BannerSighting,
+    JournalState,
+    LedgerEntry,
+    LimitFact,
+    LimitState,
+    ResumeHistory,
+    SessionRecord,
+)
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
 
