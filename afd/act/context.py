@@ -22,8 +22,8 @@ from afd.record.types import JournalEntry
 from afd.world import tmux
 
 if TYPE_CHECKING:
-    from afd.config.loader import PluginSet
     from afd.config.settings import Config
+    from afd.pluginset import PluginSet
 
 EventSink = Callable[..., None]  # (kind, message, session=None, **data)
 

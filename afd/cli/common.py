@@ -15,8 +15,8 @@ def load_effective(config_path: str | None, *, warn_failed_plugins: bool = True)
 
     A syntax or validation error is a UserError naming file and line.
     """
-    from afd.config.loader import load_config_and_plugins
     from afd.config.settings import ConfigError
+    from afd.pluginset import load_config_and_plugins
 
     try:
         config, plugins = load_config_and_plugins(Path(config_path) if config_path else None)

@@ -89,7 +89,7 @@ def _explicit_path(args: argparse.Namespace) -> Path | None:
 
 def _known_agents(config: Config, *, warn: bool = False) -> Mapping[str, AgentSpec]:
     """The agent names the config's plugins provide; with ``warn``, a skipped plugin is said on stderr."""
-    from afd.config.loader import load_for_config
+    from afd.pluginset import load_for_config
 
     plugins = load_for_config(config)
     if warn:

@@ -124,7 +124,7 @@ def _agents_and_accounts() -> tuple[list[str], tuple[tuple[str, str], ...]]:
         config, plugins = load_effective(None)
     except UserError as exc:
         print(f"afd: warning: {exc}", file=sys.stderr)
-        from afd.config.loader import load_plugins
+        from afd.pluginset import load_plugins
 
         return sorted(load_plugins(None).agents), ()
     return sorted(plugins.agents), tuple((a.name, a.agent) for a in config.accounts.values())

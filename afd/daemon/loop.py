@@ -21,7 +21,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from afd import __version__
-from afd.config.loader import PluginSet, load_config_and_plugins
 from afd.config.settings import Config, ConfigError, default_config_path
 from afd.daemon import control, notify
 from afd.daemon.status import event_json
@@ -29,6 +28,7 @@ from afd.daemon.supervisor import PollSummary, Supervisor
 from afd.errors import EXIT_CONFIG, EXIT_FAIL, AfdError
 from afd.model import Event
 from afd.notifiers.worker import NoticeWorker
+from afd.pluginset import PluginSet, load_config_and_plugins
 from afd.record.store import StateLock, Store, StoreError
 from afd.record.store import default_path as default_db_path
 from afd.world import tmux

@@ -20,7 +20,6 @@ import psutil
 
 from afd.act import briefing, create, planner, resume, runner, swap
 from afd.act.context import ActionContext, Advanced, Workers
-from afd.config.loader import PluginSet
 from afd.config.settings import Config, compiled_limit_patterns
 from afd.jobs import delivery
 from afd.jobs.outbox import Outbox
@@ -42,6 +41,7 @@ from afd.model import (
 from afd.observe import account_env, identity
 from afd.observe.identity_cache import IdentityCache, rules_key
 from afd.observe.watch import PaneWatch, occurrence_key
+from afd.pluginset import PluginSet
 from afd.record.naming import is_ignored, unique_name
 from afd.record.store import Store
 from afd.record.types import NO_HISTORY, LimitFact, LimitState, SessionRecord

@@ -147,9 +147,9 @@ def test_a_resume_starts_the_agent_again_on_the_account_the_session_was_on(monke
     from types import SimpleNamespace
 
     from afd.act import resume
-    from afd.config.loader import load_plugins
     from afd.config.settings import Config
     from afd.judge.accounts import Account
+    from afd.pluginset import load_plugins
 
     monkeypatch.setenv("HOME", "/home/u")
     config = Config(accounts={"claude-work": Account("claude-work", "claude", (("CLAUDE_CONFIG_DIR", "~/.claude-work"),))})

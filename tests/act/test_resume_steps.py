@@ -8,8 +8,8 @@ import pytest
 
 from afd.act import Finish, Go, Key, Liveness, PaneView, Paste, Respawn, Result, Wait, deliver
 from afd.act.resume import decide
-from afd.config.loader import load_plugins
 from afd.judge import screen
+from afd.pluginset import load_plugins
 from afd.testing import banners, screens
 from afd.world.tmux import Presence
 

@@ -818,8 +818,8 @@ def test_a_catastrophic_user_pattern_cannot_hang_detection(tmp_path):
     import threading
     from datetime import datetime, timezone
 
-    from afd.config.loader import load_plugins
     from afd.model import Clock
+    from afd.pluginset import load_plugins
 
     cfg = tmp_path / "afd.toml"
     cfg.write_text('[limit_patterns]\nclaude = "(a|aa)+$"\n')

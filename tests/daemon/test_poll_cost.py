@@ -6,11 +6,11 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.supervisor import AVAILABLE_REFRESH, Supervisor
 from afd.observe.identity_cache import REWALK_EVERY, IdentityCache
 from afd.observe.watch import MAX_CAPTURE_AGE
+from afd.pluginset import load_plugins
 from afd.record.store import Store
 from afd.record.types import LimitState
 from afd.world import tmux

@@ -9,11 +9,11 @@ from types import SimpleNamespace
 import pytest
 
 from afd.cli.main import UserError
-from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.requests import RequestHandler
 from afd.daemon.supervisor import Supervisor
 from afd.model import IdentityKind, IdentitySource, SessionState
+from afd.pluginset import load_plugins
 from afd.record.store import Store
 from afd.record.types import LedgerEntry, SessionRecord
 from afd.world.tmux import ServerRef

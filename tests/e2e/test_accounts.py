@@ -17,13 +17,13 @@ import pytest
 
 from afd.act.launch import bare, on_account
 from afd.cli.status import render
-from afd.config.loader import load_plugins
 from afd.config.settings import Config, ConfigError, load_config
 from afd.daemon.status import build_status
 from afd.daemon.supervisor import Supervisor
 from afd.judge.accounts import UNKNOWN, Account, AgentVars, account_of, agent_of_account, env_of, expand
 from afd.model import Identity, IdentityKind, ProcessEnv
 from afd.observe.account_env import account_view, process_environ, with_account_env
+from afd.pluginset import load_plugins
 from afd.record.schema import MIGRATIONS
 from afd.record.store import Store
 from afd.record.types import LimitFact, LimitState

@@ -7,9 +7,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.config.loader import load_plugins
 from afd.config.settings import AgentOverride, Config
 from afd.daemon.supervisor import Supervisor
+from afd.pluginset import load_plugins
 from afd.record.store import Store
 from afd.record.types import JournalState
 from afd.world.tmux import ServerRef

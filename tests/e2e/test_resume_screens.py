@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from test_resume import ShiftClock, continuations, poll_until, resume_entries, session, supervisor, wall_lifted  # noqa: F401
 
-from afd.config.loader import load_plugins
 from afd.daemon.status import build_status
+from afd.pluginset import load_plugins
 from harness import start_fake, wait_for
 
 pytestmark = pytest.mark.tmux

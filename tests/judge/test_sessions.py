@@ -7,7 +7,6 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.config.loader import load_plugins
 from afd.judge import sessions
 from afd.judge.gates import Verdict
 from afd.judge.sessions import (
@@ -23,6 +22,7 @@ from afd.judge.sessions import (
     transition,
 )
 from afd.model import Detection, Identity, IdentityKind, IdentitySource, SessionState
+from afd.pluginset import load_plugins
 from afd.record.types import SessionRecord
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)

@@ -142,7 +142,7 @@ def test_detect_record_for_an_agent_without_a_witness_is_a_usage_error(xdg_dirs,
 
 
 def test_builtin_witnesses_are_claude_codex_and_gemini_and_their_helpers_are_not_plugins():
-    from afd.config.loader import load_plugins
+    from afd.pluginset import load_plugins
 
     plugins = load_plugins(None, entry_points=False)
     # Python built-ins, then the shipped manifests (plugins/agents/*.toml); no `_helper` module is a plugin.
@@ -154,8 +154,8 @@ def test_builtin_witnesses_are_claude_codex_and_gemini_and_their_helpers_are_not
 
 
 def test_a_witness_that_raises_counts_as_unknown(tmp_path):
-    from afd.config.loader import load_plugins
     from afd.model import AgentProcess
+    from afd.pluginset import load_plugins
 
     (tmp_path / "broken.py").write_text(
         "from afd import hookimpl\n"

@@ -193,7 +193,7 @@ def test_status_from_a_store_written_before_agents_were_stored_loads_the_plugins
     with Store(db) as store:
         fill(store)
     report = json.loads(_cli_status(dict(os.environ)).stdout)
-    from afd.config.loader import load_plugins
+    from afd.pluginset import load_plugins
 
     # every agent the plugins know (the shipped manifests included), and one the store alone names
     known = set(load_plugins(None, entry_points=False).agents)
@@ -227,7 +227,7 @@ def _modules_after(argv: list[str], env: dict) -> set[str]:
 
 
 # What only other commands (or the daemon) need: the record types, the writer, plugins, the screen, config parsing.
-HEAVY = {"psutil", "rich", "pluggy_loaded_plugins", "afd.record.store", "afd.config.settings", "afd.config.loader",
+HEAVY = {"psutil", "rich", "pluggy_loaded_plugins", "afd.record.store", "afd.config.settings", "afd.pluginset",
          "afd.observe.identity", "afd.decide.policy", "afd.judge.gates", "tomlkit", "regex", "logging"}  # fmt: skip
 
 
