@@ -99,6 +99,18 @@ class InputRow:
 
 
 @dataclass(frozen=True, slots=True)
+class LimitMenu:
+    """A menu an agent opens at its wall, and what afd answers in it before it types a continuation."""
+
+    # Searched (re.search) in the menu's title and options, joined by spaces.
+    pattern: re.Pattern[str]
+    # The option afd takes, by its exact text (never by its number); None: only a person answers this menu.
+    answer: str | None
+    # What the person is asked to do when `answer` is None (after "needs you: ").
+    ask: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class AgentSpec:
     """What afd knows about one kind of agent CLI; supplied by a plugin."""
 
@@ -158,6 +170,19 @@ class AgentSpec:
     # its text (`[Pasted ~15 lines]`). A group named "lines" is the number of
     # lines pasted; a placeholder counts as the paste only when that matches.
     paste_markers: tuple[re.Pattern[str], ...] = ()
+    # The menus the agent opens at its wall, tried in order on the menu a
+    # resume finds where its input row should be: the first whose pattern
+    # matches says which option afd takes, or that a person must answer it.
+    # A menu none of them matches is a person's to answer.
+    limit_menus: tuple[LimitMenu, ...] = ()
+    # Rows of the agent's own auto-continue at a wall (it types "continue"
+    # itself at the reset): a row matching one of `auto_continue_armed` arms
+    # it, and its group named "at", when it has one, is when it fires (read
+    # as a reset clause; without the group it fires now); a row matching one
+    # of `auto_continue_cancelled` disarms it. The lowest such row wins. An
+    # armed auto-continue is waited out, never typed over.
+    auto_continue_armed: tuple[re.Pattern[str], ...] = ()
+    auto_continue_cancelled: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

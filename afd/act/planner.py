@@ -45,8 +45,8 @@ def limit_of(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> po
     found = watch.detections[-1] if watch is not None and watch.detections else None
     if found is None:
         return None
-    native, native_at = screen.native_continue(watch.captures[-1], Clock(now=now, local_zone=local_zone()))
     spec = ctx.plugins.agents.get(rec.agent) if rec.agent else None
+    native, native_at = screen.native_continue(spec, watch.captures[-1], Clock(now=now, local_zone=local_zone()))
     if spec is not None and found.kind in spec.self_continuing_kinds:
         native, native_at = screen.Native.ARMED, rec.reset_at  # the agent retries at its reset by itself
     return policy.Limit(

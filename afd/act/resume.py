@@ -98,12 +98,12 @@ def _deliver(intent: ResumeIntent, view: PaneView, now: datetime, guard: float) 
     hold = deliver.typing_hold(view, now, guard)
     menu = screen.find_menu(view.rows)
     if menu is not None:
-        kind = screen.menu_kind(menu)
-        if kind == screen.MenuKind.LIMIT_INCREASE:
-            return Finish(Result.NEEDS_HUMAN, "answer the agent's question about requesting a limit increase")
-        wanted = {screen.MenuKind.RATE_LIMIT_OPTIONS: screen.STOP_AND_WAIT, screen.MenuKind.SWITCH_MODEL: screen.KEEP_MODEL}.get(kind)
-        if wanted is None:
+        known = screen.limit_menu(view.spec, menu)
+        if known is None:
             return Finish(Result.NEEDS_HUMAN, f"a menu afd does not know is open ({menu.title or menu.options[0]})")
+        if known.answer is None:
+            return Finish(Result.NEEDS_HUMAN, known.ask or f"answer the agent's menu ({menu.title or menu.options[0]})")
+        wanted = known.answer
         if hold and hold != "your text is in the agent's input row":
             return Wait(hold=hold)
         key = deliver.menu_key(menu, wanted)
@@ -136,7 +136,7 @@ def _respawn(intent: ResumeIntent, view: PaneView, now: datetime, guard: float) 
 
 def _after_respawn(intent: ResumeIntent, view: PaneView, now: datetime, step_at: datetime, timeout: timedelta, guard: float) -> Move:
     ready = not view.dead and not view.shell and screen.composer_text(view.spec, view.rows) is not None
-    if ready and not screen.busy(view.rows):
+    if ready and not screen.busy(view.spec, view.rows):
         return _deliver(intent, view, now, guard)
     if view.dead and now - step_at > timeout:
         return Finish(Result.FAILED, "the agent started with its resume args exited again")

@@ -115,8 +115,8 @@ _HUMAN_WHY = (
     (".billing", "settle billing (billing wall)"),
     (".org-cap", "ask your organisation's admin for more usage (org cap)"),
     (".admin-cap", "ask an admin for more usage (admin limit)"),
-    (".extra-usage", "add extra usage (out of extra usage)"),
-    (".credits", "add usage credits (out of credits)"),
+    (".extra-usage", "add extra usage (the extra usage is spent)"),
+    (".credits", "add usage credits (none are left)"),
     (".model-cap", "add usage credits or switch models (model cap)"),
 )
 
