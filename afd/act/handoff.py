@@ -17,6 +17,7 @@ rolls back: the old agent is restarted with its resume args if it had stopped.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -28,8 +29,6 @@ from afd.act.launch import Launch, account_env, launch_argv, on_account
 from afd.decide import nextaction, policy
 from afd.decide.brief import BriefInput, build_brief
 from afd.errors import AfdError
-from afd.jobs import rules as jobs
-from afd.jobs.book import JobBook
 from afd.judge import witness
 from afd.model import LIMITED_STATES, AgentSpec, PromptDelivery, SessionState
 from afd.record.ledger import who
@@ -219,8 +218,12 @@ def begin(
     brief: str | None = None,
     force: bool = False,
     automatic: bool = False,
+    jobs: Sequence[str] = (),
 ) -> int:
-    """Check, gather, build the brief and journal the intent; returns the journal entry id."""
+    """Check, gather, build the brief and journal the intent; returns the journal entry id.
+
+    `jobs` is what the brief says of the jobs the session supervises (they stay with it), one line each.
+    """
     store, config = ctx.store, ctx.config
     rec = store.get_session(name)
     if rec is None:
@@ -260,7 +263,7 @@ def begin(
             extra=config.handoff_brief,
             since_sha=since,
             since_commits=git.count_commits(Path(worktree), f"{since}..{facts_git.head_sha}") if since else 0,
-            jobs=tuple(jobs.brief_lines(JobBook(store).supervised_by(name))),
+            jobs=tuple(jobs),
         )
     )
     how_launched = Launch.RESUME if last_turn is not None else Launch.FIRST

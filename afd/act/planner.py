@@ -11,6 +11,7 @@ deciding does not try again.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -110,8 +111,11 @@ def plan_wait(
     resume.save_plan(ctx, name, plan)
 
 
-def start_handoffs(ctx: ActionContext, busy: set[str]) -> None:
-    """Hand off each newly limited session, once per wall, when the config says so; `busy`: sessions with an action."""
+def start_handoffs(ctx: ActionContext, busy: set[str], jobs_of: Callable[[str], Sequence[str]] = lambda name: ()) -> None:
+    """Hand off each newly limited session, once per wall, when the config says so; `busy`: sessions with an action.
+
+    `jobs_of` gives what a session's brief says of the jobs it supervises.
+    """
     config = ctx.config
     for rec in ctx.store.list_sessions():
         if rec.name in busy:
@@ -128,7 +132,7 @@ def start_handoffs(ctx: ActionContext, busy: set[str]) -> None:
             _all_limited(ctx, rec, choice)
             continue
         try:
-            handoff.begin(ctx, rec.name, choice.to, automatic=True)
+            handoff.begin(ctx, rec.name, choice.to, automatic=True, jobs=jobs_of(rec.name))
         except handoff.HandoffRefused as exc:
             ctx.store.save_resume_history(rec.name, policy.tried(ctx.store.resume_history(rec.name), wall, policy.HandoffTry.DECLINED))
             ctx.event("handoff.refused", f"no automatic handoff to {choice.to}: {exc}; the wait path applies", rec.name)

@@ -19,6 +19,7 @@ from afd.daemon.control import Stream
 from afd.daemon.status import StatusSnapshot, event_json
 from afd.daemon.supervisor import GONE, UNKNOWN, expected_socket_path
 from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
+from afd.jobs.book import supervised_lines
 from afd.jobs.requests import JobRequests
 from afd.model import AgentSpec, IdentityKind, IdentitySource, PromptDelivery
 from afd.observe import identity
@@ -290,7 +291,7 @@ class RequestHandler(JobRequests, WebRequests):
 
         self._session(name)
         try:
-            entry = handoff.begin(self.sup.context(), name, to, brief=brief, force=force)
+            entry = handoff.begin(self.sup.context(), name, to, brief=brief, force=force, jobs=supervised_lines(self.store, name))
         except handoff.HandoffRefused as exc:
             self.sup.event("handoff.refused", f"handoff to {to} refused: {exc}", name)
             raise UserError(f"handoff of {name} to {to} refused: {exc}", EXIT_FAIL) from None

@@ -22,6 +22,7 @@ from afd.act import briefing, create, planner, resume, runner, swap
 from afd.act.context import ActionContext, Advanced, Workers
 from afd.config.settings import Config, compiled_limit_patterns
 from afd.jobs import delivery
+from afd.jobs.book import supervised_lines
 from afd.jobs.outbox import Outbox
 from afd.judge import accounts, limits, sessions
 from afd.judge.gates import judge
@@ -172,7 +173,7 @@ class Supervisor:
 
     def start_handoffs(self) -> None:
         """Automatic handoffs policy asks for (the daemon calls this after a poll; `run --once` does not)."""
-        planner.start_handoffs(self.context(), set(self.engine.pending(self.store)))
+        planner.start_handoffs(self.context(), set(self.engine.pending(self.store)), lambda name: supervised_lines(self.store, name))
         self.acting = frozenset(self.engine.owning(self.store))
 
     def busy(self) -> bool:
