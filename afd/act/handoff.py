@@ -22,14 +22,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from afd.act import preflight, runner
+from afd.act import Observe, Tell, preflight, runner
 from afd.act.context import ActionContext
 from afd.act.intent import to_row
 from afd.act.launch import Launch, account_env, launch_argv, on_account
-from afd.decide import nextaction, policy
+from afd.decide import plan, policy
 from afd.decide.brief import BriefInput, build_brief
 from afd.errors import AfdError
-from afd.judge import witness
+from afd.judge import sessions, witness
 from afd.model import LIMITED_STATES, AgentSpec, PromptDelivery, SessionState
 from afd.record.ledger import who
 from afd.record.types import LedgerEntry, LimitState, SessionRecord
@@ -300,15 +300,15 @@ def begin(
         prior_state=rec.state,
         step_at=ctx.clock(),
     )
-    entry = runner.begin(ctx, name, ACTION, to_row(intent))
-    plan = nextaction.plan_of(policy.Handoff(target, unverified, why=f"handing off to {target}"), max_attempts=0)
-    store.upsert_session(replace(rec, state=SessionState.HANDING_OFF, next_action=nextaction.dumps(plan), updated_at=ctx.clock()))
+    shown = plan.of(policy.Handoff(target, unverified, why=f"handing off to {target}"), max_attempts=0)
+    assert shown is not None  # a handoff always shows its target
     how_chosen = " (unverified: its limit state is unknown)" if unverified else ""
-    ctx.event(
+    started = Tell(
         "handoff.started",
         f"handing off from {who(rec.agent, rec.account)} to {who(agent, account)}{how_chosen} at {facts_git.head_sha[:12]}"
         f" ({'automatic' if automatic else 'asked by the user'}; {rec.agent}'s turn had ended: {how})",
-        name,
-        journal=entry,
     )
+    # The row and the session's handing_off are one commit: a poll in between must not judge a pane the swap owns.
+    entry = runner.begin(ctx, name, ACTION, to_row(intent), records=(Observe(sessions.HandoffBegun(shown)),))
+    runner.tell(ctx, name, (replace(started, data={"journal": entry}),))
     return entry

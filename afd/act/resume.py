@@ -20,10 +20,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from afd.act import Finish, Go, Key, Liveness, Move, PaneView, Paste, Respawn, Result, Wait, deliver
+from afd.act import (
+    Finish,
+    Go,
+    Key,
+    Liveness,
+    Move,
+    Observe,
+    PaneView,
+    Paste,
+    Record,
+    Respawn,
+    Result,
+    SaveHistory,
+    Tell,
+    Wait,
+    deliver,
+)
 from afd.act.intent import from_row, stored
 from afd.act.launch import bare
-from afd.judge import screen
+from afd.decide import plan, policy
+from afd.judge import screen, sessions
+from afd.record.types import NextAction
 from afd.world.tmux import Presence
 
 ACTION = "resume"
@@ -211,26 +229,23 @@ class ResumeExecutor:
     def step(self, intent: Mapping, facts: ResumeFacts) -> Move:
         return decide(intent, facts.view, facts.now, facts.settings)
 
-    def progress(self, ctx, entry, move: Move, report) -> None:
-        from afd.decide import nextaction
-
+    def progress(self, ctx, entry, move: Move) -> tuple[Record, ...]:
         intent = from_row(ResumeIntent, entry.intent)
+        records: list[Record] = []
         if isinstance(move, Go) and not entry.intent.get("effect_error"):
             pane = intent.pane_id
             if move.step == ResumeStep.SUBMITTED and move.data.get("enters") == 1:
-                ctx.event("resume.sent", f"continuation sent to pane {pane} (attempt {intent.attempt})", entry.session,
-                          attempt=intent.attempt)
+                records.append(Tell("resume.sent", f"continuation sent to pane {pane} (attempt {intent.attempt})",
+                                    data={"attempt": intent.attempt}))
             if move.step == ResumeStep.RESPAWNED:
-                report.restarted.add(entry.session)  # the next agent in this pane is the session's own
+                records.append(Observe(sessions.AgentStarted()))  # the next agent in this pane is the session's own
                 argv = move.effect.argv if isinstance(move.effect, Respawn) else ()
-                ctx.event("resume.respawned", f"started {' '.join(bare(argv))} in pane {pane}", entry.session)
+                records.append(Tell("resume.respawned", f"started {' '.join(bare(argv))} in pane {pane}"))
         hold = move.hold if isinstance(move, Wait) else None
-        plan = nextaction.in_progress(intent.step, attempt=intent.attempt, max_attempts=ctx.config.resume_max_attempts, hold=hold)
-        save_plan(ctx, entry.session, plan)
+        shown = plan.resuming(intent.step, attempt=intent.attempt, max_attempts=ctx.config.resume_max_attempts, hold=hold)
+        return (*records, *_shown(ctx, entry.session, shown))
 
-    def finished(self, ctx, entry, end: Finish, report) -> None:
-        from afd.decide import policy
-
+    def finished(self, ctx, entry, end: Finish) -> tuple[Record, ...]:
         name = entry.session
         now = ctx.clock()
         history = ctx.store.resume_history(name)
@@ -241,26 +256,19 @@ class ResumeExecutor:
             history = policy.failed(history, at=now)
         elif end.result is Result.NEEDS_HUMAN:
             history = policy.stopped_for_human(history, end.outcome)
-        ctx.store.save_resume_history(name, history)
         kind = {
             Result.CONFIRMED: "resume.confirmed",
             Result.UNCONFIRMED: "resume.unconfirmed",
             Result.NEEDS_HUMAN: "session.needs_human",
         }.get(end.result, "resume.failed")
-        ctx.event(kind, end.outcome, name, result=end.result.value, attempt=entry.intent.get("attempt"))
-        save_plan(ctx, name, None)
+        return (SaveHistory(history), Tell(kind, end.outcome, data={"result": end.result.value, "attempt": entry.intent.get("attempt")}),
+                Observe(sessions.Planned(None)))
 
 
-def save_plan(ctx, name: str, plan) -> None:
-    """The session's next action as status shows it; written only when it changed."""
-    from dataclasses import replace
-
-    from afd.decide import nextaction
-
+def _shown(ctx, name: str, shown: NextAction | None) -> tuple[Record, ...]:
+    """The session's next action as status shows it, when it changed (most turns of a resume change nothing)."""
     rec = ctx.store.get_session(name)
-    text = nextaction.dumps(plan)
-    if rec is not None and rec.next_action != text:
-        ctx.store.upsert_session(replace(rec, next_action=text, updated_at=ctx.clock()))
+    return (Observe(sessions.Planned(shown)),) if rec is not None and rec.next_action != shown else ()
 
 
 def begin(ctx, rec, *, attempt: int, why: str, episode: str | None, manual: bool = False) -> int:
@@ -268,7 +276,6 @@ def begin(ctx, rec, *, attempt: int, why: str, episode: str | None, manual: bool
     from afd.act import runner
     from afd.act.intent import to_row
     from afd.act.launch import Launch, account_env, argv_for, on_account
-    from afd.decide import nextaction
 
     cfg = ctx.config
     now = ctx.clock()
@@ -289,9 +296,8 @@ def begin(ctx, rec, *, attempt: int, why: str, episode: str | None, manual: bool
         manual=manual,
         step_at=now,
     )
-    entry = runner.begin(ctx, rec.name, ACTION, to_row(intent), at=now)
     who = "by hand" if manual else why
-    ctx.event("resume.scheduled", f"resuming now ({who}; attempt {attempt} of {cfg.resume_max_attempts})", rec.name,
-              attempt=attempt, why=why, manual=manual)
-    save_plan(ctx, rec.name, nextaction.in_progress(ResumeStep.SCHEDULED, attempt=attempt, max_attempts=cfg.resume_max_attempts))
-    return entry
+    told = Tell("resume.scheduled", f"resuming now ({who}; attempt {attempt} of {cfg.resume_max_attempts})",
+                data={"attempt": attempt, "why": why, "manual": manual})
+    shown = plan.resuming(ResumeStep.SCHEDULED, attempt=attempt, max_attempts=cfg.resume_max_attempts)
+    return runner.begin(ctx, rec.name, ACTION, to_row(intent), at=now, records=(told, Observe(sessions.Planned(shown))))

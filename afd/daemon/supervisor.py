@@ -104,12 +104,6 @@ class Supervisor:
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
     watches: dict[str, PaneWatch] = field(default_factory=dict)
     _server_state: str | None = None  # "running" | "down" | "unanswered", for events on change
-    # Sessions afd created whose agent it has not seen yet, from the journal (the create's
-    # executor settles its row once this poll has recorded the agent running, or the pane ending).
-    _awaiting: set[str] = field(default_factory=set)
-    # Sessions whose pane an action of this run restarted: the next agent there is theirs, and a
-    # launcher in front of it is waited for, as for a created session.
-    _awaiting_agent: set[str] = field(default_factory=set)
     _socket_path: str | None = None  # as the server last reported it
     # Identity is re-walked only when a pane's probe changes; see identity_cache.
     identities: IdentityCache = field(default_factory=IdentityCache)
@@ -140,11 +134,6 @@ class Supervisor:
              delivery.EnvelopeExecutor()],
             self.workers,
         )
-        # A resume that started the agent again before afd stopped: the new process is the session's own.
-        self._awaiting_agent |= {
-            name for name, e in self.engine.pending(self.store).items()
-            if e.action == resume.ACTION and e.intent.get("step") == resume.ResumeStep.RESPAWNED
-        }
 
     # --- what actions may use --------------------------------------------------
 
@@ -155,7 +144,6 @@ class Supervisor:
     def advance_actions(self, live=None, *, actions=None) -> Advanced:
         """One engine turn over the pending journal rows; what it means for the poll is applied here."""
         report = self.engine.advance(self.context(), live or {}, actions=actions)
-        self._awaiting_agent |= report.restarted
         for name in report.forget_watch:
             self.watches.pop(name, None)
         for entry_id, entry in report.settled.items():
@@ -164,7 +152,9 @@ class Supervisor:
         return report
 
     def begin_create(self, plan: create.CreatePlan) -> int:
-        return self._creates.begin(self.context(), plan)
+        entry_id = self._creates.begin(self.context(), plan)
+        self.advance_actions(actions={create.ACTION})  # its first step starts the worktree's worker at once
+        return entry_id
 
     def create_result(self, entry_id: int) -> dict | None:
         """How a create stands: None while it runs; ValueError with the reason when it failed."""
@@ -312,9 +302,6 @@ class Supervisor:
             self._observe(sighting, self.clock())
         for note in t.notes:
             self.event(note.kind, note.message, name)
-        if t.settled is not None:
-            self._awaiting_agent.discard(name)
-            self._awaiting.discard(name)
         return new
 
     def _observe(self, sighting: sessions.Sighting, now: datetime) -> None:
@@ -342,25 +329,12 @@ class Supervisor:
         new = limits.observe_limited(old, reset_at=reset_at, at=now, session=session, banner=banner, first_seen=first_seen)
         self._store_fact(old, new, session)
 
-    def _awaiting_starts(self) -> set[str]:
-        """Sessions whose agent afd created and has not seen run yet.
-
-        Read from the journal, not kept in memory, so a restart in between
-        still waits for the agent instead of letting its pane go.
-        """
-        return {
-            e.session
-            for e in self.store.pending_journal()
-            if e.action == create.ACTION and e.intent.get("step") == create.STEP_AWAITING
-        }
-
     # --- binding panes to sessions ------------------------------------------
 
     def _bind_panes(self, inv: tmux.Inventory, now: datetime) -> dict[str, tuple[SessionRecord, tmux.PaneInfo, Identity]]:
         records = {r.name: r for r in self.store.list_sessions()}
         bound = {r.pane_id: r for r in records.values() if r.state != GONE and r.server_socket == inv.socket_path}
         overrides = {n: o.command for n, o in self.config.agents.items() if o.command}
-        self._awaiting = self._awaiting_starts()
         live: dict[str, tuple[SessionRecord, tmux.PaneInfo, Identity]] = {}
 
         self.identities.begin_poll(rules_key(self.plugins.agents, overrides))
@@ -380,7 +354,7 @@ class Supervisor:
             rec = bound.pop(pane.pane_id, None)
             if rec is not None and rec.server_pid is None:
                 # Created while tmux could not say which server pid it was: this is the first answer.
-                rec = self._save(rec, replace(rec, server_pid=inv.server_pid, updated_at=now))
+                rec = self._apply(rec, sessions.transition(rec, sessions.ServerNamed(inv.server_pid), now))
             if rec is not None and rec.server_pid != inv.server_pid:
                 # Pane ids restart at %0 on a new server: same id, unrelated pane.
                 self._apply(rec, sessions.transition(rec, sessions.ServerReplaced(rec.server_pid, inv.server_pid), now))
@@ -392,12 +366,8 @@ class Supervisor:
                 own_alive = rec.agent_pid is not None and any(
                     p.pid == rec.agent_pid and p.create_time == rec.agent_started_at and p.alive for p in procs
                 )
-                # Counted from when the pane started, not from the (slow) worktree step before it.
-                since = rec.created_at if rec.name in self._awaiting else None
-                if since is None and rec.name in self._awaiting_agent:
-                    since = rec.updated_at
                 agent = ident.agent if ident.kind is IdentityKind.KNOWN else rec.agent
-                seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, since, self._account(agent, ident, told))
+                seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, self._account(agent, ident, told))
                 rec = self._apply(rec, sessions.transition(rec, seen, now))
             elif self._should_adopt(pane, ident):
                 rec = self._adopt(pane, ident, inv, records, now)
@@ -481,8 +451,7 @@ class Supervisor:
         mono = self.monotonic()
         wanted = []
         for name, (rec, pane, _ident) in live.items():
-            awaiting = rec.name in self._awaiting or (rec.name in self._awaiting_agent and rec.agent_pid is None)
-            if rec.state in (EXITED, GONE) or awaiting or rec.agent not in self.plugins.agents or name in self.acting:
+            if rec.state in (EXITED, GONE) or rec.awaiting_since is not None or rec.agent not in self.plugins.agents or name in self.acting:
                 continue  # no agent of its own runs there (yet) to capture
             watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
             watch.keep = self.config.stability_polls

@@ -9,6 +9,7 @@ import pytest
 from afd.act.launch import Launch, launch_argv
 from afd.config.settings import AgentOverride
 from afd.model import AgentSpec, PromptDelivery
+from afd.record.store import Store
 
 SPEC = AgentSpec(name="tool", executables=("tool",), command=("tool",), resume_args=("--continue",))
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
@@ -37,15 +38,15 @@ def test_resume_args_empty_gives_no_arguments_to_a_resume_and_a_hand_back_alike(
     from afd.config.settings import Config
 
     config = Config(agents={"tool": AgentOverride(resume_args=())})
-    rows = []
     ctx = SimpleNamespace(
         config=config, plugins=SimpleNamespace(agents={"tool": SPEC}), clock=lambda: T0, run="r",
-        store=SimpleNamespace(journal_begin=lambda s, a, row, at=None: rows.append(row) or 1, get_session=lambda n: None),
+        store=Store(tmp_path / "state.db"),
         event=lambda *a, **k: None,
     )
     rec = SimpleNamespace(name="s", agent="tool", mission="m", pane_id="%1", worktree="/w", next_action=None, account="tool")
     resume.begin(ctx, rec, attempt=1, why="reset", episode="e")
-    assert tuple(rows[0]["respawn_argv"]) == launch_argv(SPEC, config.agents["tool"], Launch.RESUME) == ("tool",)
+    [row] = ctx.store.pending_journal()
+    assert tuple(row.intent["respawn_argv"]) == launch_argv(SPEC, config.agents["tool"], Launch.RESUME) == ("tool",)
 
 
 def test_a_prompt_goes_on_the_command_line_only_for_agents_that_take_it_there():
@@ -62,7 +63,7 @@ def test_a_prompt_goes_on_the_command_line_only_for_agents_that_take_it_there():
         ("unknown", ("claude", "--continue")),  # never a guessed account: the pane's environment stands
     ],
 )
-def test_a_resume_starts_the_agent_again_on_the_account_the_session_was_on(monkeypatch, account, argv):
+def test_a_resume_starts_the_agent_again_on_the_account_the_session_was_on(monkeypatch, tmp_path, account, argv):
     from types import SimpleNamespace
 
     from afd.act import resume
@@ -72,12 +73,12 @@ def test_a_resume_starts_the_agent_again_on_the_account_the_session_was_on(monke
 
     monkeypatch.setenv("HOME", "/home/u")
     config = Config(accounts={"claude-work": Account("claude-work", "claude", (("CLAUDE_CONFIG_DIR", "~/.claude-work"),))})
-    rows = []
     ctx = SimpleNamespace(
         config=config, plugins=SimpleNamespace(agents=load_plugins(None, entry_points=False).agents), clock=lambda: T0,
-        run="r", store=SimpleNamespace(journal_begin=lambda s, a, row, at=None: rows.append(row) or 1, get_session=lambda n: None),
+        run="r", store=Store(tmp_path / "state.db"),
         event=lambda *a, **k: None,
     )
     rec = SimpleNamespace(name="s", agent="claude", mission="m", pane_id="%1", worktree="/w", next_action=None, account=account)
     resume.begin(ctx, rec, attempt=1, why="reset", episode="e")
-    assert tuple(rows[0]["respawn_argv"]) == argv
+    [row] = ctx.store.pending_journal()
+    assert tuple(row.intent["respawn_argv"]) == argv

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 
 import pytest
@@ -27,7 +26,8 @@ def limited_fake(tmux_server, supervisor, scenario, agent="claude", **settings):
 
 
 def plan(sup, fake) -> dict:
-    return json.loads(session(sup, fake.pane).next_action or "null") or {}
+    shown = session(sup, fake.pane).next_action
+    return shown.as_json() if shown is not None else {}
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,9 @@ import pytest
 
 from afd.judge import sessions
 from afd.judge.gates import Verdict
-from afd.judge.witness import Witnesses, combine, handoff_witnessed
+from afd.judge.witness import combine, handoff_witnessed
 from afd.model import Detection, IdentityKind, IdentitySource, SessionState, WitnessState, WitnessVerdict
-from afd.record.types import SessionRecord
+from afd.record.types import SessionRecord, Witnesses
 from afd.testing import records as R
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
@@ -51,12 +51,12 @@ def test_combination_rule(given, expected):
 @pytest.mark.parametrize(
     "witnesses,has_witness,requires,allowed",
     [
-        ("pane+record", True, True, True),
-        ("pane", True, True, False),
-        ("record", True, True, False),
-        ("pane", False, True, True),  # devin: the pane is all there is
-        ("pane", True, False, True),
-        ("disputed", True, False, False),
+        (Witnesses.BOTH, True, True, True),
+        (Witnesses.PANE, True, True, False),
+        (Witnesses.RECORD, True, True, False),
+        (Witnesses.PANE, False, True, True),  # devin: the pane is all there is
+        (Witnesses.PANE, True, False, True),
+        (Witnesses.DISPUTED, True, False, False),
         (None, False, False, False),
     ],
 )
