@@ -65,7 +65,9 @@ def step(row: Mapping | BriefIntent, f: BriefFacts) -> Move:
             return Finish(Result.DONE, "the pending brief was delivered")
         if first and first in f.on_screen:
             return Finish(Result.DONE, "the brief was already in the pane")
-    if f.session_state != SessionState.IDLE or f.pane_present is None:
+    if f.pane_present is None:
+        return Wait("tmux did not answer about the pane; the brief waits")
+    if f.session_state != SessionState.IDLE:
         return Wait(f"the session is {f.session_state}; the brief waits until it is idle")
     # A failed try is tried again on a later turn; a landed one was looked for above.
     return Go(BriefStep.DELIVERING, Submit(i.brief), stored(delivering=True))
