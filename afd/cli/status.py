@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("--watch shows a live view for people; --json prints one object (use one or the other)")
         from afd.cli.status_watch import watch
 
-        return watch(args.events)
+        return watch(args.events, read_report, _watched_tables)
     report, running = read_report(args.events)
     render(report, args.json)
     return EXIT_OK if running else EXIT_DAEMON_DOWN
@@ -189,6 +189,11 @@ _STATE_STYLE = {
 # Columns a narrow terminal keeps (`status --watch` below NARROW columns wide).
 NARROW = 110
 _ESSENTIAL = ("name", "agent", "account", "state", "reset", "next action")
+
+
+def _watched_tables(report: dict, now, zone, width: int, events: int) -> list:
+    """What `status --watch` draws under its header, at the terminal's width."""
+    return report_view(report, now=now, zone=zone, narrow=width < NARROW, events=events)
 
 
 def report_view(report: dict, *, now=None, zone=None, narrow: bool = False, events: int | None = None) -> list:

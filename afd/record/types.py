@@ -144,6 +144,19 @@ class ResumeHistory:
 NO_HISTORY = ResumeHistory()  # a session afd never acted on
 
 
+@dataclass(frozen=True, slots=True)
+class GitFacts:
+    """Where the branch stands at the moment of a swap: what the ledger is anchored on and the brief says."""
+
+    branch: str | None  # None when HEAD is detached
+    head_sha: str
+    base_sha: str  # where the branch left its default branch, or the session's recorded base
+    base_label: str  # how to name the base to a person: "main", or a short SHA
+    commits: int  # commits in base..HEAD
+    dirty_files: int  # files with uncommitted changes (tracked or not)
+
+
+
 # --- the limit map (rules: afd/judge/limits.py) ---------------------------
 
 

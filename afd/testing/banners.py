@@ -10,24 +10,10 @@ text that looks like a limit and is not one.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
-
-@dataclass(frozen=True, slots=True)
-class BannerFamily:
-    id: str
-    agent: str
-    limit: bool  # does a real detector have to call this a limit?
-    build: Callable[[Mapping[str, object]], list[str]]
-    defaults: Mapping[str, object] = field(default_factory=dict)
-    # The `/rate-limit-options` menu takes the place of the composer while it is open.
-    replaces_composer: bool = False
-
-
-def _zone(params: Mapping[str, object]) -> str:
-    zone = params.get("zone") or ""
-    return f" ({zone})" if zone else ""
+from afd.testing.dialogs import FAMILIES as DIALOGS
+from afd.testing.family import BannerFamily, zone_suffix
 
 
 def _claude_wrap(marker: str, text: str, params: Mapping[str, object], indent: str = "     ") -> list[str]:
@@ -77,7 +63,7 @@ def _codex_wrap(text: str, params: Mapping[str, object]) -> list[str]:
 
 def _claude_line(sentence: str) -> Callable[[Mapping[str, object]], list[str]]:
     def build(p: Mapping[str, object]) -> list[str]:
-        text = sentence.format(**p, zone_suffix=_zone(p))
+        text = sentence.format(**p, zone_suffix=zone_suffix(p))
         rows = _claude_wrap(str(p.get("marker", "  ⎿  ")), text, p)
         hint = p.get("hint")
         if hint:
@@ -90,7 +76,7 @@ def _claude_line(sentence: str) -> Callable[[Mapping[str, object]], list[str]]:
 def _rate_limit_menu(p: Mapping[str, object]) -> list[str]:
     rows = [
         "> /rate-limit-options",
-        f"You've hit your {p['which']} limit · resets {p['reset']}{_zone(p)}",
+        f"You've hit your {p['which']} limit · resets {p['reset']}{zone_suffix(p)}",
         "What do you want to do?",
     ]
     options = ["Upgrade your plan", "Stop and wait for limit to reset"]
@@ -104,7 +90,7 @@ def _rate_limit_menu(p: Mapping[str, object]) -> list[str]:
 
 def _auto_continue(p: Mapping[str, object]) -> list[str]:
     return [
-        f"You've hit your session limit · resets {p['reset']}{_zone(p)}",
+        f"You've hit your session limit · resets {p['reset']}{zone_suffix(p)}",
         "/upgrade or /usage-credits to finish what you’re working on.",
         "",
         f"⏺ Usage limit reached · continuing automatically at {p['continue_at'] or p['reset']} · esc or type to cancel",
@@ -114,7 +100,7 @@ def _auto_continue(p: Mapping[str, object]) -> list[str]:
 def _limit_reset(p: Mapping[str, object]) -> list[str]:
     # The wall came and went: the newer line says the agent is running again.
     return [
-        f"  ⎿  You've hit your session limit · resets {p['reset']}{_zone(p)}",
+        f"  ⎿  You've hit your session limit · resets {p['reset']}{zone_suffix(p)}",
         "",
         "⏺ Usage limit reset · continuing automatically",
     ]
@@ -125,7 +111,7 @@ def _armed(p: Mapping[str, object]) -> list[str]:
     # the prompt, then its message row; the screen adds the footer below the
     # composer while the wall stays armed (see `screens.armed_footer`).
     return [
-        f"  ⎿  You've hit your {p['window']} limit · resets {p['reset']}{_zone(p)}",
+        f"  ⎿  You've hit your {p['window']} limit · resets {p['reset']}{zone_suffix(p)}",
         "",
         f"● Usage limit reached · set to continue automatically at {p['reset']}",
     ]
@@ -367,8 +353,6 @@ def render(family_id: str, params: Mapping[str, object] | None = None) -> list[s
 def _with_dialogs() -> Mapping[str, BannerFamily]:
     # The menu, modal and auto-continue screens live in their own module; a
     # family defined here under the same id wins.
-    from afd.testing.dialogs import FAMILIES as DIALOGS
-
     return MappingProxyType({**DIALOGS, **FAMILIES})
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from afd.testing.banners import BannerFamily, _zone
+from afd.testing.family import BannerFamily, zone_suffix
 
 
 def _menu(marker: str, options, selected: int) -> list[str]:
@@ -21,7 +21,7 @@ def _menu(marker: str, options, selected: int) -> list[str]:
 def _claude_menu(p: Mapping[str, object]) -> list[str]:
     return [
         "> /rate-limit-options",
-        f"  ⎿  You've hit your {p['which']} limit · resets {p['reset']}{_zone(p)}",
+        f"  ⎿  You've hit your {p['which']} limit · resets {p['reset']}{zone_suffix(p)}",
         "",
         "What do you want to do?",
         *_menu("❯", p["options"], int(p["selected"])),
@@ -60,7 +60,7 @@ def _codex_increase(p: Mapping[str, object]) -> list[str]:
 
 def _native_armed(p: Mapping[str, object]) -> list[str]:
     return [
-        f"  ⎿  You've hit your {p['which']} limit · resets {p['reset']}{_zone(p)}",
+        f"  ⎿  You've hit your {p['which']} limit · resets {p['reset']}{zone_suffix(p)}",
         "",
         f"● Usage limit reached · set to continue automatically at {p['reset']}",
     ]
@@ -68,7 +68,7 @@ def _native_armed(p: Mapping[str, object]) -> list[str]:
 
 def _native_cancelled(p: Mapping[str, object]) -> list[str]:
     return [
-        f"  ⎿  You've hit your {p['which']} limit · resets {p['reset']}{_zone(p)}",
+        f"  ⎿  You've hit your {p['which']} limit · resets {p['reset']}{zone_suffix(p)}",
         "",
         "● Automatic continue cancelled · /rate-limit-options to wait again",
         "  /upgrade or /usage-credits to finish what you’re working on.",
