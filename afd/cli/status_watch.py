@@ -11,12 +11,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone, tzinfo
+from typing import TYPE_CHECKING
 
 from afd.errors import EXIT_OK
 
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
 REFRESH = 1.0  # seconds
 # The status tables for a report: (report, now, zone, terminal width, events) → what rich draws.
-Tables = Callable[[dict, datetime, tzinfo, int, int], Sequence[object]]
+Tables = Callable[[dict, datetime, tzinfo, int, int], Sequence["RenderableType"]]
 
 
 def header(report: dict, running: bool, now: datetime, zone) -> str:
