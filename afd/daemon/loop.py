@@ -16,9 +16,11 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from afd import __version__
 from afd.config.settings import Config, ConfigError, default_config_path
@@ -88,7 +90,9 @@ class Daemon:
     _wake_w: socket.socket | None = None
     _poll_error: str | None = None  # the failure the last poll ended in, said once with its traceback
     _poll_error_repeats: int = 0
-    web: object = None  # the dashboard's server (afd/web), once started
+    web: Any = None  # the dashboard's server (afd/web), once an extension started it
+    # Command groups beyond the daemon's own, each made for its request handler (`afd run` adds the dashboard's).
+    extensions: Sequence[Callable[[Any], Any]] = ()
     _config_stamp: tuple[int, int, int] | None = None  # the config file as last read: mtime, size, inode
 
     # --- start ----------------------------------------------------------------
@@ -149,7 +153,7 @@ class Daemon:
     def start_control(self) -> None:
         from afd.daemon.requests import RequestHandler
 
-        self.handler = RequestHandler(self)
+        self.handler = RequestHandler(self, self.extensions)
         server = control.ControlServer(control.socket_path(), self.handler.handle)
         try:
             server.start()
@@ -160,11 +164,8 @@ class Daemon:
         self._serve_web_if_enabled()
 
     def _serve_web_if_enabled(self) -> None:
-        if self.config.web_enabled and self.control is not None and not (self.web is not None and self.web.running):
-            try:
-                self.handler.serve_web()
-            except Exception as exc:  # the dashboard is an extra: afd supervises without it
-                log.error("the dashboard is not served: %s", exc)
+        if self.control is not None:
+            self.handler.started()  # what the extensions serve (the dashboard) when the config asks for it
 
     def _publish(self, event: Event, event_id: int) -> None:
         if self.control is not None:
