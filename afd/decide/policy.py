@@ -196,6 +196,13 @@ class HandoffTry(enum.StrEnum):
     DECLINED = "declined"  # refused, or every agent is limited: the wait path applies to this wall
 
 
+class LimitAction(enum.StrEnum):
+    """`limit_action`: what afd does at a limit when the config asks it to act."""
+
+    WAIT = "wait"  # resume the same agent when its window resets
+    HANDOFF = "handoff"  # hand the work to the next account of handoff_order, once per wall
+
+
 class Path(enum.Enum):
     WAIT = "wait"  # the wait policy decides (resume at the reset, report, needs a person)
     HANDOFF = "handoff"  # try an automatic handoff, once for this wall
@@ -223,7 +230,7 @@ def tried(history: ResumeHistory, wall: str, how: HandoffTry) -> ResumeHistory:
     return replace(history, handoff_wall=wall, handoff_tried=how.value)
 
 
-def limit_path(*, limit_action: str, handoff_order: Sequence[str], state: str, tried: HandoffTry | None) -> Path:
+def limit_path(*, limit_action: LimitAction, handoff_order: Sequence[str], state: str, tried: HandoffTry | None) -> Path:
     """Wait or hand off, for a session at `state`, from the config and what was tried for its wall.
 
     An automatic handoff is tried once per wall, only from `limited`; once
@@ -231,9 +238,9 @@ def limit_path(*, limit_action: str, handoff_order: Sequence[str], state: str, t
     """
     if tried is HandoffTry.DECLINED:
         return Path.WAIT
-    if limit_action == "wait":
+    if limit_action is LimitAction.WAIT:
         return Path.WAIT
-    if limit_action == "handoff" and handoff_order and state == "limited" and tried is None:
+    if limit_action is LimitAction.HANDOFF and handoff_order and state == "limited" and tried is None:
         return Path.HANDOFF
     return Path.NONE
 

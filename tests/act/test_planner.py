@@ -15,6 +15,7 @@ from afd.act import planner
 from afd.act.context import ActionContext, Workers
 from afd.config.settings import Config
 from afd.decide import policy
+from afd.decide.policy import LimitAction
 from afd.model import Detection, IdentityKind, IdentitySource, SessionState
 from afd.pluginset import load_plugins
 from afd.record.store import Store
@@ -115,7 +116,7 @@ def test_a_wall_its_agent_exited_at_is_still_waited_out(world):
 
 
 def test_with_every_account_limited_the_session_parks_and_is_not_tried_again(world):
-    ctx = world.ctx(limit_action="handoff", handoff_order=("codex",))
+    ctx = world.ctx(limit_action=LimitAction.HANDOFF, handoff_order=("codex",))
     world.store.upsert_session(LIMITED)
     world.store.save_limit(LimitFact("codex", LimitState.LIMITED, RESET + timedelta(hours=1), NOW, "other"))
     planner.start_handoffs(ctx, set())
@@ -129,7 +130,7 @@ def test_with_every_account_limited_the_session_parks_and_is_not_tried_again(wor
 
 
 def test_a_refused_handoff_is_said_and_leaves_the_wall_to_the_wait_path(world):
-    ctx = world.ctx(limit_action="handoff", handoff_order=("codex",))
+    ctx = world.ctx(limit_action=LimitAction.HANDOFF, handoff_order=("codex",))
     world.store.upsert_session(LIMITED)
     planner.start_handoffs(ctx, set())
     assert kinds(world) == ["handoff.refused"] and "the session's pane is gone" in world.events[0][1]
@@ -139,7 +140,7 @@ def test_a_refused_handoff_is_said_and_leaves_the_wall_to_the_wait_path(world):
 
 
 def test_a_session_with_an_action_under_way_is_not_handed_off(world):
-    ctx = world.ctx(limit_action="handoff", handoff_order=("codex",))
+    ctx = world.ctx(limit_action=LimitAction.HANDOFF, handoff_order=("codex",))
     world.store.upsert_session(LIMITED)
     planner.start_handoffs(ctx, {"fix"})
     assert world.events == [] and world.store.resume_history("fix") == ResumeHistory()

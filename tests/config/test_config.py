@@ -17,6 +17,7 @@ from afd.config.settings import (
     load_config,
     set_value,
 )
+from afd.decide.policy import LimitAction
 
 REPO = Path(__file__).resolve().parents[2]
 KNOWN = {"claude", "codex", "devin"}
@@ -146,7 +147,7 @@ def test_every_key_is_read(cfg, xdg_dirs):
     assert config.poll_interval == 0.5
     assert config.tail_lines == 4
     assert config.stability_polls == 3
-    assert config.limit_action == "handoff"
+    assert config.limit_action is LimitAction.HANDOFF  # typed, and still the word in the file
     assert config.limit_auto_resume is True
     assert config.limit_retry_interval == 5400
     assert config.resume_grace == 90

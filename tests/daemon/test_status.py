@@ -267,3 +267,10 @@ def test_json_is_indented_on_a_terminal_and_one_line_for_a_program(monkeypatch, 
     piped = capsys.readouterr().out
     assert json.loads(shown) == json.loads(piped) == value
     assert shown.startswith('{\n  "sessions": [') and piped.count("\n") == 1 and "ünïcode" in piped
+
+
+def test_every_stored_state_is_a_state_status_can_show():
+    from afd.daemon.status import ShownState
+    from afd.model import SessionState
+
+    assert {s.value for s in SessionState} <= {s.value for s in ShownState}

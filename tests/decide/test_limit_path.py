@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from afd.decide import policy
+from afd.decide.policy import LimitAction
 from afd.record.store import Store
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
@@ -23,7 +24,7 @@ def test_a_restart_between_trying_a_handoff_and_deciding_does_not_try_again(tmp_
     history = restarted.resume_history("s")
     tried = policy.tried_for(history, wall)
     assert tried is policy.HandoffTry.DECLINED
-    path = policy.limit_path(limit_action="handoff", handoff_order=["codex"], state="limited", tried=tried)
+    path = policy.limit_path(limit_action=LimitAction.HANDOFF, handoff_order=["codex"], state="limited", tried=tried)
     assert path is policy.Path.WAIT  # not a second try: the wait path has the wall
     # The pane looked at again (same wall) keeps what was tried.
     again = policy.observe(history, policy.Limit("claude.session-limit", "e2", T0, None), now=T0)
@@ -34,12 +35,12 @@ def test_a_restart_between_trying_a_handoff_and_deciding_does_not_try_again(tmp_
 @pytest.mark.parametrize(
     "action, order, state, tried, expected",
     [
-        ("wait", [], "limited", None, policy.Path.WAIT),
-        ("handoff", ["codex"], "limited", None, policy.Path.HANDOFF),
-        ("handoff", ["codex"], "limited", policy.HandoffTry.STARTED, policy.Path.NONE),
-        ("handoff", ["codex"], "limited", policy.HandoffTry.DECLINED, policy.Path.WAIT),
-        ("handoff", ["codex"], "exited", None, policy.Path.NONE),
-        ("handoff", [], "limited", None, policy.Path.NONE),
+        (LimitAction.WAIT, [], "limited", None, policy.Path.WAIT),
+        (LimitAction.HANDOFF, ["codex"], "limited", None, policy.Path.HANDOFF),
+        (LimitAction.HANDOFF, ["codex"], "limited", policy.HandoffTry.STARTED, policy.Path.NONE),
+        (LimitAction.HANDOFF, ["codex"], "limited", policy.HandoffTry.DECLINED, policy.Path.WAIT),
+        (LimitAction.HANDOFF, ["codex"], "exited", None, policy.Path.NONE),
+        (LimitAction.HANDOFF, [], "limited", None, policy.Path.NONE),
     ],
     ids=["wait", "first-try", "started-owns-it", "declined-waits", "exited-not-handed-off", "no-order"],
 )
