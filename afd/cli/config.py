@@ -194,7 +194,7 @@ def run_set(args: argparse.Namespace) -> int:
     path = Path(args.config).expanduser() if args.config else default_config_path()
     # Agent names are checked against the plugins the current file asks for.
     try:
-        current = load_config(path) if path.exists() else Config()
+        current: Config | None = load_config(path) if path.exists() else Config()
     except ConfigError as exc:
         current = exc.partial
     known = _known_agents(current) if current is not None else None

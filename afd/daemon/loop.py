@@ -321,8 +321,10 @@ class Daemon:
             self.control.publish(f"action-{entry_id}", {"journal": entry_id, "state": entry.state.value, "outcome": entry.outcome})
 
     def run_forever(self) -> int:
+        assert self._wake_r is not None  # install_signals() runs first
+        wake = self._wake_r
         selector = selectors.DefaultSelector()
-        selector.register(self._wake_r, selectors.EVENT_READ, "wake")
+        selector.register(wake, selectors.EVENT_READ, "wake")
         if self.control is not None:
             selector.register(self.control.fileno(), selectors.EVENT_READ, "control")
         first = True
@@ -374,7 +376,7 @@ class Daemon:
                 for key, _ in selector.select(wait):
                     if key.data == "wake":
                         try:
-                            while self._wake_r.recv(512):
+                            while wake.recv(512):
                                 pass
                         except (BlockingIOError, OSError):
                             pass
@@ -418,9 +420,9 @@ class Daemon:
                 pass
         if getattr(self, "notices", None) is not None:
             self.notices.close()  # queued messages get a moment; nothing is kept for the next start
-        if getattr(self, "control", None) is not None:
-            self.control.serve_pending(0)
-            self.control.close()
+        if (server := getattr(self, "control", None)) is not None:
+            server.serve_pending(0)
+            server.close()
         if getattr(self, "web", None) is not None:
             self.web.stop()  # after the socket: its pages' event streams have ended; its logins die here
         if getattr(self, "store", None) is not None:

@@ -230,7 +230,7 @@ class RequestHandler:
             if ident.kind is IdentityKind.KNOWN and ident.agent != agent:
                 raise UserError(f"pane {info.pane_id} runs {ident.agent}, not {agent}", EXIT_USAGE)
             source = IdentitySource.PROCESS if ident.kind is IdentityKind.KNOWN else IdentitySource.USER
-        elif ident.kind is IdentityKind.KNOWN:
+        elif ident.kind is IdentityKind.KNOWN and ident.agent is not None:
             agent, source = ident.agent, IdentitySource.PROCESS
             self._agent_spec(agent)
         else:
@@ -287,7 +287,8 @@ class RequestHandler:
             argv=tuple(argv),
             prompt=prompt.strip(),
             typed_prompt=prompt if spec.prompt_delivery is PromptDelivery.TYPED else None,
-            server_socket=inv.socket_path or expected_socket_path(self.daemon.server),
+            # An answered listing names its socket; else where tmux puts it, which it always can say.
+            server_socket=inv.socket_path or expected_socket_path(self.daemon.server) or "",
         )
         return {"name": name, "journal": self.sup.begin_create(plan)}
 
