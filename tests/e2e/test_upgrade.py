@@ -30,6 +30,8 @@ from harness import install_fake_bin, wait_for
 pytestmark = pytest.mark.tmux
 
 MESSAGE = "Your usage limit has reset. Continue the task from where you stopped."
+# The schema version afd 0.1.0 wrote (migrations are append-only: its databases ran exactly these).
+SCHEMA_0_1_0 = 8
 
 
 def _iso(at: datetime) -> str:
@@ -45,7 +47,7 @@ def _launcher(tmux_server, release, log, cwd) -> str:
 
 
 def _old_database(path, rows) -> None:
-    Store(path, migrations=MIGRATIONS[:-1]).close()  # 0.1.0's schema
+    Store(path, migrations=MIGRATIONS[:SCHEMA_0_1_0]).close()
     conn = sqlite3.connect(path)
     with conn:
         for table, values in rows:
