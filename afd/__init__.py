@@ -2,7 +2,7 @@
 
 import pluggy
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 PROJECT = "afd"
 ENTRY_POINT_GROUP = "afd.detectors"

@@ -64,7 +64,7 @@ def afd_detect(
     """Find a usage-limit banner in one capture of a pane running ``agent``.
 
     ``lines`` are the pane's screen rows, oldest first, ANSI escapes
-    stripped and text folded by ``afd.text.normalise_row`` (curly quotes to
+    stripped and text folded by ``afd.kit.text.normalise_row`` (curly quotes to
     ``'``, ``∙`` to ``·``, non-breaking spaces to spaces).
 
     ``clock`` is the only source of time: a detector never reads the system

@@ -65,7 +65,6 @@ from pathlib import Path
 
 import psutil
 
-from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.supervisor import Supervisor
 from afd.judge.gates import judge
@@ -73,6 +72,7 @@ from afd.kit.text import capture_rows
 from afd.model import Clock, Event
 from afd.observe.identity_cache import REWALK_EVERY
 from afd.observe.watch import MAX_CAPTURE_AGE, PaneWatch
+from afd.pluginset import load_plugins
 from afd.record.store import Store, StoreError
 from afd.record.types import SessionRecord
 from afd.world import tmux

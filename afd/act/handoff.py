@@ -17,28 +17,25 @@ rolls back: the old agent is restarted with its resume args if it had stopped.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from afd.act import preflight, runner
+from afd.act import Observe, Tell, preflight, runner
 from afd.act.context import ActionContext
 from afd.act.intent import to_row
 from afd.act.launch import Launch, account_env, launch_argv, on_account
-from afd.decide import nextaction, policy
+from afd.decide import plan, policy
 from afd.decide.brief import BriefInput, build_brief
 from afd.errors import AfdError
-from afd.jobs import rules as jobs
-from afd.jobs.book import JobBook
-from afd.judge import witness
-from afd.judge.limits import LimitState
-from afd.model import AgentSpec, PromptDelivery, SessionState
+from afd.judge import sessions, witness
+from afd.model import LIMITED_STATES, AgentSpec, PromptDelivery, SessionState
 from afd.record.ledger import who
-from afd.record.types import LedgerEntry, SessionRecord
+from afd.record.types import LedgerEntry, LimitState, SessionRecord
 from afd.world import git, tmux
 
 ACTION = "handoff"
-LIMITED_STATES = (SessionState.LIMITED, SessionState.ALL_LIMITED)
 
 
 class HandoffRefused(AfdError):
@@ -221,8 +218,12 @@ def begin(
     brief: str | None = None,
     force: bool = False,
     automatic: bool = False,
+    jobs: Sequence[str] = (),
 ) -> int:
-    """Check, gather, build the brief and journal the intent; returns the journal entry id."""
+    """Check, gather, build the brief and journal the intent; returns the journal entry id.
+
+    `jobs` is what the brief says of the jobs the session supervises (they stay with it), one line each.
+    """
     store, config = ctx.store, ctx.config
     rec = store.get_session(name)
     if rec is None:
@@ -262,7 +263,7 @@ def begin(
             extra=config.handoff_brief,
             since_sha=since,
             since_commits=git.count_commits(Path(worktree), f"{since}..{facts_git.head_sha}") if since else 0,
-            jobs=tuple(jobs.brief_lines(JobBook(store).supervised_by(name))),
+            jobs=tuple(jobs),
         )
     )
     how_launched = Launch.RESUME if last_turn is not None else Launch.FIRST
@@ -299,15 +300,15 @@ def begin(
         prior_state=rec.state,
         step_at=ctx.clock(),
     )
-    entry = runner.begin(ctx, name, ACTION, to_row(intent))
-    plan = nextaction.plan_of(policy.Handoff(target, unverified, why=f"handing off to {target}"), max_attempts=0)
-    store.upsert_session(replace(rec, state=SessionState.HANDING_OFF, next_action=nextaction.dumps(plan), updated_at=ctx.clock()))
+    shown = plan.of(policy.Handoff(target, unverified, why=f"handing off to {target}"), max_attempts=0)
+    assert shown is not None  # a handoff always shows its target
     how_chosen = " (unverified: its limit state is unknown)" if unverified else ""
-    ctx.event(
+    started = Tell(
         "handoff.started",
         f"handing off from {who(rec.agent, rec.account)} to {who(agent, account)}{how_chosen} at {facts_git.head_sha[:12]}"
         f" ({'automatic' if automatic else 'asked by the user'}; {rec.agent}'s turn had ended: {how})",
-        name,
-        journal=entry,
     )
+    # The row and the session's handing_off are one commit: a poll in between must not judge a pane the swap owns.
+    entry = runner.begin(ctx, name, ACTION, to_row(intent), records=(Observe(sessions.HandoffBegun(shown)),))
+    runner.tell(ctx, name, (replace(started, data={"journal": entry}),))
     return entry

@@ -2,8 +2,8 @@
 
 The shell around `afd.decide.policy`: it gathers the stored facts (the
 resume history, what was tried for this wall, the limit map), asks policy,
-writes what policy decided (the plan status shows, what was tried), and
-begins the action through its executor. What was tried for a wall is stored
+has what policy decided written (the plan status shows, through the sessions
+rulebook; what was tried) and begins the action through its executor. What was tried for a wall is stored
 with the session's resume history, so a restart between trying and
 deciding does not try again.
 """
@@ -11,22 +11,21 @@ deciding does not try again.
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from afd.act import handoff, resume
+from afd.act import Observe, SaveHistory, Tell, handoff, resume, runner
 from afd.act.context import ActionContext
-from afd.decide import nextaction, policy
-from afd.judge import screen
+from afd.decide import nextaction, plan, policy
+from afd.judge import screen, sessions
 from afd.judge.sessions import after_continuation
 from afd.kit.resettime import local_zone
-from afd.model import Clock, SessionState
+from afd.model import LIMITED_STATES, Clock, SessionState
 from afd.record.ledger import who
-from afd.record.types import ResumeHistory, SessionRecord
+from afd.record.types import PlanKind, ResumeHistory, SessionRecord
 
 log = logging.getLogger("afd.actions")
 
-LIMITED_STATES = (SessionState.LIMITED, SessionState.ALL_LIMITED)
 
 
 def limit_of(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> policy.Limit | None:
@@ -51,17 +50,17 @@ def limit_of(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> po
     found = watch.detections[-1] if watch is not None and watch.detections else None
     if found is None:
         return None
-    native, native_at = screen.native_continue(watch.captures[-1], Clock(now=now, local_zone=local_zone()))
     spec = ctx.plugins.agents.get(rec.agent) if rec.agent else None
+    native, native_at = screen.native_continue(spec, watch.captures[-1], Clock(now=now, local_zone=local_zone()))
     if spec is not None and found.kind in spec.self_continuing_kinds:
-        native, native_at = policy.Native.ARMED, rec.reset_at  # the agent retries at its reset by itself
+        native, native_at = screen.Native.ARMED, rec.reset_at  # the agent retries at its reset by itself
     return policy.Limit(
         kind=found.kind,
         episode=f"{rec.last_banner}@{rec.banner_first_seen_at.isoformat()}",
         first_seen_at=rec.banner_first_seen_at,
         reset_at=rec.reset_at,
         native=native,
-        native_at=(rec.reset_at or native_at) if native is policy.Native.ARMED else None,
+        native_at=(rec.reset_at or native_at) if native is screen.Native.ARMED else None,
         reset_unstated=found.reset_unstated,
         offers_other_model=found.offers_other_model,
     )
@@ -99,23 +98,27 @@ def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, s
         max_attempts=cfg.resume_max_attempts,
         now=now,
     )
-    plan = nextaction.plan_of(decision, max_attempts=cfg.resume_max_attempts, agent=rec.agent)
-    old = nextaction.loads(rec.next_action)
-    if isinstance(decision, policy.NeedsHuman) and (old or {}).get("action") != "needs-human":
+    shown = plan.of(decision, max_attempts=cfg.resume_max_attempts, agent=rec.agent)
+    old = rec.next_action
+    if isinstance(decision, policy.NeedsHuman) and (old is None or old.action is not PlanKind.NEEDS_HUMAN):
         ctx.event("session.needs_human", f"needs you: {decision.why}", name, why=decision.why)
-    if isinstance(decision, policy.ResumeAt) and (old or {}).get("at") != (plan or {}).get("at"):
-        ctx.event("resume.scheduled", f"{nextaction.words(plan)} (attempt {decision.attempt} of {cfg.resume_max_attempts})",
-                  name, at=(plan or {}).get("at"), attempt=decision.attempt, why=decision.why)
+    if isinstance(decision, policy.ResumeAt) and (old is None or old.at != (shown.at if shown else None)):
+        shown_json = shown.as_json() if shown else None
+        ctx.event("resume.scheduled", f"{nextaction.words(shown_json)} (attempt {decision.attempt} of {cfg.resume_max_attempts})",
+                  name, at=(shown_json or {}).get("at"), attempt=decision.attempt, why=decision.why)
     if isinstance(decision, policy.ResumeNow):
         resume.begin(ctx, rec, attempt=decision.attempt, why=decision.why, episode=limit.episode if limit else None)
         return
-    if rec.next_action == nextaction.dumps(plan):
+    if old == shown:
         return  # most sessions, most polls: nothing to wait for, and nothing shown
-    resume.save_plan(ctx, name, plan)
+    _commit(ctx, name, (Observe(sessions.Planned(shown)),))  # the rulebook writes it only where it changed
 
 
-def start_handoffs(ctx: ActionContext, busy: set[str]) -> None:
-    """Hand off each newly limited session, once per wall, when the config says so; `busy`: sessions with an action."""
+def start_handoffs(ctx: ActionContext, busy: set[str], jobs_of: Callable[[str], Sequence[str]] = lambda name: ()) -> None:
+    """Hand off each newly limited session, once per wall, when the config says so; `busy`: sessions with an action.
+
+    `jobs_of` gives what a session's brief says of the jobs it supervises.
+    """
     config = ctx.config
     for rec in ctx.store.list_sessions():
         if rec.name in busy:
@@ -128,11 +131,10 @@ def start_handoffs(ctx: ActionContext, busy: set[str]) -> None:
         outgoing = rec.account or rec.agent
         choice = policy.choose_target(config.handoff_order, outgoing, ctx.store.load_limits())
         if isinstance(choice, policy.Park):
-            ctx.store.save_resume_history(rec.name, policy.tried(history, wall, policy.HandoffTry.DECLINED))
-            _all_limited(ctx, rec, choice)
+            _all_limited(ctx, rec, choice, policy.tried(history, wall, policy.HandoffTry.DECLINED))
             continue
         try:
-            handoff.begin(ctx, rec.name, choice.to, automatic=True)
+            handoff.begin(ctx, rec.name, choice.to, automatic=True, jobs=jobs_of(rec.name))
         except handoff.HandoffRefused as exc:
             ctx.store.save_resume_history(rec.name, policy.tried(ctx.store.resume_history(rec.name), wall, policy.HandoffTry.DECLINED))
             ctx.event("handoff.refused", f"no automatic handoff to {choice.to}: {exc}; the wait path applies", rec.name)
@@ -140,14 +142,21 @@ def start_handoffs(ctx: ActionContext, busy: set[str]) -> None:
             ctx.store.save_resume_history(rec.name, policy.tried(ctx.store.resume_history(rec.name), wall, policy.HandoffTry.STARTED))
 
 
-def _all_limited(ctx: ActionContext, rec: SessionRecord, park: policy.Park) -> None:
+def _all_limited(ctx: ActionContext, rec: SessionRecord, park: policy.Park, tried: ResumeHistory) -> None:
     when = park.until.strftime("%Y-%m-%dT%H:%M:%SZ") if park.until else "no reset time stated"
-    plan = nextaction.plan_of(park, max_attempts=ctx.config.resume_max_attempts, agent=rec.agent)
-    ctx.store.upsert_session(replace(rec, state=SessionState.ALL_LIMITED, next_action=nextaction.dumps(plan), updated_at=ctx.clock()))
-    ctx.event(
+    shown = plan.of(park, max_attempts=ctx.config.resume_max_attempts, agent=rec.agent)
+    assert shown is not None  # a park always shows until when
+    said = Tell(
         "session.all_limited",
         f"all agents limited (every account of handoff_order: {', '.join(ctx.config.handoff_order)}); earliest reset {when}; "
         f"{who(rec.agent, rec.account)} waits for its reset, no round-robin",
-        rec.name,
-        earliest_reset=when,
+        data={"earliest_reset": when},
     )
+    _commit(ctx, rec.name, (SaveHistory(tried), Observe(sessions.AllLimited(shown)), said))
+
+
+def _commit(ctx: ActionContext, name: str, records) -> None:
+    """What the planner decided, written through the engine's commit (the sessions rulebook writes the session)."""
+    with ctx.store.transaction():
+        told = runner.commit(ctx, name, records)
+    runner.tell(ctx, name, told)

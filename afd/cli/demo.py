@@ -163,7 +163,9 @@ class Demo:
         from afd.daemon.supervisor import expected_socket_path
         from afd.world.tmux import ServerRef
 
-        Path(expected_socket_path(ServerRef(socket_name=self.socket))).unlink(missing_ok=True)
+        leftover = expected_socket_path(ServerRef(socket_name=self.socket))
+        if leftover is not None:
+            Path(leftover).unlink(missing_ok=True)
         self._kill_fakes()
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -229,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"afd demo: private tmux server [bold]{demo.socket}[/], everything under {demo.root}")
         demo.prepare()
         demo.start()
+        assert demo.daemon is not None  # started just now
         if args.web:
             login = demo.ask("web.start")
             if login is None:
@@ -266,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
                 markup=False,
             )
             console.print(
-                f"stop it: kill {demo.daemon.pid}; tmux -L {demo.socket} kill-server; rm -rf {demo.root}", markup=False
+                f"stop it: kill {demo.daemon.pid if demo.daemon else '(not started)'}; tmux -L {demo.socket} kill-server; rm -rf {demo.root}", markup=False
             )
         else:
             demo.stop()

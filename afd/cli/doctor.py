@@ -32,9 +32,9 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
     from afd.act.launch import Launch, launch_argv
     from afd.cli.common import load_effective
     from afd.cli.service import UNIT_NAME, enablement_links, user_unit_dir
-    from afd.config.paths import state_dir
     from afd.daemon import control
     from afd.daemon.loop import server_ref
+    from afd.kit.paths import state_dir
     from afd.world import tmux
 
     out: list[dict] = []

@@ -34,7 +34,9 @@ def run(args: argparse.Namespace) -> int:
     from afd.daemon.loop import Daemon, StartupError, setup_logging
 
     setup_logging(args.verbose)
-    daemon = Daemon(Path(args.config) if args.config else None, args.socket_name, args.socket_path)
+    from afd.web.requests import WebRequests
+
+    daemon = Daemon(Path(args.config) if args.config else None, args.socket_name, args.socket_path, extensions=(WebRequests,))
     try:
         daemon.start()
     except StartupError as exc:

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def read_report(events: int) -> tuple[dict, bool]:
     """The status from the running daemon, else from the store; and whether the daemon runs."""
-    from afd.config import paths
+    from afd.kit import paths
 
     answering = True
     # No socket file, no daemon: the client (and the socket module, ~5 ms to import) is not needed to say so.
@@ -124,7 +124,7 @@ def _agents_and_accounts() -> tuple[list[str], tuple[tuple[str, str], ...]]:
         config, plugins = load_effective(None)
     except UserError as exc:
         print(f"afd: warning: {exc}", file=sys.stderr)
-        from afd.config.loader import load_plugins
+        from afd.pluginset import load_plugins
 
         return sorted(load_plugins(None).agents), ()
     return sorted(plugins.agents), tuple((a.name, a.agent) for a in config.accounts.values())
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("--watch shows a live view for people; --json prints one object (use one or the other)")
         from afd.cli.status_watch import watch
 
-        return watch(args.events)
+        return watch(args.events, read_report, _watched_tables)
     report, running = read_report(args.events)
     render(report, args.json)
     return EXIT_OK if running else EXIT_DAEMON_DOWN
@@ -189,6 +189,11 @@ _STATE_STYLE = {
 # Columns a narrow terminal keeps (`status --watch` below NARROW columns wide).
 NARROW = 110
 _ESSENTIAL = ("name", "agent", "account", "state", "reset", "next action")
+
+
+def _watched_tables(report: dict, now, zone, width: int, events: int) -> list:
+    """What `status --watch` draws under its header, at the terminal's width."""
+    return report_view(report, now=now, zone=zone, narrow=width < NARROW, events=events)
 
 
 def report_view(report: dict, *, now=None, zone=None, narrow: bool = False, events: int | None = None) -> list:

@@ -9,11 +9,18 @@ alternate screen, so Ctrl-C gives the terminal back as it was.
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone, tzinfo
+from typing import TYPE_CHECKING
 
 from afd.errors import EXIT_OK
 
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
 REFRESH = 1.0  # seconds
+# The status tables for a report: (report, now, zone, terminal width, events) → what rich draws.
+Tables = Callable[[dict, datetime, tzinfo, int, int], Sequence["RenderableType"]]
 
 
 def header(report: dict, running: bool, now: datetime, zone) -> str:
@@ -28,24 +35,22 @@ def header(report: dict, running: bool, now: datetime, zone) -> str:
     return f"{state} · {clock} · Ctrl-C leaves"
 
 
-def view(report: dict, running: bool, width: int, events: int):
+def view(report: dict, running: bool, width: int, events: int, tables: Tables):
     from rich.console import Group
     from rich.text import Text
 
-    from afd.cli.status import NARROW, report_view
     from afd.kit.resettime import local_zone
 
     now = datetime.now(timezone.utc)
     zone = local_zone()
     top = Text(header(report, running, now, zone), style="bold" if running else "yellow")
-    return Group(top, *report_view(report, now=now, zone=zone, narrow=width < NARROW, events=events))
+    return Group(top, *tables(report, now, zone, width, events))
 
 
-def watch(events: int) -> int:
+def watch(events: int, read_report: Callable[[int], tuple[dict, bool]], tables: Tables) -> int:
+    """`read_report(events)` is the report and whether the daemon answered; `tables` draws it (afd.cli.status)."""
     from rich.console import Console
     from rich.live import Live
-
-    from afd.cli.status import read_report
 
     console = Console(highlight=False)
     try:
@@ -53,7 +58,7 @@ def watch(events: int) -> int:
             while True:
                 started = time.monotonic()
                 report, running = read_report(events)
-                live.update(view(report, running, console.width, events), refresh=True)
+                live.update(view(report, running, console.width, events, tables), refresh=True)
                 time.sleep(max(0.05, REFRESH - (time.monotonic() - started)))
     except KeyboardInterrupt:
         return EXIT_OK

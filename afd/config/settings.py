@@ -33,14 +33,16 @@ import tomlkit
 import tomlkit.exceptions
 import tomlkit.items
 
-from afd.config import notifiers, paths, userpattern
+from afd.config import notifiers, userpattern
 from afd.config.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
+from afd.decide.policy import LimitAction
 from afd.errors import EXIT_CONFIG, AfdError
 from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
 from afd.judge.accounts import Account, selection, vars_of
+from afd.kit import paths
 from afd.model import AgentSpec
 
-LIMIT_ACTIONS = ("wait", "handoff")
+LIMIT_ACTIONS = tuple(LimitAction)
 # How `sessions create --agent NAME` picks among that agent's accounts.
 ROUTE_NEW_SESSIONS = ("off", "least-limited")
 # An account's name: a word like an agent's; "@" is kept for accounts no one named.
@@ -109,7 +111,7 @@ class Config:
     poll_interval: float = 2.0  # seconds
     tail_lines: int = 3
     stability_polls: int = 2
-    limit_action: str = "wait"  # "wait" | "handoff"
+    limit_action: LimitAction = LimitAction.WAIT
     limit_auto_resume: bool = False
     limit_retry_interval: float | None = 1800.0  # None: the retry fallback is off
     resume_grace: float = 120.0
@@ -323,7 +325,7 @@ _TOP: dict[str, _Key] = {
     "poll_interval": _Key(_duration(positive=True, minimum=MIN_POLL_INTERVAL, maximum=MAX_POLL_INTERVAL), format_duration),
     "tail_lines": _Key(_integer(minimum=1), _as_is),
     "stability_polls": _Key(_integer(minimum=1, maximum=MAX_STABILITY_POLLS), _as_is),
-    "limit_action": _Key(_choice(*LIMIT_ACTIONS), _as_is),
+    "limit_action": _Key(lambda value: LimitAction(_choice(*LIMIT_ACTIONS)(value)), str),
     "limit_auto_resume": _Key(_boolean, _as_is),
     "limit_retry_interval": _Key(_optional_duration, format_duration),
     "resume_grace": _Key(_duration(positive=False), format_duration),

@@ -16,12 +16,13 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from afd import __version__
-from afd.config.loader import PluginSet, load_config_and_plugins
 from afd.config.settings import Config, ConfigError, default_config_path
 from afd.daemon import control, notify
 from afd.daemon.status import event_json
@@ -29,6 +30,7 @@ from afd.daemon.supervisor import PollSummary, Supervisor
 from afd.errors import EXIT_CONFIG, EXIT_FAIL, AfdError
 from afd.model import Event
 from afd.notifiers.worker import NoticeWorker
+from afd.pluginset import PluginSet, load_config_and_plugins
 from afd.record.store import StateLock, Store, StoreError
 from afd.record.store import default_path as default_db_path
 from afd.world import tmux
@@ -116,7 +118,9 @@ class Daemon:
     _wake_w: socket.socket | None = None
     _poll_error: str | None = None  # the failure the last poll ended in, said once with its traceback
     _poll_error_repeats: int = 0
-    web: object = None  # the dashboard's server (afd/web), once started
+    web: Any = None  # the dashboard's server (afd/web), once an extension started it
+    # Command groups beyond the daemon's own, each made for its request handler (`afd run` adds the dashboard's).
+    extensions: Sequence[Callable[[Any], Any]] = ()
     tempo: Tempo = Tempo()
     _config_stamp: tuple[int, int, int] | None = None  # the config file as last read: mtime, size, inode
 
@@ -178,7 +182,7 @@ class Daemon:
     def start_control(self) -> None:
         from afd.daemon.requests import RequestHandler
 
-        self.handler = RequestHandler(self)
+        self.handler = RequestHandler(self, self.extensions)
         server = control.ControlServer(control.socket_path(), self.handler.handle)
         try:
             server.start()
@@ -189,11 +193,8 @@ class Daemon:
         self._serve_web_if_enabled()
 
     def _serve_web_if_enabled(self) -> None:
-        if self.config.web_enabled and self.control is not None and not (self.web is not None and self.web.running):
-            try:
-                self.handler.serve_web()
-            except Exception as exc:  # the dashboard is an extra: afd supervises without it
-                log.error("the dashboard is not served: %s", exc)
+        if self.control is not None:
+            self.handler.started()  # what the extensions serve (the dashboard) when the config asks for it
 
     def _publish(self, event: Event, event_id: int) -> None:
         if self.control is not None:
@@ -352,8 +353,10 @@ class Daemon:
             self.control.publish(f"action-{entry_id}", {"journal": entry_id, "state": entry.state.value, "outcome": entry.outcome})
 
     def run_forever(self) -> int:
+        assert self._wake_r is not None  # install_signals() runs first
+        wake = self._wake_r
         selector = selectors.DefaultSelector()
-        selector.register(self._wake_r, selectors.EVENT_READ, "wake")
+        selector.register(wake, selectors.EVENT_READ, "wake")
         if self.control is not None:
             selector.register(self.control.fileno(), selectors.EVENT_READ, "control")
         first = True
@@ -401,7 +404,7 @@ class Daemon:
                 for key, _ in selector.select(wait):
                     if key.data == "wake":
                         try:
-                            while self._wake_r.recv(512):
+                            while wake.recv(512):
                                 pass
                         except (BlockingIOError, OSError):
                             pass
@@ -445,9 +448,9 @@ class Daemon:
                 pass
         if getattr(self, "notices", None) is not None:
             self.notices.close()  # queued messages get a moment; nothing is kept for the next start
-        if getattr(self, "control", None) is not None:
-            self.control.serve_pending(0)
-            self.control.close()
+        if (server := getattr(self, "control", None)) is not None:
+            server.serve_pending(0)
+            server.close()
         if getattr(self, "web", None) is not None:
             self.web.stop()  # after the socket: its pages' event streams have ended; its logins die here
         if getattr(self, "store", None) is not None:

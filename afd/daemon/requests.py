@@ -1,4 +1,10 @@
-"""What the daemon does for each control-socket request.
+"""What the daemon does for each control-socket request: a table of commands, by name.
+
+The session commands are here; `afd jobs` commands are jobs/' own
+(`JobRequests`), and what else the daemon was started with adds its own
+(the dashboard's, `afd.web.requests`, wired in by `afd run`). Each group
+says which commands it answers (`commands()`); the handler dispatches from
+the table they make, and refuses a name two groups claim.
 
 Handlers run on the poll loop's thread, so the daemon stays the only writer
 of the store. Bad input raises `UserError` with one clear line, before
@@ -9,9 +15,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Protocol
 
 from afd.act import create
 from afd.act.launch import Launch, account_env, launch_argv, on_account
@@ -19,21 +27,54 @@ from afd.daemon.control import Stream
 from afd.daemon.status import StatusSnapshot, event_json
 from afd.daemon.supervisor import GONE, UNKNOWN, expected_socket_path
 from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
+from afd.jobs.book import supervised_lines
 from afd.jobs.requests import JobRequests
-from afd.model import AgentSpec, IdentitySource, PromptDelivery
+from afd.model import AgentSpec, IdentityKind, IdentitySource, PromptDelivery
 from afd.observe import identity
 from afd.observe.account_env import with_account_env
-from afd.observe.identity import IdentityKind
 from afd.record.naming import is_valid_name
 from afd.record.types import SessionRecord
-from afd.web.requests import WebRequests
 from afd.world import git, tmux
 
+Command = Callable[..., object]
 
-class RequestHandler(JobRequests, WebRequests):
-    def __init__(self, daemon):
+
+class Extension(Protocol):
+    """A group of commands the daemon was started with beyond its own (the dashboard's)."""
+
+    def commands(self) -> Mapping[str, Command]: ...
+
+    def started(self) -> None:
+        """The control socket is up, or the config was reloaded: start what the config asks for."""
+        ...
+
+
+class RequestHandler:
+    def __init__(self, daemon, extensions: Sequence[Callable[[RequestHandler], Extension]] = ()):
         self.daemon = daemon
         self._status: StatusSnapshot | None = None
+        self.jobs = JobRequests(daemon, self._session, self.do_sessions_create)
+        self.extensions = [make(self) for make in extensions]
+        self.table: dict[str, Command] = {}
+        for group in (self.commands(), self.jobs.commands(), *(e.commands() for e in self.extensions)):
+            for name, command in group.items():
+                if name in self.table:
+                    raise ValueError(f"two command groups answer {name!r}")
+                self.table[name] = command
+
+    def commands(self) -> dict[str, Command]:
+        return {
+            "status": self.do_status,
+            "sessions.list": self.do_sessions_list,
+            "events": self.do_events,
+            "sessions.set-mission": self.do_sessions_set_mission,
+            "sessions.forget": self.do_sessions_forget,
+            "sessions.adopt": self.do_sessions_adopt,
+            "sessions.create": self.do_sessions_create,
+            "sessions.create-result": self.do_sessions_create_result,
+            "resume": self.do_resume,
+            "handoff": self.do_handoff,
+        }
 
     @property
     def sup(self):
@@ -44,10 +85,14 @@ class RequestHandler(JobRequests, WebRequests):
         return self.daemon.store
 
     def handle(self, cmd: str, args: dict) -> object:
-        method = getattr(self, "do_" + cmd.replace("-", "_").replace(".", "_"), None)
-        if method is None:
+        command = self.table.get(cmd)
+        if command is None:
             raise UserError(f"unknown request {cmd!r}", EXIT_USAGE)
-        return method(**(args or {}))
+        return command(**(args or {}))
+
+    def started(self) -> None:
+        for extension in self.extensions:
+            extension.started()
 
     # --- reading ---------------------------------------------------------
 
@@ -185,7 +230,7 @@ class RequestHandler(JobRequests, WebRequests):
             if ident.kind is IdentityKind.KNOWN and ident.agent != agent:
                 raise UserError(f"pane {info.pane_id} runs {ident.agent}, not {agent}", EXIT_USAGE)
             source = IdentitySource.PROCESS if ident.kind is IdentityKind.KNOWN else IdentitySource.USER
-        elif ident.kind is IdentityKind.KNOWN:
+        elif ident.kind is IdentityKind.KNOWN and ident.agent is not None:
             agent, source = ident.agent, IdentitySource.PROCESS
             self._agent_spec(agent)
         else:
@@ -202,7 +247,7 @@ class RequestHandler(JobRequests, WebRequests):
         """Check everything, journal the intent and start the slow git step on a worker.
 
         Answers at once with the journal id; the client asks `sessions.create-result`
-        until the loop has carried the create through (afd/create.py).
+        until the loop has carried the create through (afd/act/create.py).
         """
         if not is_valid_name(name):
             raise UserError(f"{name!r} is not a valid session name (letters, digits, . _ - : @ +)", EXIT_USAGE)
@@ -242,7 +287,8 @@ class RequestHandler(JobRequests, WebRequests):
             argv=tuple(argv),
             prompt=prompt.strip(),
             typed_prompt=prompt if spec.prompt_delivery is PromptDelivery.TYPED else None,
-            server_socket=inv.socket_path or expected_socket_path(self.daemon.server),
+            # An answered listing names its socket; else where tmux puts it, which it always can say.
+            server_socket=inv.socket_path or expected_socket_path(self.daemon.server) or "",
         )
         return {"name": name, "journal": self.sup.begin_create(plan)}
 
@@ -291,7 +337,7 @@ class RequestHandler(JobRequests, WebRequests):
 
         self._session(name)
         try:
-            entry = handoff.begin(self.sup.context(), name, to, brief=brief, force=force)
+            entry = handoff.begin(self.sup.context(), name, to, brief=brief, force=force, jobs=supervised_lines(self.store, name))
         except handoff.HandoffRefused as exc:
             self.sup.event("handoff.refused", f"handoff to {to} refused: {exc}", name)
             raise UserError(f"handoff of {name} to {to} refused: {exc}", EXIT_FAIL) from None

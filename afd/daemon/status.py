@@ -9,6 +9,7 @@ calls or a dashboard refreshing costs one build, not one each.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -43,15 +44,30 @@ def event_json(event, event_id: int | None = None) -> dict:
     return out if event_id is None else {"id": event_id, **out}
 
 
-def _shown_state(state: str, resuming: bool, plan: dict | None) -> str:
+class ShownState(enum.StrEnum):
+    """A session's state as status shows it: the stored one (afd.model.SessionState), or what says more."""
+
+    WORKING = "working"
+    IDLE = "idle"
+    LIMITED = "limited"
+    EXITED = "exited"
+    GONE = "gone"
+    UNKNOWN = "unknown"
+    HANDING_OFF = "handing_off"
+    ALL_LIMITED = "all_limited"
+    RESUMING = "resuming"  # a resume is under way
+    NEEDS_HUMAN = "needs_human"  # the plan is a person's: only they get it past its wall
+
+
+def _shown_state(state: str, resuming: bool, plan: dict | None) -> ShownState:
     """The stored state, or the action under way / the wait for a person, which say more."""
     if state in ("gone", "exited") and not resuming:
-        return state
+        return ShownState(state)
     if resuming:
-        return "resuming"
+        return ShownState.RESUMING
     if plan is not None and plan.get("action") == "needs-human":
-        return "needs_human"
-    return state
+        return ShownState.NEEDS_HUMAN
+    return ShownState(state)
 
 
 def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int = 20) -> dict:

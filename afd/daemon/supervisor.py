@@ -2,7 +2,7 @@
 
 The supervisor decides nothing itself that a pure module can decide: it
 gathers facts (tmux, psutil), hands them to the gates, the session rules
-(`afd/sessions.py`) and the limit map, and writes what changed to the store. Data moves down DESIGN.md's data flow and
+(`afd/judge/sessions.py`) and the limit map, and writes what changed to the store. Data moves down DESIGN.md's data flow and
 never back up.
 """
 
@@ -20,22 +20,32 @@ import psutil
 
 from afd.act import briefing, create, planner, resume, runner, swap
 from afd.act.context import ActionContext, Advanced, Workers
-from afd.config.loader import PluginSet
 from afd.config.settings import Config, compiled_limit_patterns
 from afd.jobs import delivery
+from afd.jobs.book import supervised_lines
 from afd.jobs.outbox import Outbox
 from afd.judge import accounts, limits, sessions
 from afd.judge.gates import judge
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows
-from afd.model import AgentProcess, Clock, Event, Notice, SessionState, WitnessState, WitnessVerdict
+from afd.model import (
+    AgentProcess,
+    Clock,
+    Event,
+    Identity,
+    IdentityKind,
+    Notice,
+    SessionState,
+    WitnessState,
+    WitnessVerdict,
+)
 from afd.observe import account_env, identity
-from afd.observe.identity import Identity, IdentityKind
 from afd.observe.identity_cache import IdentityCache, rules_key
 from afd.observe.watch import PaneWatch, occurrence_key
+from afd.pluginset import PluginSet
 from afd.record.naming import is_ignored, unique_name
 from afd.record.store import Store
-from afd.record.types import NO_HISTORY, SessionRecord
+from afd.record.types import NO_HISTORY, LimitFact, LimitState, SessionRecord
 from afd.world import git, tmux
 
 log = logging.getLogger("afd.supervisor")
@@ -94,12 +104,6 @@ class Supervisor:
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
     watches: dict[str, PaneWatch] = field(default_factory=dict)
     _server_state: str | None = None  # "running" | "down" | "unanswered", for events on change
-    # Sessions afd created whose agent it has not seen yet, from the journal (the create's
-    # executor settles its row once this poll has recorded the agent running, or the pane ending).
-    _awaiting: set[str] = field(default_factory=set)
-    # Sessions whose pane an action of this run restarted: the next agent there is theirs, and a
-    # launcher in front of it is waited for, as for a created session.
-    _awaiting_agent: set[str] = field(default_factory=set)
     _socket_path: str | None = None  # as the server last reported it
     # Identity is re-walked only when a pane's probe changes; see identity_cache.
     identities: IdentityCache = field(default_factory=IdentityCache)
@@ -134,11 +138,6 @@ class Supervisor:
             self.workers,
             monotonic=self.monotonic,
         )
-        # A resume that started the agent again before afd stopped: the new process is the session's own.
-        self._awaiting_agent |= {
-            name for name, e in self.engine.pending(self.store).items()
-            if e.action == resume.ACTION and e.intent.get("step") == resume.ResumeStep.RESPAWNED
-        }
 
     # --- what actions may use --------------------------------------------------
 
@@ -149,7 +148,6 @@ class Supervisor:
     def advance_actions(self, live=None, *, actions=None) -> Advanced:
         """One engine turn over the pending journal rows; what it means for the poll is applied here."""
         report = self.engine.advance(self.context(), live or {}, actions=actions)
-        self._awaiting_agent |= report.restarted
         for name in report.forget_watch:
             self.watches.pop(name, None)
         for entry_id, entry in report.settled.items():
@@ -158,7 +156,9 @@ class Supervisor:
         return report
 
     def begin_create(self, plan: create.CreatePlan) -> int:
-        return self._creates.begin(self.context(), plan)
+        entry_id = self._creates.begin(self.context(), plan)
+        self.advance_actions(actions={create.ACTION})  # its first step starts the worktree's worker at once
+        return entry_id
 
     def create_result(self, entry_id: int) -> dict | None:
         """How a create stands: None while it runs; ValueError with the reason when it failed."""
@@ -167,7 +167,7 @@ class Supervisor:
 
     def start_handoffs(self) -> None:
         """Automatic handoffs policy asks for (the daemon calls this after a poll; `run --once` does not)."""
-        planner.start_handoffs(self.context(), set(self.engine.pending(self.store)))
+        planner.start_handoffs(self.context(), set(self.engine.pending(self.store)), lambda name: supervised_lines(self.store, name))
         self.acting = frozenset(self.engine.owning(self.store))
 
     def busy(self) -> bool:
@@ -311,9 +311,6 @@ class Supervisor:
             self._observe(sighting, self.clock())
         for note in t.notes:
             self.event(note.kind, note.message, name)
-        if t.settled is not None:
-            self._awaiting_agent.discard(name)
-            self._awaiting.discard(name)
         return new
 
     def _observe(self, sighting: sessions.Sighting, now: datetime) -> None:
@@ -321,7 +318,7 @@ class Supervisor:
             self._observe_working(sighting.agent, sighting.account, sighting.session, now)
         elif isinstance(sighting, sessions.SeenDisputed):
             fact = self._fact(sighting.agent, sighting.account)
-            if fact.state is limits.LimitState.LIMITED and fact.source_session == sighting.session:
+            if fact.state is LimitState.LIMITED and fact.source_session == sighting.session:
                 # The limit every session was told of came from the banner now disputed.
                 self.store.save_limit(limits.unknown_fact(sighting.agent, sighting.account))
                 self.event("agent.unknown", f"{sighting.account} is unknown again: the limit seen in {sighting.session} "
@@ -331,7 +328,7 @@ class Supervisor:
 
     def _observe_working(self, agent: str, account: str, session: str, now: datetime) -> None:
         old = self._fact(agent, account)
-        if old.state is limits.LimitState.AVAILABLE and old.observed_at and timedelta(0) <= now - old.observed_at < AVAILABLE_REFRESH:
+        if old.state is LimitState.AVAILABLE and old.observed_at and timedelta(0) <= now - old.observed_at < AVAILABLE_REFRESH:
             return
         self._store_fact(old, limits.observe_working(old, at=now, session=session), session)
 
@@ -340,21 +337,9 @@ class Supervisor:
         new = limits.observe_limited(old, reset_at=seen.reset_at, at=now, session=seen.session, banner=seen.banner,
                                      first_seen=seen.first_seen, evidence_at=seen.seen_at)
         why = None
-        if old.state is limits.LimitState.AVAILABLE and new.state is limits.LimitState.UNKNOWN:
+        if old.state is LimitState.AVAILABLE and new.state is LimitState.UNKNOWN:
             why = f"a usage limit whose reset had already passed was seen in {seen.session}"
         self._store_fact(old, new, seen.session, why)
-
-    def _awaiting_starts(self) -> set[str]:
-        """Sessions whose agent afd created and has not seen run yet.
-
-        Read from the journal, not kept in memory, so a restart in between
-        still waits for the agent instead of letting its pane go.
-        """
-        return {
-            e.session
-            for e in self.store.pending_journal()
-            if e.action == create.ACTION and e.intent.get("step") == create.STEP_AWAITING
-        }
 
     # --- binding panes to sessions ------------------------------------------
 
@@ -362,7 +347,6 @@ class Supervisor:
         records = {r.name: r for r in self.store.list_sessions()}
         bound = {r.pane_id: r for r in records.values() if r.state != GONE and r.server_socket == inv.socket_path}
         overrides = {n: o.command for n, o in self.config.agents.items() if o.command}
-        self._awaiting = self._awaiting_starts()
         live: dict[str, tuple[SessionRecord, tmux.PaneInfo, Identity]] = {}
 
         self.identities.begin_poll(rules_key(self.plugins.agents, overrides))
@@ -382,7 +366,7 @@ class Supervisor:
             rec = bound.pop(pane.pane_id, None)
             if rec is not None and rec.server_pid is None:
                 # Created while tmux could not say which server pid it was: this is the first answer.
-                rec = self._save(rec, replace(rec, server_pid=inv.server_pid, updated_at=now))
+                rec = self._apply(rec, sessions.transition(rec, sessions.ServerNamed(inv.server_pid), now))
             if rec is not None and rec.server_pid != inv.server_pid:
                 # Pane ids restart at %0 on a new server: same id, unrelated pane.
                 self._apply(rec, sessions.transition(rec, sessions.ServerReplaced(rec.server_pid, inv.server_pid), now))
@@ -394,12 +378,8 @@ class Supervisor:
                 own_alive = rec.agent_pid is not None and any(
                     p.pid == rec.agent_pid and p.create_time == rec.agent_started_at and p.alive for p in procs
                 )
-                # Counted from when the pane started, not from the (slow) worktree step before it.
-                since = rec.created_at if rec.name in self._awaiting else None
-                if since is None and rec.name in self._awaiting_agent:
-                    since = rec.updated_at
                 agent = ident.agent if ident.kind is IdentityKind.KNOWN else rec.agent
-                seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, since, self._account(agent, ident, told))
+                seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, self._account(agent, ident, told))
                 rec = self._apply(rec, sessions.transition(rec, seen, now))
             elif self._should_adopt(pane, ident):
                 rec = self._adopt(pane, ident, inv, records, now)
@@ -483,8 +463,7 @@ class Supervisor:
         mono = self.monotonic()
         wanted = []
         for name, (rec, pane, _ident) in live.items():
-            awaiting = rec.name in self._awaiting or (rec.name in self._awaiting_agent and rec.agent_pid is None)
-            if rec.state in (EXITED, GONE) or awaiting or rec.agent not in self.plugins.agents or name in self.acting:
+            if rec.state in (EXITED, GONE) or rec.awaiting_since is not None or rec.agent not in self.plugins.agents or name in self.acting:
                 continue  # no agent of its own runs there (yet) to capture
             watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
             watch.keep = self.config.stability_polls
@@ -610,19 +589,19 @@ class Supervisor:
             since = (banner_seen_at or now) - timedelta(seconds=self.config.poll_interval + 1)
         return self.plugins.witness(rec.agent, process, since, now)
 
-    def _fact(self, agent: str, account: str) -> limits.LimitFact:
+    def _fact(self, agent: str, account: str) -> LimitFact:
         return self.store.load_limits().get(account) or limits.unknown_fact(agent, account)
 
-    def _store_fact(self, old: limits.LimitFact, new: limits.LimitFact, session: str | None, why: str | None = None) -> None:
+    def _store_fact(self, old: LimitFact, new: LimitFact, session: str | None, why: str | None = None) -> None:
         """Save a changed fact; a change of state is an event that says what happened (`why`, for unknown)."""
         if new == old:
             return
         self.store.save_limit(new)
         if new.state != old.state:
-            if new.state is limits.LimitState.LIMITED:
+            if new.state is LimitState.LIMITED:
                 when = new.reset_at.strftime("%Y-%m-%dT%H:%M:%SZ") if new.reset_at else "no reset time stated"
                 msg = f"{new.account_name} is limited for every session ({when}), seen in {new.source_session}"
-            elif new.state is limits.LimitState.AVAILABLE:
+            elif new.state is LimitState.AVAILABLE:
                 msg = f"{new.account_name} is available: seen working without a banner in {new.source_session}"
             else:
                 reason = why or "its limit's reset time has passed"
@@ -632,7 +611,7 @@ class Supervisor:
     def _expire_limits(self, now: datetime) -> None:
         for fact in self.store.load_limits().values():
             why = None
-            if fact.state is limits.LimitState.AVAILABLE and fact.observed_at is not None:
+            if fact.state is LimitState.AVAILABLE and fact.observed_at is not None:
                 # Said only when it is so: the last working sighting is that old.
                 why = f"last seen working at {fact.observed_at:%Y-%m-%dT%H:%M:%SZ}, over {AVAILABLE_FOR} ago"
             self._store_fact(fact, limits.expire(fact, now, available_for=AVAILABLE_FOR), fact.source_session, why)

@@ -12,17 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True, slots=True)
-class GitFacts:
-    """Where the branch stands at the moment of a swap."""
-
-    branch: str | None  # None when HEAD is detached
-    head_sha: str
-    base_sha: str  # where the branch left its default branch, or the session's recorded base
-    base_label: str  # how to name the base to a person: "main", or a short SHA
-    commits: int  # commits in base..HEAD
-    dirty_files: int  # files with uncommitted changes (tracked or not)
+from afd.record.types import GitFacts
 
 
 @dataclass(frozen=True, slots=True)

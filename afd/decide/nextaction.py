@@ -1,66 +1,17 @@
-"""A session's next action, as status shows it: a machine form and words.
+"""A session's next action in words, from the machine form status reads.
 
-The machine form is what the store keeps and `status --json` prints:
+The machine form is what the store keeps (`afd.record.types.NextAction`,
+made by `afd.decide.plan`) and `status --json` prints:
 ``{"action", "at", "attempt", "of", "why"}`` with `at` in ISO 8601 UTC.
 Words are made from it when shown, so a countdown is counted from the
-moment it is read, in the reader's zone.
+moment it is read, in the reader's zone. Only the standard library: `afd
+status` reads plans through this module and never makes one.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone, tzinfo
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from afd.decide import policy
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
-
-
-def plan_of(decision: policy.Decision, *, max_attempts: int, agent: str | None = None) -> dict | None:
-    """The machine form of a decision; None when there is nothing to say."""
-    # Imported here: `afd status` reads plans through this module and never makes one.
-    from afd.decide import policy
-
-    plan: dict
-    if isinstance(decision, policy.ResumeAt | policy.ResumeNow):
-        at = decision.at if isinstance(decision, policy.ResumeAt) else None
-        action = "auto-continue" if decision.why == "auto-continue" else "resume"
-        plan = {"action": action, "at": _iso(at), "attempt": decision.attempt, "of": max_attempts, "why": decision.why}
-    elif isinstance(decision, policy.Nothing):
-        if decision.next_action is None:
-            return None
-        action = "auto-continue" if decision.why == "auto-continue" else "report"
-        plan = {"action": action, "at": _iso(decision.at), "attempt": None, "of": max_attempts, "why": decision.next_action}
-    elif isinstance(decision, policy.NeedsHuman):
-        plan = {"action": "needs-human", "at": None, "attempt": None, "of": max_attempts, "why": decision.why}
-    elif isinstance(decision, policy.Handoff):
-        plan = {"action": "handoff", "at": None, "attempt": None, "of": None, "why": decision.why or f"hand off to {decision.to}"}
-    elif isinstance(decision, policy.Park):
-        plan = {"action": "park", "at": _iso(decision.until), "attempt": None, "of": None, "why": decision.why}
-    else:
-        return None
-    if agent:
-        plan["agent"] = agent
-    return plan
-
-
-def in_progress(step: str, *, attempt: int | None, max_attempts: int, hold: str | None = None) -> dict:
-    """The plan while a resume is under way; `hold` says why it waits for a person."""
-    why = f"waiting: {hold}" if hold else f"resuming ({step.replace('_', ' ')})"
-    return {"action": "resuming", "at": None, "attempt": attempt, "of": max_attempts, "why": why}
-
-
-def brief_pending(why: str) -> dict:
-    """The plan while a handoff's brief waits for the new agent to take it."""
-    return {"action": "brief-pending", "at": None, "attempt": None, "of": None, "why": f"brief pending ({why})"}
-
-
-def dumps(plan: dict | None) -> str | None:
-    return None if plan is None else json.dumps(plan, sort_keys=True)
+from datetime import datetime, tzinfo
 
 
 def loads(text: str | None) -> dict | None:

@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
-from afd.judge.limits import LimitFact, LimitState
+from afd.judge.screen import Native
 from afd.model import IdentityKind, IdentitySource, SessionState, person_must_act
-from afd.record.types import ResumeHistory
+from afd.record.types import LimitFact, LimitState, ResumeHistory
 
 # A limit seen again within this long after a continuation was not lifted
 # by it: the continuation counts against the same episode and backs off.
@@ -30,14 +30,6 @@ BACKOFF_FIRST = timedelta(seconds=30)
 BACKOFF_CAP = timedelta(minutes=30)
 # Claude's own auto-continue fires 30–90 s after the reset it shows.
 NATIVE_JITTER = timedelta(seconds=90)
-
-
-class Native(enum.Enum):
-    """The agent's own auto-continue (Claude Code), as the screen shows it."""
-
-    NONE = "none"  # no such feature on screen
-    ARMED = "armed"  # "set to continue automatically at …"
-    CANCELLED = "cancelled"  # "Automatic continue cancelled"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +115,8 @@ _HUMAN_WHY = (
     (".billing", "settle billing (billing wall)"),
     (".org-cap", "ask your organisation's admin for more usage (org cap)"),
     (".admin-cap", "ask an admin for more usage (admin limit)"),
-    (".extra-usage", "add extra usage (out of extra usage)"),
-    (".credits", "add usage credits (out of credits)"),
+    (".extra-usage", "add extra usage (the extra usage is spent)"),
+    (".credits", "add usage credits (none are left)"),
     (".model-cap", "add usage credits or switch models (model cap)"),
 )
 
@@ -204,6 +196,13 @@ class HandoffTry(enum.StrEnum):
     DECLINED = "declined"  # refused, or every agent is limited: the wait path applies to this wall
 
 
+class LimitAction(enum.StrEnum):
+    """`limit_action`: what afd does at a limit when the config asks it to act."""
+
+    WAIT = "wait"  # resume the same agent when its window resets
+    HANDOFF = "handoff"  # hand the work to the next account of handoff_order, once per wall
+
+
 class Path(enum.Enum):
     WAIT = "wait"  # the wait policy decides (resume at the reset, report, needs a person)
     HANDOFF = "handoff"  # try an automatic handoff, once for this wall
@@ -231,7 +230,7 @@ def tried(history: ResumeHistory, wall: str, how: HandoffTry) -> ResumeHistory:
     return replace(history, handoff_wall=wall, handoff_tried=how.value)
 
 
-def limit_path(*, limit_action: str, handoff_order: Sequence[str], state: str, tried: HandoffTry | None) -> Path:
+def limit_path(*, limit_action: LimitAction, handoff_order: Sequence[str], state: str, tried: HandoffTry | None) -> Path:
     """Wait or hand off, for a session at `state`, from the config and what was tried for its wall.
 
     An automatic handoff is tried once per wall, only from `limited`; once
@@ -239,9 +238,9 @@ def limit_path(*, limit_action: str, handoff_order: Sequence[str], state: str, t
     """
     if tried is HandoffTry.DECLINED:
         return Path.WAIT
-    if limit_action == "wait":
+    if limit_action is LimitAction.WAIT:
         return Path.WAIT
-    if limit_action == "handoff" and handoff_order and state == "limited" and tried is None:
+    if limit_action is LimitAction.HANDOFF and handoff_order and state == "limited" and tried is None:
         return Path.HANDOFF
     return Path.NONE
 

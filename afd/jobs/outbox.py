@@ -88,11 +88,8 @@ class Outbox:
         for env in envelopes:
             if env.id in delivering:
                 continue
-            if env.state is EnvelopeState.ATTEMPTING:
-                self._adopt(ctx, book, env, live, acting)  # attempting with no delivery row: carried on below
-                continue
             if env.state is not EnvelopeState.PENDING:
-                continue  # sent: Enter went in; never typed again
+                continue  # attempting (its delivery's row carries it) or sent (Enter went in): never typed again
             who = self._recipient(book, env, online)
             rec = records.get(who) if who else None
             state = rec.state if rec else None
@@ -111,18 +108,6 @@ class Outbox:
             acting.add(who)
             receiving.add(who)
         return look_again
-
-    def _adopt(self, ctx: ActionContext, book: JobBook, env: Envelope, live: Mapping[str, tuple], acting: set[str]) -> None:
-        """An envelope left attempting with no delivery row (written by an afd before deliveries were
-        journaled): its row starts at `pasted`, as a run that stopped left it, and looks for its tag first."""
-        who = env.recipient
-        if who is None or who not in live:
-            book.release(env.id)  # its pane is gone: nothing of it can be there to take
-            return
-        if who in acting:
-            return
-        delivery.begin(ctx, env, who, live[who][1].pane_id, step=delivery.EnvelopeStep.PASTED)
-        acting.add(who)
 
     def _say_held(self, ctx: ActionContext, env: Envelope, why: str) -> None:
         """An event when an envelope starts waiting, or waits for another reason: why a result has not arrived."""

@@ -6,7 +6,7 @@ run from the supervisor's pane). Its results reach the supervisor as
 afd/jobs/delivery.py types them).
 This module decides, from facts handed to it, who an envelope goes to, what
 a handoff moves and why one is refused, and what the texts say. It does no
-I/O: afd/jobbook.py keeps the records, afd/jobrequests.py asks.
+I/O: afd/jobs/book.py keeps the records, afd/jobs/requests.py asks.
 
 The rules come from the local subagent handoff design: only the current
 supervisor hands off its own top-level jobs; a job's descendants move with

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from afd.model import AgentSpec
+from afd.model import AgentSpec, ProcessEnv
 
 # The account of a process whose account cannot be named.
 UNKNOWN = "unknown"
@@ -35,23 +35,6 @@ UNKNOWN = "unknown"
 Resolver = Callable[[str], str]
 
 _HOME_VAR = re.compile(r"^\$(?:HOME\b|\{HOME\})")
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessEnv:
-    """What afd reads of an agent process's environment: never a credential's value.
-
-    `selecting`: the account variables (of any agent) that are set, with
-    their values; `credentials`: the names of the credential variables that
-    are set; `home`: its HOME, which `~` in its values means.
-    """
-
-    selecting: tuple[tuple[str, str], ...]
-    credentials: tuple[str, ...]
-    home: str | None
-
-    def value(self, name: str) -> str | None:
-        return dict(self.selecting).get(name) or None
 
 
 @dataclass(frozen=True, slots=True)

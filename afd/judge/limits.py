@@ -41,34 +41,10 @@ limit lapsed and when.
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 
-
-class LimitState(enum.Enum):
-    LIMITED = "limited"
-    AVAILABLE = "available"
-    UNKNOWN = "unknown"
-
-
-@dataclass(frozen=True, slots=True)
-class LimitFact:
-    """One account's entry in the limit map."""
-
-    agent: str
-    state: LimitState
-    reset_at: datetime | None
-    observed_at: datetime | None
-    source_session: str | None
-    banner: str | None = None
-    # The account, when it is not the agent's default one (which is named after the agent).
-    account: str | None = None
-
-    @property
-    def account_name(self) -> str:
-        """The key of this fact in the map: the account's name."""
-        return self.account or self.agent
+from afd.record.types import LimitFact, LimitState
 
 
 def unknown_fact(agent: str, account: str | None = None) -> LimitFact:

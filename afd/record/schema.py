@@ -117,7 +117,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE UNIQUE INDEX ledger_journal ON ledger (journal_id) WHERE journal_id IS NOT NULL;
     """,
     # → +1: jobs (sessions that other sessions supervise), who owns them and
-    # who owned them, handoff receipts, and the envelope outbox (afd/jobbook.py).
+    # who owned them, handoff receipts, and the envelope outbox (afd/jobs/book.py).
     """
     CREATE TABLE jobs (
         name TEXT PRIMARY KEY,
@@ -201,6 +201,24 @@ MIGRATIONS: tuple[str, ...] = (
     # wall from before it (a banner above the continuation, a rejection record) is history.
     """
     ALTER TABLE sessions ADD COLUMN continued_at TEXT;
+    """,
+    # → +1 (0.2.0): a session's next action is a typed value, stored as one JSON object; text
+    # kept from before (a plan in words) becomes a report with those words. And the instant afd
+    # started a session's agent and waits to see it run is the session's own (it was read from
+    # the step of the action's journal row): set here for the rows 0.1.0 left waiting.
+    """
+    UPDATE sessions SET next_action = NULL WHERE next_action = '';
+    UPDATE sessions SET next_action = json_object(
+            'action', 'report', 'at', NULL, 'attempt', NULL, 'of', NULL, 'why', next_action)
+        WHERE next_action IS NOT NULL AND NOT (json_valid(next_action)
+            AND json_type(next_action) = 'object' AND json_type(next_action, '$.action') = 'text');
+    ALTER TABLE sessions ADD COLUMN awaiting_since TEXT;
+    UPDATE sessions SET awaiting_since = created_at WHERE agent_pid IS NULL AND name IN (
+        SELECT session FROM journal WHERE state = 'pending' AND action = 'create'
+            AND json_extract(intent, '$.step') = 'awaiting');
+    UPDATE sessions SET awaiting_since = updated_at WHERE name IN (
+        SELECT session FROM journal WHERE state = 'pending' AND action = 'resume'
+            AND json_extract(intent, '$.step') = 'respawned');
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import overload
 
 from afd.errors import EXIT_CONFIG, AfdError
-from afd.judge.limits import LimitFact, LimitState
 from afd.model import Event, IdentityKind, IdentitySource, SessionState
 from afd.record.files import DB_NAME, LOCK_NAME, default_path, lock_holder_pid, lock_is_held, lock_path_for  # noqa: F401
 from afd.record.schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401
@@ -43,9 +42,13 @@ from afd.record.types import (
     JournalEntry,
     JournalState,
     LedgerEntry,
+    LimitFact,
+    LimitState,
+    NextAction,
     ResumeHistory,
     SessionRecord,
     StoredEvent,
+    Witnesses,
 )
 
 EVENT_RETENTION = timedelta(days=30)
@@ -110,23 +113,30 @@ def _one_line(text: str) -> str:
 
 
 _SESSION_COLUMNS = tuple(f.name for f in fields(SessionRecord))
-_SESSION_DATETIMES = frozenset({"created_at", "updated_at", "banner_first_seen_at", "reset_at", "continued_at"})
+_SESSION_DATETIMES = frozenset({"created_at", "updated_at", "banner_first_seen_at", "reset_at", "awaiting_since", "continued_at"})
+
+
+def _session_column(name: str, value):
+    if name in _SESSION_DATETIMES:
+        return _iso(value)
+    if name == "next_action":
+        return value.dumps() if value is not None else None
+    return value
 
 
 def _session_to_row(record: SessionRecord) -> tuple:
-    return tuple(
-        _iso(getattr(record, name)) if name in _SESSION_DATETIMES else getattr(record, name)
-        for name in _SESSION_COLUMNS
-    )
+    return tuple(_session_column(name, getattr(record, name)) for name in _SESSION_COLUMNS)
 
 
 # Stored as their plain string values; read back as the enums the code compares with `is`.
-_SESSION_ENUMS = {"state": SessionState, "identity": IdentityKind, "identity_source": IdentitySource}
+_SESSION_ENUMS = {"state": SessionState, "identity": IdentityKind, "identity_source": IdentitySource, "witnesses": Witnesses}
 
 
 def _session_value(name: str, value):
     if name in _SESSION_DATETIMES:
         return _dt(value)
+    if name == "next_action":
+        return NextAction.loads(value)
     kind = _SESSION_ENUMS.get(name)
     if kind is not None and value in kind._value2member_map_:
         return kind(value)

@@ -75,7 +75,8 @@ class Invocation:
 
 def parse_invocation(agent: str, args: list[str]) -> Invocation:
     """Read the agent's own command line the way the real CLI would (``agent``: the style it plays)."""
-    words, resume, headless = [], False, False
+    words: list[str] = []
+    resume, headless = False, False
     it = iter(enumerate(args))
     for _i, arg in it:
         if agent == "codex" and not words and arg == "resume":
@@ -264,6 +265,7 @@ class FakeAgent:
 
     # --- menus that list their options ---------------------------------
     def move_menu(self, step: int) -> None:
+        assert self.menu_start is not None  # only an open menu is moved in
         options = list(self.menu_params["options"])
         self.menu_selected = min(len(options), max(1, self.menu_selected + step))
         rows = banners.render(self.banner_id, {**self.scenario.banner_params, "selected": self.menu_selected})
@@ -271,6 +273,7 @@ class FakeAgent:
         self.log.write("menu_move", selected=self.menu_selected, option=options[self.menu_selected - 1])
 
     def confirm_menu(self, number: int, via: str) -> None:
+        assert self.menu_start is not None  # only an open menu is confirmed
         options = list(self.menu_params["options"])
         self.log.write("menu", choice=options[number - 1], index=number, via=via)
         # The menu goes; the wall it was about stays on screen (up to its first blank row).
@@ -324,6 +327,7 @@ class FakeAgent:
 
     def answer(self) -> None:
         """The turn's first output: its reply, and what the scenario has it print."""
+        assert self.turn is not None, "an answer belongs to a turn"
         self.turn.answered = True
         self.transcript += screens.reply_rows(self.style, "I'll take care of that.")
         if self.scenario.show_file:
@@ -337,6 +341,7 @@ class FakeAgent:
 
     def turn_over(self, now: float) -> bool:
         turn = self.turn
+        assert turn is not None  # asked while a turn runs
         if turn.command is not None:
             return turn.command.poll() is not None
         until = self.scenario.work_until_file
@@ -346,6 +351,7 @@ class FakeAgent:
 
     def finish_command(self) -> None:
         turn, self.turn = self.turn, None
+        assert turn is not None and turn.command is not None  # a command's turn, just over
         out, err = turn.command.communicate()
         self.prompts_done += 1
         self.log.write("command", command=turn.prompt[len("run: "):], rc=turn.command.returncode, stdout=out, stderr=err)
@@ -355,6 +361,7 @@ class FakeAgent:
 
     def finish_turn(self) -> None:
         turn, self.turn = self.turn, None
+        assert turn is not None  # a turn, just over
         rel, sha = do_work(self.agent, self.cwd, turn.prompt, self.scenario.work_file)
         self.prompts_done += 1
         self.log.write("work", prompt=turn.prompt, n=self.prompts_done, file=rel, commit=sha)
@@ -593,7 +600,7 @@ def _cmdline() -> list[str]:
 
 
 def _own_options(argv: list[str]) -> tuple[dict, list[str]]:
-    opts = {"as": None, "scenario": None, "log": None}
+    opts: dict[str, str | None] = {"as": None, "scenario": None, "log": None}
     while argv and argv[0] in ("--as", "--scenario", "--log"):
         if len(argv) < 2:
             raise SystemExit(f"fake_agent: {argv[0]} needs a value")

@@ -18,6 +18,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +31,7 @@ class Scenario:
     # Banner family id from afd.testing.banners (None: the agent's default)
     # and its parameters (reset time text, zone, form, prefix, wrap point).
     banner: str | None = None
-    banner_params: Mapping[str, object] = field(default_factory=dict)
+    banner_params: Mapping[str, Any] = field(default_factory=dict)
     # How long the wall lasts inside this process; None: until it exits.
     limit_lasts_seconds: float | None = None
     # A resumed run (`--continue`, `resume --last`) either works, or is
@@ -89,14 +90,14 @@ def _read_file(path: Path) -> dict:
     return json.loads(text)
 
 
-def _env_value(raw: str) -> object:
+def _env_value(raw: str) -> Any:
     try:
         return json.loads(raw)
     except ValueError:
         return raw
 
 
-def _coerce(name: str, value: object) -> object:
+def _coerce(name: str, value: Any) -> Any:  # Any: a scenario is JSON, each value of the type its field says
     if name in ("work_output", "banner_rows"):
         return tuple(value) if not isinstance(value, str) else (value,)
     if name == "banner_params":
@@ -126,7 +127,7 @@ def load_scenario(agent: str, path: str | Path | None = None, env: Mapping[str, 
     return Scenario(**{k: _coerce(k, v) for k, v in data.items()})
 
 
-def write_scenario(path: Path, scenario: Scenario | Mapping[str, object]) -> Path:
+def write_scenario(path: Path, scenario: Scenario | Mapping[str, Any]) -> Path:
     """Write a scenario as JSON (what tests hand to a fake)."""
     if isinstance(scenario, Scenario):
         data = {f: getattr(scenario, f) for f in _FIELDS}

@@ -17,6 +17,7 @@ from afd.config.settings import (
     load_config,
     set_value,
 )
+from afd.decide.policy import LimitAction
 
 REPO = Path(__file__).resolve().parents[2]
 KNOWN = {"claude", "codex", "devin"}
@@ -146,7 +147,7 @@ def test_every_key_is_read(cfg, xdg_dirs):
     assert config.poll_interval == 0.5
     assert config.tail_lines == 4
     assert config.stability_polls == 3
-    assert config.limit_action == "handoff"
+    assert config.limit_action is LimitAction.HANDOFF  # typed, and still the word in the file
     assert config.limit_auto_resume is True
     assert config.limit_retry_interval == 5400
     assert config.resume_grace == 90
@@ -818,8 +819,8 @@ def test_a_catastrophic_user_pattern_cannot_hang_detection(tmp_path):
     import threading
     from datetime import datetime, timezone
 
-    from afd.config.loader import load_plugins
     from afd.model import Clock
+    from afd.pluginset import load_plugins
 
     cfg = tmp_path / "afd.toml"
     cfg.write_text('[limit_patterns]\nclaude = "(a|aa)+$"\n')

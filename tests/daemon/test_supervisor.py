@@ -7,12 +7,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.status import build_status
 from afd.daemon.supervisor import Supervisor
-from afd.judge.limits import LimitState
+from afd.pluginset import load_plugins
 from afd.record.store import Store
+from afd.record.types import LimitState
 from afd.world.tmux import ServerRef
 from harness import start_fake, wait_for
 

@@ -10,7 +10,7 @@ import pytest
 from afd.act import Finish, Result, Wait, briefing, swap
 from afd.act.swap import SwapFacts
 from afd.decide.policy import Handoff, HandoffFacts, Park, choose_target, handoff_refusal, route_account
-from afd.judge.limits import LimitFact, LimitState
+from afd.record.types import LimitFact, LimitState
 from afd.world.teardown import Gone, Tree
 from afd.world.tmux import PaneInfo
 

@@ -83,7 +83,7 @@ def test_the_installed_command_runs_from_the_wheel(installed, tmp_path):
     assert all(Path(p).is_relative_to(installed) for p in where), where
 
     afd = installed / "bin" / "afd"
-    assert _run(afd, "--version", cwd=tmp_path, env=env).stdout.strip() == "afd 0.1.0"
+    assert _run(afd, "--version", cwd=tmp_path, env=env).stdout.strip() == "afd 0.2.0"
 
     expect = json.loads((CASE / "expect.json").read_text())
     captures = sorted(CASE.glob("*.txt"))

@@ -349,8 +349,8 @@ url = "http://127.0.0.1:{refused}/t"
 def test_every_afd_event_plugin_runs_on_the_worker_and_never_gets_notify_events(tmp_path):
     import threading
 
-    from afd.config.loader import load_plugins
     from afd.notifiers.worker import NoticeWorker
+    from afd.pluginset import load_plugins
 
     (tmp_path / "old_style.py").write_text(
         "from afd import hookimpl\nseen = []\n@hookimpl\ndef afd_event(event):\n    seen.append(event.kind)\n")
@@ -381,9 +381,9 @@ def test_the_example_config_names_every_notify_key():
 
 
 def test_a_reload_keeps_the_lane_of_an_unchanged_notifier_and_stops_a_removed_one(endpoint):
-    from afd.config.loader import add_notifiers, load_plugins
     from afd.config.settings import Config
     from afd.notifiers.worker import NoticeWorker
+    from afd.pluginset import add_notifiers, load_plugins
 
     kept = NotifierSettings(type="webhook", number=1, url=endpoint.url("/kept"), events=("session.",))
     gone = NotifierSettings(type="webhook", number=2, url=endpoint.url("/gone"), events=("session.",))

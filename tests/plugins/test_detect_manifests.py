@@ -6,9 +6,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.config.loader import load_plugins
 from afd.judge.gates import is_anchored
 from afd.model import Clock
+from afd.pluginset import load_plugins
 
 NOW = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 CLOCK = Clock(NOW, timezone.utc)

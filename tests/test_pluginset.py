@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 import pytest
 
 from afd.cli.main import main
-from afd.config.loader import BUILTIN, DROP_IN, ENTRY_POINT, load_plugins
 from afd.model import Clock
+from afd.pluginset import BUILTIN, DROP_IN, ENTRY_POINT, load_plugins
 
 CLOCK = Clock(now=datetime(2026, 7, 13, 9, tzinfo=timezone.utc), local_zone=timezone.utc)
 

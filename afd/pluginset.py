@@ -1,4 +1,4 @@
-"""Loading detector plugins: the built-ins, entry points and drop-in files, through one manager.
+"""The plugin manager: the built-ins, entry points and drop-in files loaded into one set of plugins (`PluginSet`).
 
 Registration order is built-ins (Python, then the shipped manifests in
 `plugins/agents/`), then entry points, then drop-ins (`*.py`, then `*.toml`

@@ -17,10 +17,10 @@ import pytest
 
 from afd.daemon.status import SCHEMA, StatusSnapshot, build_status
 from afd.decide import nextaction
-from afd.judge.limits import LimitFact, LimitState, unknown_fact
+from afd.judge.limits import unknown_fact
 from afd.model import Event
 from afd.record.store import Store
-from afd.record.types import LedgerEntry, SessionRecord
+from afd.record.types import LedgerEntry, LimitFact, LimitState, NextAction, PlanKind, SessionRecord, Witnesses
 
 NOW = datetime(2026, 7, 13, 9, 0, 12, 345678, tzinfo=timezone.utc)
 AGENTS = ("claude", "codex", "devin")
@@ -37,7 +37,7 @@ def reference_report(store: Store, agents, daemon: dict, events: int = 20) -> di
     acting = {e.session for e in store.pending_journal() if e.action == "resume"}
     sessions = []
     for rec in store.list_sessions():
-        plan = nextaction.loads(rec.next_action)
+        plan = rec.next_action.as_json() if rec.next_action is not None else None
         ledger = store.ledger(rec.name)
         shown = rec.state
         if not (rec.state in ("gone", "exited") and rec.name not in acting):
@@ -100,13 +100,12 @@ def fill(store: Store) -> None:
     store.upsert_session(session("a-plain", mission="fix the login", worktree="/src/a", branch="afd/a", location="a:0.0"))
     store.upsert_session(session(
         "b-limited", state="limited", agent="claude", reset_at=reset, last_banner="You've hit your limit · resets 11am",
-        witnesses="pane+record", next_action=nextaction.dumps({"action": "resume", "at": "2026-07-13T11:05:12Z", "attempt": 1,
-                                                               "of": 5, "why": "reset"}),
+        witnesses=Witnesses.BOTH, next_action=NextAction(PlanKind.RESUME, "reset", datetime(2026, 7, 13, 11, 5, 12, tzinfo=timezone.utc),
+                                                         1, 5),
     ))  # fmt: skip
-    store.upsert_session(session("c-human", state="limited", next_action=nextaction.dumps(
-        {"action": "needs-human", "at": None, "attempt": None, "of": 5, "why": "add credits (spend cap)"})))
+    store.upsert_session(session("c-human", state="limited", next_action=NextAction(PlanKind.NEEDS_HUMAN, "add credits (spend cap)", of=5)))
     store.upsert_session(session("d-resuming", state="limited", agent="codex"))
-    store.upsert_session(session("e-gone", state="gone", mission="", next_action="plain words from an old afd"))
+    store.upsert_session(session("e-gone", state="gone", mission="", next_action=NextAction(PlanKind.REPORT, "plain words from an old afd")))
     store.upsert_session(session("f-wrapped", identity="unknown", identity_source="user", agent="claude", state="exited"))
     store.upsert_session(session("g-odd-time", updated_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=5)))))
     store.upsert_session(session("h-work", agent="claude", account="claude-work"))
@@ -193,7 +192,7 @@ def test_status_from_a_store_written_before_agents_were_stored_loads_the_plugins
     with Store(db) as store:
         fill(store)
     report = json.loads(_cli_status(dict(os.environ)).stdout)
-    from afd.config.loader import load_plugins
+    from afd.pluginset import load_plugins
 
     # every agent the plugins know (the shipped manifests included), and one the store alone names
     known = set(load_plugins(None, entry_points=False).agents)
@@ -227,7 +226,7 @@ def _modules_after(argv: list[str], env: dict) -> set[str]:
 
 
 # What only other commands (or the daemon) need: the record types, the writer, plugins, the screen, config parsing.
-HEAVY = {"psutil", "rich", "pluggy_loaded_plugins", "afd.record.store", "afd.config.settings", "afd.config.loader",
+HEAVY = {"psutil", "rich", "pluggy_loaded_plugins", "afd.record.store", "afd.config.settings", "afd.pluginset",
          "afd.observe.identity", "afd.decide.policy", "afd.judge.gates", "tomlkit", "regex", "logging"}  # fmt: skip
 
 
@@ -268,3 +267,10 @@ def test_json_is_indented_on_a_terminal_and_one_line_for_a_program(monkeypatch, 
     piped = capsys.readouterr().out
     assert json.loads(shown) == json.loads(piped) == value
     assert shown.startswith('{\n  "sessions": [') and piped.count("\n") == 1 and "ünïcode" in piped
+
+
+def test_every_stored_state_is_a_state_status_can_show():
+    from afd.daemon.status import ShownState
+    from afd.model import SessionState
+
+    assert {s.value for s in SessionState} <= {s.value for s in ShownState}

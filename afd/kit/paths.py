@@ -1,4 +1,4 @@
-"""Where afd keeps its files, per the XDG base-directory spec.
+"""Where afd keeps its files, per the XDG base-directory spec (for the config, the store and the control socket alike).
 
 Every function reads the environment when called, never at import, so a
 test (or a daemon started under a different environment) gets the paths of
