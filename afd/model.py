@@ -63,6 +63,21 @@ class InputRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ComposerBox:
+    """An input box told from the transcript by its shape, not by its glyph.
+
+    Some agents draw their input box with the same side bar as a prompt (or
+    an error) in their history (OpenCode's `┃`). The box is the run of rows
+    ``side`` matches directly above the lowest row ``edge`` matches (its
+    bottom edge), and that edge: those rows are chrome; the same bar higher
+    up is the transcript.
+    """
+
+    side: re.Pattern[str]
+    edge: re.Pattern[str]
+
+
+@dataclass(frozen=True, slots=True)
 class AgentSpec:
     """What afd knows about one kind of agent CLI; supplied by a plugin."""
 
@@ -122,6 +137,9 @@ class AgentSpec:
     # its text (`[Pasted ~15 lines]`). A group named "lines" is the number of
     # lines pasted; a placeholder counts as the paste only when that matches.
     paste_markers: tuple[re.Pattern[str], ...] = ()
+    # The agent's input box, found by its shape on each capture (its rows are
+    # chrome there, see `afd.judge.gates.chrome_of`); None: `chrome` says it all.
+    composer_box: ComposerBox | None = None
 
 
 @dataclass(frozen=True, slots=True)
