@@ -54,6 +54,13 @@ class BannerRule:
     # Searched in the wall's rows: when it finds one, the wall says it lifts by itself but not when
     # ("try again later"): waited out, not a person's chore.
     reset_unstated: UserPattern | None = None
+    # The wall's message has blank rows inside it (a tip block): a blank row ends it only when the
+    # next row is no continuation.
+    spans_blank_rows: bool = False
+    # The wall counts only under a block whose last row this finds (past the wall's own rows and
+    # the blank rows above them): OpenCode draws an error under the prompt it answers, both under
+    # the same bar, while a prompt sits under the agent's own reply.
+    after_block: UserPattern | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +109,8 @@ class Manifest:
     records: RecordRules | None = None
     description: str = ""
     dialogs: tuple[DialogRule, ...] = ()
+    # Spans cut from every row before the walls are read (a scrollbar drawn at the right edge).
+    trim: tuple[UserPattern, ...] = ()
     # The agent draws a status row below its input box where a wall may show (OpenCode's retry row).
     walls_below_composer: bool = False
 
@@ -306,11 +315,12 @@ def read_manifest(path: Path) -> Manifest:
     credential_env = r.strings(("accounts", "credential_env"), accounts.get("credential_env"), pattern=_ENV_NAME, what="variable names")
 
     screen = r.table(data, "screen", {"composer", "composer_box", "transcript", "chrome", "busy", "volatile", "submitted",
-                                      "reset_notice", "pasted", "walls_below_composer"})
+                                      "reset_notice", "pasted", "walls_below_composer", "trim"})
     composer = r.regex(("screen", "composer"), screen.get("composer"))
     box = _composer_box(r, screen.get("composer_box"))
     if composer is not None and box is not None:
         r.problem(("screen", "composer_box"), "a screen has one input row: give composer or composer_box, not both")
+    trim = r.regexes(("screen", "trim"), screen.get("trim"))
     below = screen.get("walls_below_composer", False)
     if not isinstance(below, bool):
         r.problem(("screen", "walls_below_composer"), f"expected true or false, got {below!r}")
@@ -370,6 +380,7 @@ def read_manifest(path: Path) -> Manifest:
         records=records,
         description=description,
         dialogs=dialogs,
+        trim=trim,
         walls_below_composer=below is True,
     )
 
@@ -383,7 +394,7 @@ def _banners(r: _Reader, raw: object) -> tuple[BannerRule, ...]:
         return ()
     rules = []
     known = {"regex", "kind", "continuation", "reset", "offers_other_model", "continues_by_itself", "reset_unstated",
-             "needs_human"}
+             "spans_blank_rows", "after_block", "needs_human"}
     for i, entry in enumerate(raw, start=1):
         for k in set(entry) - known:
             r.problem(("banner", i, k), f"unknown key (known: {', '.join(sorted(known - {'needs_human'}))})")
@@ -396,7 +407,7 @@ def _banners(r: _Reader, raw: object) -> tuple[BannerRule, ...]:
             if key not in entry:
                 r.problem(("banner", i), f"needs a {key}")
         flags = {}
-        for flag in ("offers_other_model", "continues_by_itself"):
+        for flag in ("offers_other_model", "continues_by_itself", "spans_blank_rows"):
             flags[flag] = entry.get(flag, False)
             if flag == "offers_other_model" and isinstance(flags[flag], str):
                 continue  # a regex: the offer is read from the screen
@@ -408,9 +419,10 @@ def _banners(r: _Reader, raw: object) -> tuple[BannerRule, ...]:
         rule_reset = r.regex(("banner", i, "reset"), entry.get("reset"), groups=RESET_GROUPS)
         continuation = r.regex(("banner", i, "continuation"), entry.get("continuation"))
         unstated = r.regex(("banner", i, "reset_unstated"), entry.get("reset_unstated"))
+        after = r.regex(("banner", i, "after_block"), entry.get("after_block"))
         if regex is not None and kind is not None:
             rules.append(BannerRule(regex, kind, continuation, rule_reset, offer is True, flags["continues_by_itself"] is True,
-                                    offer_when, unstated))
+                                    offer_when, unstated, flags["spans_blank_rows"] is True, after))
     return tuple(rules)
 
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 
 from afd.kit.resettime import from_epoch, parse_relative, parse_reset
-from afd.kit.text import answered_prompt_below, box_rows, composer_top, lowest_block, masked
+from afd.kit.text import answered_prompt_below, box_rows, composer_top, masked
 from afd.model import Clock, Detection
 from afd_plugins._manifest import BannerRule, Manifest
 
@@ -33,12 +33,20 @@ def find_banner(m: Manifest, lines: list[str], clock: Clock, pattern: re.Pattern
     read first: a wall there is what the agent is doing now (its own retry),
     reported with no composer row, since those rows are the tail.
     """
+    if m.trim:
+        lines = [_trimmed(m, row) for row in lines]
     chrome_row, below = _composer(m, lines)
     if m.walls_below_composer and below is not None:
         found = _find_in(m, lines[below:], clock, pattern, None)
         if found is not None:
             return replace(found, first_row=found.first_row + below, last_row=found.last_row + below)
     return _find_in(m, lines[:chrome_row] if chrome_row is not None else lines, clock, pattern, chrome_row)
+
+
+def _trimmed(m: Manifest, row: str) -> str:
+    for p in m.trim:
+        row = p.sub("", row)
+    return row
 
 
 def _composer(m: Manifest, lines: list[str]) -> tuple[int | None, int | None]:
@@ -61,12 +69,14 @@ def _find_in(m: Manifest, body: list[str], clock: Clock, pattern: re.Pattern[str
     def rule_of(row: str) -> BannerRule | None:
         return next((rule for rule in m.banners if rule.regex.search(row)), None)
 
-    def is_banner(row: str) -> bool:
+    def is_banner_at(i: int) -> bool:
+        row = body[i]
         if not row.strip() or _is_chrome(m, row) or any(p.search(row) for p in m.not_limits):
             return False
         if pattern is not None:
             return pattern.search(row) is not None
-        return rule_of(row) is not None
+        rule = rule_of(row)
+        return rule is not None and (rule.after_block is None or _after_block(body, i, rule.after_block))
 
     def block_end(first: int) -> int:
         rule = rule_of(body[first]) if pattern is None else None
@@ -77,13 +87,17 @@ def _find_in(m: Manifest, body: list[str], clock: Clock, pattern: re.Pattern[str
         if _dialog_around(m, body, first) is not None:
             limit = _MAX_DIALOG_ROWS  # a wall inside its dialog runs to the dialog's edge
         while last + 1 < len(body) and last - first + 1 < limit:
-            nxt = body[last + 1]
-            if not nxt.strip() or is_banner(nxt) or not rule.continuation.search(nxt):
+            step = 1
+            if rule.spans_blank_rows:
+                while last + step < len(body) - 1 and not body[last + step].strip():
+                    step += 1
+            nxt = body[last + step]
+            if not nxt.strip() or is_banner_at(last + step) or not rule.continuation.search(nxt):
                 break
-            last += 1
+            last += step
         return last
 
-    block = lowest_block(body, is_banner, block_end, _FENCE)
+    block = _lowest_block(body, is_banner_at, block_end)
     if block is None:
         return None
     first, wall_last = block
@@ -109,6 +123,32 @@ def _find_in(m: Manifest, body: list[str], clock: Clock, pattern: re.Pattern[str
     unstated = rule.reset_unstated is not None and rule.reset_unstated.search(everything) is not None
     return Detection(agent, first, last, read_reset(rule, text, clock), f"{agent}.{rule.kind}", shown, chrome_row,
                      reset_unstated=unstated, offers_other_model=offers)
+
+
+def _lowest_block(body: list[str], is_banner_at, block_end) -> tuple[int, int] | None:
+    """The lowest banner block outside code fences (`afd.kit.text.banner_blocks`, its rows judged by index)."""
+    found, in_fence, i = None, False, 0
+    while i < len(body):
+        if _FENCE.match(body[i]):
+            in_fence = not in_fence
+            i += 1
+        elif in_fence or not is_banner_at(i):
+            i += 1
+        else:
+            last = max(block_end(i), i)
+            found = (i, last)
+            i = last + 1
+    return found
+
+
+def _after_block(body: list[str], row: int, ends: re.Pattern[str]) -> bool:
+    """Whether the block above row ``row``'s own block (past blank rows) ends with a row ``ends`` finds."""
+    j = row - 1
+    while j >= 0 and body[j].strip():  # the wall's own rows above it (a frame's padding)
+        j -= 1
+    while j >= 0 and not body[j].strip():
+        j -= 1
+    return j >= 0 and ends.search(body[j]) is not None
 
 
 _MAX_DIALOG_ROWS = 40  # a dialog taller than this is not one the wall drew
