@@ -266,11 +266,17 @@ class Rig:
         pane = self.tmux.new_pane(str(self.opencode_bin), cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "opencode", home, cwd)
 
-    def start_copilot(self, cwd: Path, *, signed_in: bool = True, env: dict | None = None, args: tuple[str, ...] = (),
-                      width: int = 120, height: int = 40) -> AgentPane:
+    def start_copilot(self, cwd: Path, *, signed_in: bool = True, model: str | None = None, env: dict | None = None,
+                      args: tuple[str, ...] = (), width: int = 120, height: int = 40) -> AgentPane:
         """GitHub Copilot CLI signed in with a token to GitHub's hosts on the mock (``signed_in``), or
-        offline on the mock's chat endpoint as its own provider (BYOK), where GitHub's walls never show."""
+        offline on the mock's chat endpoint as its own provider (BYOK), where GitHub's walls never show.
+
+        ``model``: a model GitHub's list offers beside the mock's own, chosen (COPILOT_MODEL): off Auto,
+        Copilot asks to switch to it at a rate limit."""
         home = self._home("copilot")
+        if model is not None:
+            (self.mock_dir / "fixed.json").write_text(json.dumps(shapes.copilot_models(model)), encoding="utf-8")
+            env = {"COPILOT_MODEL": model, **(env or {})}
         (home / ".copilot").mkdir()
         # One fixed model, not Auto (which asks the API to pick one first).
         (home / ".copilot" / "settings.json").write_text(json.dumps({"model": "gpt-4.1"}), encoding="utf-8")

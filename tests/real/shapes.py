@@ -303,3 +303,25 @@ def copilot_rate_limit(code: str, retry_after_seconds: int) -> dict:
     """
     body = {"error": {"message": "Sorry, you have been rate-limited.", "code": code}}
     return {"kind": "limit", "status": 429, "headers": {"retry-after": str(retry_after_seconds)}, "body": body}
+
+
+def copilot_payment(code: str | None = None, message: str | None = None) -> dict:
+    """A 402 of GitHub's Copilot API: Copilot CLI words its billing wall from ``code`` (quota_exceeded,
+    session_quota_exceeded, additional_spend_limit_reached); with none it prints ``message`` as the
+    server wrote it, or `402 Payment Required`."""
+    error = {k: v for k, v in (("code", code), ("message", message)) if v is not None}
+    return {"kind": "billing", "status": 402, "headers": {}, "body": {"error": error} if error else {}}
+
+
+def copilot_models(*ids: str) -> dict:
+    """GitHub's model list with these models beside the mock's own: one of them chosen takes Copilot CLI off Auto."""
+    from mock_api import COPILOT_MODELS
+
+    base = COPILOT_MODELS["data"][0]
+    extra = []
+    for model in ids:
+        entry = json.loads(json.dumps(base))
+        entry.update(id=model, name=model, version=model, is_chat_default=False, is_chat_fallback=False)
+        entry["capabilities"]["family"] = model
+        extra.append(entry)
+    return {"/models": {"object": "list", "data": [base, *extra]}}
