@@ -57,10 +57,13 @@ class BannerRule:
     # The wall's message has blank rows inside it (a tip block): a blank row ends it only when the
     # next row is no continuation.
     spans_blank_rows: bool = False
-    # The wall counts only under a block whose last row this finds (past the wall's own rows and
-    # the blank rows above them): OpenCode draws an error under the prompt it answers, both under
-    # the same bar, while a prompt sits under the agent's own reply.
-    after_block: UserPattern | None = None
+    # The wall counts only when the nearest row above it with any letter or digit in it (past
+    # frames, bars and blank rows) is one this finds: OpenCode draws an error under the prompt it
+    # answers, both under the same bar, while a prompt sits under the agent's own reply.
+    under: UserPattern | None = None
+    # The wall counts only when nothing but chrome, frames and blank rows follows it: drawn like a prompt,
+    # it is the agent's last word only where no reply came after it.
+    nothing_after: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,7 +397,7 @@ def _banners(r: _Reader, raw: object) -> tuple[BannerRule, ...]:
         return ()
     rules = []
     known = {"regex", "kind", "continuation", "reset", "offers_other_model", "continues_by_itself", "reset_unstated",
-             "spans_blank_rows", "after_block", "needs_human"}
+             "spans_blank_rows", "under", "nothing_after", "needs_human"}
     for i, entry in enumerate(raw, start=1):
         for k in set(entry) - known:
             r.problem(("banner", i, k), f"unknown key (known: {', '.join(sorted(known - {'needs_human'}))})")
@@ -407,7 +410,7 @@ def _banners(r: _Reader, raw: object) -> tuple[BannerRule, ...]:
             if key not in entry:
                 r.problem(("banner", i), f"needs a {key}")
         flags = {}
-        for flag in ("offers_other_model", "continues_by_itself", "spans_blank_rows"):
+        for flag in ("offers_other_model", "continues_by_itself", "spans_blank_rows", "nothing_after"):
             flags[flag] = entry.get(flag, False)
             if flag == "offers_other_model" and isinstance(flags[flag], str):
                 continue  # a regex: the offer is read from the screen
@@ -419,10 +422,11 @@ def _banners(r: _Reader, raw: object) -> tuple[BannerRule, ...]:
         rule_reset = r.regex(("banner", i, "reset"), entry.get("reset"), groups=RESET_GROUPS)
         continuation = r.regex(("banner", i, "continuation"), entry.get("continuation"))
         unstated = r.regex(("banner", i, "reset_unstated"), entry.get("reset_unstated"))
-        after = r.regex(("banner", i, "after_block"), entry.get("after_block"))
+        after = r.regex(("banner", i, "under"), entry.get("under"))
         if regex is not None and kind is not None:
             rules.append(BannerRule(regex, kind, continuation, rule_reset, offer is True, flags["continues_by_itself"] is True,
-                                    offer_when, unstated, flags["spans_blank_rows"] is True, after))
+                                    offer_when, unstated, flags["spans_blank_rows"] is True, after,
+                                    flags["nothing_after"] is True))
     return tuple(rules)
 
 

@@ -37,9 +37,12 @@ def find_banner(m: Manifest, lines: list[str], clock: Clock, pattern: re.Pattern
         lines = [_trimmed(m, row) for row in lines]
     chrome_row, below = _composer(m, lines)
     if m.walls_below_composer and below is not None:
-        found = _find_in(m, lines[below:], clock, pattern, None)
+        status = lines[below:]
+        found = _find_in(m, status, clock, pattern, None)
         if found is not None:
             return replace(found, first_row=found.first_row + below, last_row=found.last_row + below)
+        if any(p.search(row) for row in status for p in m.spec.busy):
+            return None  # working on the next request: what the history shows above is behind it
     return _find_in(m, lines[:chrome_row] if chrome_row is not None else lines, clock, pattern, chrome_row)
 
 
@@ -76,7 +79,7 @@ def _find_in(m: Manifest, body: list[str], clock: Clock, pattern: re.Pattern[str
         if pattern is not None:
             return pattern.search(row) is not None
         rule = rule_of(row)
-        return rule is not None and (rule.after_block is None or _after_block(body, i, rule.after_block))
+        return rule is not None and (rule.under is None or _under(body, i, rule.under))
 
     def block_end(first: int) -> int:
         rule = rule_of(body[first]) if pattern is None else None
@@ -102,6 +105,9 @@ def _find_in(m: Manifest, body: list[str], clock: Clock, pattern: re.Pattern[str
         return None
     first, wall_last = block
     last, offered = _dialogs_after(m, body, first, wall_last)
+    head = rule_of(body[first]) if pattern is None else None
+    if head is not None and head.nothing_after and any(_TEXT.search(r) and not _is_chrome(m, r) for r in body[last + 1 :]):
+        return None  # drawn like a prompt, and something came after it: not the agent's last word
     if m.reset_notice is not None and any(m.reset_notice.search(row) for row in body[last + 1 :]):
         return None  # the agent said the limit reset: this wall is over
     if m.submitted is not None and answered_prompt_below(body, last, m.submitted, _ANY):
@@ -141,14 +147,15 @@ def _lowest_block(body: list[str], is_banner_at, block_end) -> tuple[int, int] |
     return found
 
 
-def _after_block(body: list[str], row: int, ends: re.Pattern[str]) -> bool:
-    """Whether the block above row ``row``'s own block (past blank rows) ends with a row ``ends`` finds."""
+def _under(body: list[str], row: int, above: re.Pattern[str]) -> bool:
+    """Whether the nearest row above ``row`` with a letter or digit in it (past frames, bars, blank rows) is one ``above`` finds."""
     j = row - 1
-    while j >= 0 and body[j].strip():  # the wall's own rows above it (a frame's padding)
+    while j >= 0 and not _TEXT.search(body[j]):
         j -= 1
-    while j >= 0 and not body[j].strip():
-        j -= 1
-    return j >= 0 and ends.search(body[j]) is not None
+    return j >= 0 and above.search(body[j]) is not None
+
+
+_TEXT = re.compile(r"\w")
 
 
 _MAX_DIALOG_ROWS = 40  # a dialog taller than this is not one the wall drew
@@ -185,7 +192,8 @@ def _dialogs_after(m: Manifest, body: list[str], first: int, last: int) -> tuple
         last = max(last, around[1])
         offered |= _offers(m, body, *around)
     while m.dialogs:
-        nxt = next((j for j in range(last + 1, len(body)) if body[j].strip()), None)
+        nxt = next((j for j in range(last + 1, len(body)) if body[j].strip()
+                    and (not _is_chrome(m, body[j]) or any(rule.start.search(body[j]) for rule in m.dialogs))), None)
         if nxt is None:
             break
         span = None

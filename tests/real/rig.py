@@ -255,13 +255,16 @@ class Rig:
                                   width=width, height=height)
         return AgentPane(self, pane, "gemini", home, cwd)
 
-    def start_opencode(self, cwd: Path, *, env: dict | None = None, width: int = 120, height: int = 40) -> AgentPane:
+    def start_opencode(self, cwd: Path, *, provider: str = "mock", env: dict | None = None, width: int = 120,
+                       height: int = 40) -> AgentPane:
         """OpenCode on the mock's chat endpoint (a custom OpenAI-compatible provider), nothing fetched at start.
 
-        Its TUI draws nothing while it boots (10–30 s here): wait for its footer before typing.
+        ``provider``: the provider's name; as `opencode` (Zen) or `opencode-go`, OpenCode opens its own
+        usage dialogs at their limits. Its TUI draws nothing while it boots (10–30 s here): wait for its
+        footer before typing.
         """
         home = self._home("opencode")
-        _write_opencode_config(home)
+        _write_opencode_config(home, provider)
         env = {**self._base_env(home), **OPENCODE_ENV, **{k: str(v) for k, v in _opencode_xdg(home).items()}, **(env or {})}
         pane = self.tmux.new_pane(str(self.opencode_bin), cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "opencode", home, cwd)
@@ -395,7 +398,7 @@ def _opencode_xdg(home: Path) -> dict[str, Path]:
             "XDG_STATE_HOME": home / ".local" / "state", "XDG_CACHE_HOME": home / ".cache"}
 
 
-def _write_opencode_config(home: Path) -> None:
+def _write_opencode_config(home: Path, provider: str = "mock") -> None:
     """One provider, the mock's OpenAI-compatible chat endpoint, and its one model chosen."""
     folder = home / ".config" / "opencode"
     folder.mkdir(parents=True, exist_ok=True)
@@ -403,8 +406,8 @@ def _write_opencode_config(home: Path) -> None:
         "$schema": "https://opencode.ai/config.json",
         "autoupdate": False,
         "share": "disabled",
-        "model": "mock/mock-model",
-        "provider": {"mock": {
+        "model": f"{provider}/mock-model",
+        "provider": {provider: {
             "npm": "@ai-sdk/openai-compatible",
             "name": "Mock",
             "options": {"baseURL": f"http://127.0.0.1:{CODEX_PORT}/v1", "apiKey": "mock-key"},

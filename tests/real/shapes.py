@@ -325,3 +325,30 @@ def copilot_models(*ids: str) -> dict:
         entry["capabilities"]["family"] = model
         extra.append(entry)
     return {"/models": {"object": "list", "data": [base, *extra]}}
+
+
+def chat_error(status: int, message: str, *, error_type: str = "api_error", code: object = None,
+               headers: dict | None = None, extra: dict | None = None) -> dict:
+    """An OpenAI-compatible API's error: its status, headers and `error` body (``extra``: more of the body)."""
+    error = {"message": message, "type": error_type, **({"code": code} if code is not None else {})}
+    return {"kind": "limit", "status": status, "headers": headers or {}, "body": {"error": error, **(extra or {})}}
+
+
+def opencode_go_limit(retry_after_seconds: int, limit_name: str = "Monthly", workspace: str = "wrk_01AFD") -> dict:
+    """OpenCode Go's usage limit: a 429 naming GoUsageLimitError, with the workspace and the limit's name."""
+    return chat_error(429, "GoUsageLimitError: usage limit reached", error_type="GoUsageLimitError",
+                      headers={"retry-after": str(retry_after_seconds)},
+                      extra={"type": "error", "metadata": {"workspace": workspace, "limitName": limit_name}})
+
+
+def opencode_free_limit(headers: dict) -> dict:
+    """OpenCode Zen's free tier used up: a 429 naming FreeUsageLimitError."""
+    return chat_error(429, "FreeUsageLimitError: free usage limit reached", error_type="FreeUsageLimitError",
+                      headers=headers, extra={"type": "error"})
+
+
+def http_date(epoch: float) -> str:
+    """`retry-after` as an HTTP date."""
+    from email.utils import formatdate
+
+    return formatdate(epoch, usegmt=True)
