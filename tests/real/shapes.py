@@ -352,3 +352,21 @@ def http_date(epoch: float) -> str:
     from email.utils import formatdate
 
     return formatdate(epoch, usegmt=True)
+
+
+def gemini_error(status: int, message: str, *, details: list | None = None, api_status: str = "RESOURCE_EXHAUSTED") -> dict:
+    """A Gemini API error: Gemini CLI classifies it by its status, message and details (RetryInfo, QuotaFailure, ErrorInfo)."""
+    body = {"error": {"code": status, "status": api_status, "message": message, **({"details": details} if details else {})}}
+    return {"kind": "limit", "status": status, "headers": {}, "body": body}
+
+
+def retry_info(delay: str) -> dict:
+    return {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}
+
+
+def quota_failure(quota_id: str, metric: str = "generativelanguage.googleapis.com/generate_content_free_tier_requests") -> dict:
+    return {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaMetric": metric, "quotaId": quota_id}]}
+
+
+def error_info(reason: str, domain: str = "googleapis.com") -> dict:
+    return {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": domain}
