@@ -91,11 +91,10 @@ def _find_in(m: Manifest, body: list[str], clock: Clock, pattern: re.Pattern[str
             limit = _MAX_DIALOG_ROWS  # a wall inside its dialog runs to the dialog's edge
         while last + 1 < len(body) and last - first + 1 < limit:
             step = 1
-            if rule.spans_blank_rows:
-                while last + step < len(body) - 1 and not body[last + step].strip():
-                    step += 1
+            while rule.spans_blank_rows and step <= 2 and last + step + 1 < len(body) and not body[last + step].strip():
+                step += 1  # up to two blank rows inside the message (a tip block's, a hint's)
             nxt = body[last + step]
-            if not nxt.strip() or is_banner_at(last + step) or not rule.continuation.search(nxt):
+            if not nxt.strip() or _is_chrome(m, nxt) or is_banner_at(last + step) or not rule.continuation.search(nxt):
                 break
             last += step
         return last
@@ -192,8 +191,7 @@ def _dialogs_after(m: Manifest, body: list[str], first: int, last: int) -> tuple
         last = max(last, around[1])
         offered |= _offers(m, body, *around)
     while m.dialogs:
-        nxt = next((j for j in range(last + 1, len(body)) if body[j].strip()
-                    and (not _is_chrome(m, body[j]) or any(rule.start.search(body[j]) for rule in m.dialogs))), None)
+        nxt = next((j for j in range(last + 1, len(body)) if body[j].strip()), None)
         if nxt is None:
             break
         span = None
