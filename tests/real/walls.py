@@ -1,17 +1,22 @@
 """Read the usage-limit walls out of the pinned CLIs themselves, and compare them with the reviewed list.
 
-`scripts/real-agents walls [claude|codex]` runs this. Claude Code's native
-binary carries its JavaScript bundle as text; Codex's Rust binary keeps its
-messages as string literals packed end to end, split at their placeholders.
-Both are read the same way: every message of the wall families (usage
-limits, spend caps, credits, admin and org caps, model caps, extra usage —
-`FAMILY` below, a rule about words, not a list of known sentences) is
-collected, and each one must be in ``tests/data/real/walls-<cli>-<version>.txt``
+`scripts/real-agents walls [claude|codex|gemini|opencode|copilot]` runs
+this. Claude Code's native binary carries its JavaScript bundle as text;
+Codex's Rust binary keeps its messages as string literals packed end to end,
+split at their placeholders; Gemini CLI ships plain JavaScript files;
+OpenCode is a Bun binary with its JavaScript modules inside as text; Copilot
+CLI is a Node single-executable application carrying a package whose
+JavaScript draws the screens and whose Rust runtime words the errors. All
+are read the same way: every message of the wall families (usage limits,
+spend caps, credits, admin and org caps, model caps, extra usage — `FAMILY`
+below; quota, rate-limit, credit, billing and plan messages for the three
+later CLIs — `QUOTA_FAMILY`; rules about words, not lists of known
+sentences) is collected, and each one must be in ``tests/data/real/walls-<cli>-<version>.txt``
 with the kind a reviewer gave it, or ``not a wall: <why>``. A message the
 bundle holds and the list does not is printed and fails the check: after a
 version bump, that is the work to do.
 
-The list's format, one entry a line (``#`` starts a comment line)::
+The list's format, one entry a line (``# `` starts a comment line)::
 
     <message as extracted>\\t<kind | not a wall: why>[\\t<the row as the CLI draws it>]
 
@@ -348,14 +353,22 @@ def rust_messages(data: bytes, rule: re.Pattern[str]) -> set[str]:
     for run in text_runs(data, re.compile(rule.pattern.encode(), re.IGNORECASE)):
         if not rule.search(run):
             continue
-        for piece in _SENTENCE_JOIN.split(run):
-            piece = _LEADING_BYTE.sub("", piece)
+        for piece in (p for joined in _SENTENCE_JOIN.split(run) for p in _LOWER_JOIN.split(joined)):
+            # An error code glued to its message (`quota_exceededYou've run out …`, `… features`
+            # followed by `additional_spend_limit_reached`) is not part of it.
+            piece = _SNAKE_TAIL.sub("", _SNAKE_HEAD.sub("", _LEADING_BYTE.sub("", piece)))
             if not _prose(piece, rule) or re.search(r"[a-z][A-Z][a-z]+[A-Z]|_[a-z]+_", piece):
                 continue
             message = _clean(piece.replace("\n", "\\n"))
             if message:
                 found.add(message)
     return found
+
+
+# A sentence that ends and a lower-case literal glued to it (`… for more details.exceeded maximum …`).
+_LOWER_JOIN = re.compile(r"(?<=[a-z]{2}\.)(?=[a-z]{3,}\s)")
+_SNAKE_HEAD = re.compile(r"^(?:[a-z0-9]+_)+[a-z0-9]+(?=[A-Z])")
+_SNAKE_TAIL = re.compile(r"(?:[a-z0-9]+_)+[a-z0-9]+$")
 
 
 EXTRACT = {"claude": claude_messages, "codex": codex_messages, "gemini": gemini_messages,
@@ -397,8 +410,8 @@ def read_list(path: Path) -> Reviewed:
     drawn: list[Entry] = []
     target = found
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
+        if not line.strip() or line.startswith("# ") or line.strip() == "#":
+            continue  # a comment (a message may itself start with `#`)
         if line.strip() == "[drawn]":
             target = drawn
             continue
@@ -424,13 +437,13 @@ def draft(found: set[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="real-agents walls",
-        description="Extract the usage-limit, spend, credit, admin, org and model-cap messages from the pinned "
+        description="Extract the usage-limit, spend, credit, admin, org, model-cap, quota, rate-limit, billing and plan messages from the pinned "
                     "CLIs' installed binaries and compare them with the reviewed lists "
                     "tests/data/real/walls-<cli>-<version>.txt.",
         epilog="Exit codes: 0 every message is reviewed; 1 a message is missing from the list (printed); "
                "2 the pinned CLI is not installed; 5 the list for the pinned version does not exist.",
     )
-    parser.add_argument("agent", nargs="?", choices=list(EXTRACT), help="which CLI (default: both)")
+    parser.add_argument("agent", nargs="?", choices=list(EXTRACT), help="which CLI (default: every pinned one)")
     parser.add_argument("--draft", action="store_true",
                         help="print every extracted message with a TODO verdict, to start the list for a new version")
     args = parser.parse_args(argv)
