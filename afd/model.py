@@ -108,6 +108,18 @@ class LimitMenu:
     answer: str | None
     # What the person is asked to do when `answer` is None (after "needs you: ").
     ask: str = ""
+class ComposerBox:
+    """An input box told from the transcript by its shape, not by its glyph.
+
+    Some agents draw their input box with the same side bar as a prompt (or
+    an error) in their history (OpenCode's `┃`). The box is the run of rows
+    ``side`` matches directly above the lowest row ``edge`` matches (its
+    bottom edge), and that edge: those rows are chrome; the same bar higher
+    up is the transcript.
+    """
+
+    side: re.Pattern[str]
+    edge: re.Pattern[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +195,9 @@ class AgentSpec:
     # armed auto-continue is waited out, never typed over.
     auto_continue_armed: tuple[re.Pattern[str], ...] = ()
     auto_continue_cancelled: tuple[re.Pattern[str], ...] = ()
+    # The agent's input box, found by its shape on each capture (its rows are
+    # chrome there, see `afd.judge.gates.chrome_of`); None: `chrome` says it all.
+    composer_box: ComposerBox | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ from afd.act.intent import from_row, stored
 from afd.act.launch import bare
 from afd.decide import plan
 from afd.judge import screen, sessions
-from afd.judge.gates import is_chrome
+from afd.judge.gates import chrome_of, is_chrome
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows
 from afd.model import AgentSpec, Clock, Detection, IdentityKind, PromptDelivery, SessionState
@@ -298,7 +298,8 @@ class SwapExecutor:
         if ident.kind is IdentityKind.KNOWN and ident.agent == i.target:
             capture = tmux.capture_panes(ctx.server, [i.pane]).get(i.pane)
             rows = capture_rows(capture.text or "") if capture and capture.text else []
-        ready = any(is_chrome(r, spec.chrome) for r in rows)
+        chrome = chrome_of(spec, rows)
+        ready = any(is_chrome(r, chrome) for r in rows)
         # On a hand-back the resumed conversation redraws its old wall (`codex resume --last` does):
         # that banner is history, not a new limit; the poll's gates judge what comes after it.
         walled = None

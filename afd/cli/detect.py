@@ -95,7 +95,7 @@ def read_captures(files: list[str]) -> list[list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from afd.judge.gates import judge
+    from afd.judge.gates import chrome_of, compared_content, judge
     from afd.kit.resettime import local_zone
     from afd.model import Clock
 
@@ -111,14 +111,17 @@ def run(args: argparse.Namespace) -> int:
     clock = Clock(now=now, local_zone=zone)
     pattern = compiled_pattern(config, args.agent)
     detections = [plugins.detect(args.agent, rows, clock, pattern) for rows in captures]
+    # Each capture with its own chrome (an input box found by its shape moves with what is typed in it), as the daemon does.
+    chromes = [chrome_of(spec, rows) for rows in captures]
     verdict = judge(
         args.agent,
         captures,
         detections,
-        spec.chrome,
+        chromes[-1] if chromes else spec.chrome,
         tail_lines=config.tail_lines,
         stability_polls=config.stability_polls,
-        volatile=spec.volatile,
+        contents=[compared_content(rows, found, chrome, spec.volatile)
+                  for rows, found, chrome in zip(captures, detections, chromes, strict=True)],
     )
     found = verdict.detection
     result = {
@@ -153,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _second_witness(plugins, agent: str, record: Path, verdict, captures, spec, now: datetime) -> dict:
-    from afd.judge.gates import content_of, same_content
+    from afd.judge.gates import chrome_of, content_of, same_content
     from afd.model import AgentProcess
 
     """The record file's verdict and how it combines with the captures' (``--record``)."""
@@ -168,7 +171,8 @@ def _second_witness(plugins, agent: str, record: Path, verdict, captures, spec, 
         raise UserError(f"--record: no plugin reads {agent}'s own records (only the pane can witness its limit)", EXIT_USAGE)
     volatile = spec.volatile if verdict.hit else ()  # masked only while a wall is on screen, as the gates do
     idle = len(captures) >= 2 and same_content(
-        content_of(captures[-1], spec.chrome, volatile), content_of(captures[-2], spec.chrome, volatile)
+        content_of(captures[-1], chrome_of(spec, captures[-1]), volatile),
+        content_of(captures[-2], chrome_of(spec, captures[-2]), volatile),
     )
     pane_reset = verdict.reset_at if verdict.limited else None
     combined = combine(verdict.limited, pane_reset, found, pane_idle=idle)

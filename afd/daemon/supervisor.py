@@ -25,7 +25,7 @@ from afd.jobs import delivery
 from afd.jobs.book import supervised_lines
 from afd.jobs.outbox import Outbox
 from afd.judge import accounts, limits, sessions
-from afd.judge.gates import judge
+from afd.judge.gates import chrome_of, judge
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows
 from afd.model import (
@@ -521,10 +521,11 @@ class Supervisor:
         else:
             found = self.plugins.detect(agent, rows, clock, patterns.get(agent))
         watch.detected_under, watch.text = rules, text
-        idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome, spec.volatile, self._listed_at)
+        chrome = chrome_of(spec, rows)
+        idle = watch.record(rows, found, pane.fingerprint, mono, chrome, spec.volatile, self._listed_at)
         sighting = None
         if found is not None:
-            key = occurrence_key(rows, found, spec.chrome)
+            key = occurrence_key(rows, found, chrome)
             stored = self.store.banner_first_seen(name, key)
             if stored is None:
                 # Parsed once, against the instant it was first seen; re-parsing a
@@ -539,12 +540,12 @@ class Supervisor:
                 agent,
                 list(watch.captures),
                 list(watch.detections),
-                spec.chrome,
+                chrome,
                 tail_lines=self.config.tail_lines,
                 stability_polls=self.config.stability_polls,
                 contents=list(watch.contents),
             )
-        busy = sessions.seen_busy(rows, spec.busy, spec.chrome, self.config.tail_lines)
+        busy = sessions.seen_busy(rows, spec.busy, chrome, self.config.tail_lines)
         record = self._ask_witness(rec, ident, sighting.first_seen_at if sighting else None, now) if idle else None
         return sessions.Looked(idle, found, sighting, verdict, busy, record)
 

@@ -34,6 +34,7 @@ from afd.act.intent import from_row, stored, to_row
 from afd.jobs import rules as jobs
 from afd.jobs.book import JobBook
 from afd.judge import sessions
+from afd.judge.gates import chrome_of
 from afd.model import SessionState
 from afd.record.types import Envelope, EnvelopeState, JournalEntry
 from afd.world import tmux
@@ -229,10 +230,11 @@ class EnvelopeExecutor:
         if view.presence is not tmux.Presence.PRESENT:
             return replace(facts, pane_gone=view.presence is tmux.Presence.GONE)
         held = "the pane is not open" if view.dead else deliver.typing_hold(view, now, ctx.config.typing_guard, ours=i.text)
-        if held is None and spec is not None and sessions.seen_busy(view.rows, spec.busy, spec.chrome, ctx.config.tail_lines):
+        chrome = chrome_of(spec, view.rows) if spec is not None else ()
+        if held is None and spec is not None and sessions.seen_busy(view.rows, spec.busy, chrome, ctx.config.tail_lines):
             # The idle gate can call a working agent idle between two ticks of its spinner.
             held = "the agent shows its spinner"
-        return replace(facts, look=seen(i.nonce, view.rows, spec.chrome if spec else ()), held=held)
+        return replace(facts, look=seen(i.nonce, view.rows, chrome), held=held)
 
     def step(self, intent: Mapping, facts: EnvelopeFacts) -> Move:
         return step(intent, facts)

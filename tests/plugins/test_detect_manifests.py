@@ -96,7 +96,8 @@ def test_shipped_manifest_walls(plugins, agent, rows, kind, reset):
 
 
 def test_opencodes_retry_is_waited_out_never_typed_into(plugins):
-    assert plugins.agents["opencode"].self_continuing_kinds == ("opencode.rate-limited",)
+    assert plugins.agents["opencode"].self_continuing_kinds == ("opencode.go-limit", "opencode.free-limit",
+                                                                "opencode.rate-limited")
     assert plugins.agents["gemini"].self_continuing_kinds == ()
 
 

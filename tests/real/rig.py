@@ -249,35 +249,46 @@ class Rig:
         pane = self.tmux.new_pane(command, cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "codex", home, cwd)
 
-    def start_gemini(self, cwd: Path, *, width: int = 120, height: int = 40) -> AgentPane:
+    def start_gemini(self, cwd: Path, *, env: dict | None = None, width: int = 120, height: int = 40) -> AgentPane:
         """Gemini CLI with an API key on the mock (GOOGLE_GEMINI_BASE_URL), its first-start questions settled."""
         home = self._home("gemini")
         write_gemini_settings(home)
-        pane = self.tmux.new_pane(str(self.gemini_bin), cwd=cwd, env={**self._base_env(home), **GEMINI_ENV},
+        pane = self.tmux.new_pane(str(self.gemini_bin), cwd=cwd, env={**self._base_env(home), **GEMINI_ENV, **(env or {})},
                                   width=width, height=height)
         return AgentPane(self, pane, "gemini", home, cwd)
 
-    def start_opencode(self, cwd: Path, *, width: int = 120, height: int = 40) -> AgentPane:
+    def start_opencode(self, cwd: Path, *, provider: str = "mock", env: dict | None = None, width: int = 120,
+                       height: int = 40) -> AgentPane:
         """OpenCode on the mock's chat endpoint (a custom OpenAI-compatible provider), nothing fetched at start.
 
-        Its TUI draws nothing while it boots (10–30 s here): wait for its footer before typing.
+        ``provider``: the provider's name; as `opencode` (Zen) or `opencode-go`, OpenCode opens its own
+        usage dialogs at their limits. Its TUI draws nothing while it boots (10–30 s here): wait for its
+        footer before typing.
         """
         home = self._home("opencode")
-        _write_opencode_config(home)
-        env = {**self._base_env(home), **OPENCODE_ENV, **{k: str(v) for k, v in _opencode_xdg(home).items()}}
+        _write_opencode_config(home, provider)
+        env = {**self._base_env(home), **OPENCODE_ENV, **{k: str(v) for k, v in _opencode_xdg(home).items()}, **(env or {})}
         pane = self.tmux.new_pane(str(self.opencode_bin), cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "opencode", home, cwd)
 
-    def start_copilot(self, cwd: Path, *, signed_in: bool = True, width: int = 120, height: int = 40) -> AgentPane:
+    def start_copilot(self, cwd: Path, *, signed_in: bool = True, model: str | None = None, env: dict | None = None,
+                      args: tuple[str, ...] = (), width: int = 120, height: int = 40) -> AgentPane:
         """GitHub Copilot CLI signed in with a token to GitHub's hosts on the mock (``signed_in``), or
-        offline on the mock's chat endpoint as its own provider (BYOK), where GitHub's walls never show."""
+        offline on the mock's chat endpoint as its own provider (BYOK), where GitHub's walls never show.
+
+        ``model``: a model GitHub's list offers beside the mock's own, chosen (COPILOT_MODEL): off Auto,
+        Copilot asks to switch to it at a rate limit."""
         home = self._home("copilot")
+        if model is not None:
+            (self.mock_dir / "fixed.json").write_text(json.dumps(shapes.copilot_models(model)), encoding="utf-8")
+            env = {"COPILOT_MODEL": model, **(env or {})}
         (home / ".copilot").mkdir()
         write_copilot_settings(home / ".copilot")
         env = {**self._base_env(home), **(COPILOT_GITHUB_ENV if signed_in else COPILOT_BYOK_ENV),
                "COPILOT_HOME": str(home / ".copilot"), "NODE_EXTRA_CA_CERTS": str(self.ca[0]),
-               "SSL_CERT_FILE": str(self.ca[0])}
-        pane = self.tmux.new_pane(str(self.copilot_bin), cwd=cwd, env=env, width=width, height=height)
+               "SSL_CERT_FILE": str(self.ca[0]), **(env or {})}
+        command = " ".join([str(self.copilot_bin), *args])
+        pane = self.tmux.new_pane(command, cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "copilot", home, cwd)
 
     def swap_env(self, cwd: Path) -> dict:
@@ -388,7 +399,7 @@ def _opencode_xdg(home: Path) -> dict[str, Path]:
             "XDG_STATE_HOME": home / ".local" / "state", "XDG_CACHE_HOME": home / ".cache"}
 
 
-def _write_opencode_config(home: Path) -> None:
+def _write_opencode_config(home: Path, provider: str = "mock") -> None:
     """One provider, the mock's OpenAI-compatible chat endpoint, and its one model chosen."""
     folder = home / ".config" / "opencode"
     folder.mkdir(parents=True, exist_ok=True)
@@ -396,8 +407,8 @@ def _write_opencode_config(home: Path) -> None:
         "$schema": "https://opencode.ai/config.json",
         "autoupdate": False,
         "share": "disabled",
-        "model": "mock/mock-model",
-        "provider": {"mock": {
+        "model": f"{provider}/mock-model",
+        "provider": {provider: {
             "npm": "@ai-sdk/openai-compatible",
             "name": "Mock",
             "options": {"baseURL": f"http://127.0.0.1:{CODEX_PORT}/v1", "apiKey": "mock-key"},
