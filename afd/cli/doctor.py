@@ -70,7 +70,7 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
             socket_name, socket_path = daemon_info["server_ref"]
         server = server_ref(config, socket_name, socket_path)
         inv = tmux.list_panes(server)
-        where = server.socket_name or server.socket_path or "the default server"
+        where = f"the tmux server at {inv.socket_path or server.socket()}"
         if not inv.answered:
             add("tmux server", FAIL, f"{where} did not answer: {inv.error}")
         elif not inv.server_running:

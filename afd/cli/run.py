@@ -14,12 +14,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",
         help="run the supervisor in the foreground",
-        description="Watch the tmux server's panes and keep afd's state. With no config file, afd "
+        description="Watch the panes of one tmux server and keep afd's state. The server is chosen as tmux "
+        "chooses it: -L or -S, else [tmux] in the config, else the server whose pane this runs in ($TMUX), else "
+        "tmux's default server; `afd status` names its socket. With no config file, afd "
         "only watches and reports: nothing is resumed or handed off unattended. "
         "SIGHUP or a change of the config file reloads it; SIGTERM stops cleanly.",
     )
     p.add_argument("--config", metavar="PATH", help="config file (default: $XDG_CONFIG_HOME/afd/config.toml)")
-    add_server_options(p, "[tmux] in the config, else the user's default server")
+    add_server_options(p, "[tmux] in the config, else $TMUX's server, else tmux's default")
     p.add_argument(
         "--once",
         action="store_true",

@@ -70,9 +70,10 @@ def load_checked(path: Path | None) -> tuple[Config, PluginSet]:
 
 
 def server_ref(config: Config, socket_name: str | None, socket_path: str | None) -> tmux.ServerRef:
+    """The server to watch: -L/-S on the command line, else [tmux] in the config, else tmux's own rule ($TMUX)."""
     if socket_name or socket_path:
         return tmux.ServerRef(socket_name=socket_name, socket_path=socket_path)
-    return tmux.ServerRef(socket_name=config.tmux_socket_name, socket_path=config.tmux_socket_path)
+    return tmux.ServerRef.chosen(config.tmux_socket_name, config.tmux_socket_path)
 
 
 @dataclass
