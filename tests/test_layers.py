@@ -16,12 +16,12 @@ import afd
 ROOT = Path(afd.__file__).parent
 
 # Folders that decide from facts handed to them: no tmux, processes or disk state.
-PURE = ("afd.judge", "afd.decide", "afd.kit")
+PURE = ("afd.judge", "afd.decide", "afd.kit", "afd.display")
 EFFECTFUL = ("afd.world", "afd.record.store")
 # Everything below the daemon and the command line.
 BELOW_DAEMON = (
     "afd.world", "afd.observe", "afd.judge", "afd.decide", "afd.act", "afd.record", "afd.jobs", "afd.config", "afd.kit",
-    "afd.notifiers",
+    "afd.notifiers", "afd.display",
 )
 TOP = ("afd.daemon", "afd.web", "afd.cli")
 
@@ -76,6 +76,14 @@ def test_pure_folders_import_neither_the_world_nor_the_store():
 
 def test_nothing_below_the_daemon_imports_the_daemon_or_the_command_line():
     assert _breaches(BELOW_DAEMON, TOP) == []
+
+
+def test_the_output_layer_sits_below_every_surface():
+    # What a person reads is made in afd.display; cli, web, daemon and notifiers import it, so it imports
+    # nothing of afd but the kit (its zone), or one of them would import itself through it.
+    assert [b for b in _breaches(("afd.display",), ("afd",)) if not _within(b.split(" imports ")[1], ("afd.display", "afd.kit"))] == []
+    assert {"afd.display.reader", "afd.display.text"} & MODULES["afd.cli.status_view"]
+    assert "afd.display.text" in MODULES["afd.notifiers.message"]
 
 
 def test_record_types_import_nothing_effectful():

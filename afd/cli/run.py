@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from afd.cli.common import add_server_options
+from afd.display.text import neutral
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,7 +66,7 @@ def _once(daemon, as_json: bool) -> int:
     polls = max(daemon.config.stability_polls, 2)
     for i in range(polls):
         summary = daemon.poll()
-        print(f"afd: poll {i + 1}/{polls}: {summary.line()}", file=sys.stderr)
+        print(f"afd: poll {i + 1}/{polls}: {neutral(summary.line())}", file=sys.stderr)
         if i + 1 < polls:
             time.sleep(daemon.config.poll_interval)
     report = build_status(

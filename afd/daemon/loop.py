@@ -26,6 +26,7 @@ from afd.config.settings import Config, ConfigError, default_config_path
 from afd.daemon import control, notify
 from afd.daemon.status import event_json
 from afd.daemon.supervisor import PollSummary, Supervisor
+from afd.display.text import neutral
 from afd.errors import EXIT_CONFIG, EXIT_FAIL, AfdError
 from afd.model import Event
 from afd.notifiers.worker import NoticeWorker
@@ -48,7 +49,9 @@ class JournaldFormatter(logging.Formatter):
         self.prefix = prefix
 
     def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record).replace("\n", " ⏎ ")
+        # A message may quote a pane, a plugin's error or an endpoint's reply: neutral, so a terminal running
+        # `afd run` (or journalctl showing its lines) is never driven by it.
+        text = neutral(super().format(record).replace("\n", " ⏎ "))
         return f"<{_PRIORITY.get(record.levelno, 6)}>{text}" if self.prefix else text
 
 

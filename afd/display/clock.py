@@ -60,17 +60,23 @@ def short_countdown(at: datetime, now: datetime) -> str:
 
 
 def clock_time(at: datetime, now: datetime, zone: tzinfo) -> str:
-    """`15:02 (in 1h12m)` while ahead, `15:02` once past; the day too when it is 20 hours or more away."""
+    """`15:02 (in 1h12m)` while ahead, `15:02` once past; the day too when 20 hours or more away, the year in another."""
     local = at.astimezone(zone)
-    far = abs((at - now).total_seconds()) >= _SAME_DAY
-    shown = local.strftime("%a %b %d %H:%M") if far else local.strftime("%H:%M")
+    if abs((at - now).total_seconds()) < _SAME_DAY:
+        shown = local.strftime("%H:%M")
+    elif local.year == now.astimezone(zone).year:
+        shown = local.strftime("%a %b %d %H:%M")
+    else:
+        shown = local.strftime("%Y-%m-%d %H:%M")
     return f"{shown} ({countdown(at, now)})" if at > now else shown
 
 
 def moment(at: datetime, now: datetime, zone: tzinfo) -> str:
     """When something happened: `09:30:05` today, `Dec 04 09:30:05` on another day (the reader's day)."""
-    local = at.astimezone(zone)
-    return local.strftime("%H:%M:%S") if local.date() == now.astimezone(zone).date() else local.strftime("%b %d %H:%M:%S")
+    local, today = at.astimezone(zone), now.astimezone(zone).date()
+    if local.date() == today:
+        return local.strftime("%H:%M:%S")
+    return local.strftime("%b %d %H:%M:%S") if local.year == today.year else local.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def with_offset(at: datetime, zone: tzinfo) -> str:
