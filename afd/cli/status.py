@@ -188,7 +188,8 @@ def render(report: dict, as_json: bool, once: bool = False, wide: bool = False) 
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(highlight=False, soft_wrap=False)
+    # --wide: every column at its natural width, rows running past the edge rather than folded (`less -S` scrolls).
+    console = Console(highlight=False, soft_wrap=False, width=100_000 if wide else None)
     if header is not None:
         console.print(Text(header, style="" if d.get("running") or once else "yellow"))
     if report.get("no_state"):

@@ -28,18 +28,19 @@ _STATE_STYLE = {
 FULL = ("name", "where", "agent", "account", "state", "witnesses", "reset", "mission", "worktree", "branch",
         "next action")
 ESSENTIAL = ("name", "agent", "account", "state", "reset", "next action")
-# At 80 columns the account rides in the agent's cell (`claude (claude-work)`) when it is not the default.
-COMPACT = ("name", "agent", "state", "reset", "next action")
+# At 80 columns the account rides in the agent's cell (`claude (claude-work)`) when it is not the default,
+# and the reset in the next action's words (`resume at 08:00 (in 3h24m)`, `… (limit resets 08:00 …)`).
+COMPACT = ("name", "agent", "state", "next action")
 SESSION_LAYOUTS = (FULL, ESSENTIAL, COMPACT)
 
 ACCOUNTS_FULL = ("account", "agent", "state", "reset", "seen", "by session")
 ACCOUNTS_SHORT = ("account", "agent", "state", "reset")
 
-# The columns of free text, which wrap rather than widen a table past the terminal.
-_WRAPS = {"next action": 24, "worktree": 16}
-# Each column costs its cell, one space each side; the table adds nothing more (no outer edge).
-_PADDING = 2
-
+# The columns that may wrap (at spaces, or folded; never cut) rather than widen a table past the terminal,
+# and the width each is counted at when choosing a layout. Names and states never wrap.
+_WRAPS = {"next action": 24, "worktree": 16, "branch": 16, "reset": 16, "agent": 12}
+# Between two columns: one space of padding each side, no rule.
+_GAP = 2
 
 @dataclass(frozen=True, slots=True)
 class Row:
@@ -109,13 +110,33 @@ def _cell_width(text: str) -> int:
     return max((cell_len(line) for line in text.split("\n")), default=0)
 
 
-def _natural(rows: Sequence[Row], columns: Sequence[str]) -> int:
-    """The width a table of these columns needs with no cell cut; free-text columns counted at their wrap width."""
-    total = 0
-    for col in columns:
-        widest = max([_cell_width(col), *(_cell_width(_cell(r, col, columns)) for r in rows)])
-        total += min(widest, _WRAPS.get(col, widest)) + _PADDING
-    return total
+def _widest(rows: Sequence[Row], col: str, columns: Sequence[str]) -> int:
+    return max([_cell_width(col), *(_cell_width(_cell(r, col, columns)) for r in rows)])
+
+
+def widths(rows: Sequence[Row], columns: Sequence[str], width: int) -> list[int] | None:
+    """Each column's width so the table fits `width`: names and states whole, the rest wrapped no narrower
+    than its floor; None when even that does not fit."""
+    natural = [_widest(rows, col, columns) for col in columns]
+    floors = [min(n, _WRAPS.get(col, n)) for col, n in zip(columns, natural, strict=True)]
+    room = width - _GAP * (len(columns) - 1)
+    if sum(natural) <= room:
+        return natural
+    if sum(floors) > room:
+        return None
+    # What is left past the floors is shared out fairly: the columns needing least get all they need, the
+    # rest share the remainder equally.
+    out, spare = list(floors), room - sum(floors)
+    needy = sorted((i for i in range(len(columns)) if natural[i] > floors[i]), key=lambda i: natural[i] - floors[i])
+    for k, i in enumerate(needy):
+        share = min(natural[i] - out[i], spare // (len(needy) - k))
+        out[i] += share
+        spare -= share
+    for i in reversed(needy):  # the odd columns integer division left
+        more = min(natural[i] - out[i], spare)
+        out[i] += more
+        spare -= more
+    return out
 
 
 def _cell(row: Row, col: str, columns: Sequence[str]) -> str:
@@ -124,24 +145,24 @@ def _cell(row: Row, col: str, columns: Sequence[str]) -> str:
     return row.cells[col]
 
 
-def choose(rows: Sequence[Row], layouts: Sequence[Sequence[str]], width: int) -> Sequence[str]:
-    """The richest layout that fits `width` with no cell cut; the narrowest when none does."""
+def choose(rows: Sequence[Row], layouts: Sequence[Sequence[str]], width: int) -> tuple[Sequence[str], list[int] | None]:
+    """The richest layout that fits `width` with no cell cut, and its column widths; the narrowest when none does."""
     for columns in layouts:
-        if _natural(rows, columns) <= width:
-            return columns
-    return layouts[-1]
+        fitted = widths(rows, columns, width)
+        if fitted is not None:
+            return columns, fitted
+    return layouts[-1], None
 
 
-def _table(title: str, rows: Sequence[Row], columns: Sequence[str], *, wide: bool):
-    from rich import box
+def _table(title: str, rows: Sequence[Row], columns: Sequence[str], fitted: list[int] | None):
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for col in columns:
-        # Short cells never wrap; free text folds rather than being cut (`overflow="fold"`, no ellipsis).
-        table.add_column(col, no_wrap=col not in _WRAPS and not wide, overflow="fold",
-                         min_width=None if wide else _WRAPS.get(col))
+    table = Table(title=title, title_justify="left", box=None, pad_edge=False, header_style="bold underline")
+    for i, col in enumerate(columns):
+        # Wrapped at spaces, or folded, never cut to `bil…`; without widths (--wide, or nothing fits) rich shares out.
+        given = fitted[i] if fitted else None
+        table.add_column(col, overflow="fold", width=given, no_wrap=given is not None and given >= _widest(rows, col, columns))
     for r in rows:
         table.add_row(*(Text(_cell(r, c, columns), style=_STATE_STYLE.get(r.state, "") if c == "state" else "")
                         for c in columns))
@@ -156,19 +177,34 @@ def report_view(report: dict, reader: Reader, width: int, *, wide: bool = False,
     parts: list = []
     sessions = session_rows(report, reader)
     if sessions:
-        columns = FULL if wide else choose(sessions, SESSION_LAYOUTS, width)
-        parts.append(_table("sessions", sessions, columns, wide=wide))
+        columns, fitted = (FULL, widths(sessions, FULL, width)) if wide else choose(sessions, SESSION_LAYOUTS, width)
+        parts.append(_table("sessions", sessions, columns, fitted))
     else:
         parts.append(Text("no sessions yet (panes running a known agent are adopted automatically)"))
     accounts = account_rows(report, reader)
-    columns = ACCOUNTS_FULL if wide else choose(accounts, (ACCOUNTS_FULL, ACCOUNTS_SHORT), width)
-    parts.append(_table("accounts", accounts, columns, wide=wide))
+    columns, fitted = ((ACCOUNTS_FULL, widths(accounts, ACCOUNTS_FULL, width)) if wide
+                       else choose(accounts, (ACCOUNTS_FULL, ACCOUNTS_SHORT), width))
+    parts.append(_table("accounts", accounts, columns, fitted))
     recent = report["events"] if events is None else report["events"][:events]
     if recent:
-        parts.append(Text("recent events", style="bold"))
-        for line in event_lines(recent, reader):
-            parts.append(Text("  " + line, no_wrap=cut_events, overflow="ellipsis" if cut_events else "fold"))
+        parts.append(_events_table(recent, reader, cut=cut_events))
     return parts
+
+
+def _events_table(events: Sequence[dict], reader: Reader, *, cut: bool):
+    """The recent events, their words wrapped under themselves (or, live, cut at the edge)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table.grid(padding=(0, 2))
+    table.title, table.title_justify, table.title_style = "recent events", "left", "bold"
+    for _ in range(3):
+        table.add_column(no_wrap=True)
+    table.add_column(no_wrap=cut, overflow="ellipsis" if cut else "fold")
+    for e in events:
+        # Text, never markup: a message quotes panes and replies.
+        table.add_row(*(Text(v) for v in _event_cells(e, reader).values()))
+    return table
 
 
 def event_lines(events: Sequence[dict], reader: Reader) -> list[str]:
@@ -208,5 +244,10 @@ def piped(report: dict, reader: Reader, header: str | None, events: int | None =
     out += lines(account_rows(report, reader), ACCOUNTS_FULL)
     recent = report["events"] if events is None else report["events"][:events]
     if recent:
-        out += ["", "recent events", *event_lines(recent, reader)]
+        out += ["", *lines([Row(_event_cells(e, reader), "") for e in recent], ("at", "session", "kind", "message"))]
     return "\n".join(out) + "\n"
+
+
+def _event_cells(event: dict, reader: Reader) -> dict[str, str]:
+    return {"at": reader.happened(event["at"]), "session": neutral(event["session"] or "-"),
+            "kind": neutral(event["kind"]), "message": reader.says(event["message"])}
