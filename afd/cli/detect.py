@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        _print_human(result)
+        _print_human(result, now)
     return 0
 
 
@@ -190,13 +190,13 @@ def _second_witness(plugins, agent: str, record: Path, verdict, captures, spec, 
     }
 
 
-def _print_human(result: dict) -> None:
+def _print_human(result: dict, now) -> None:
     from rich.console import Console
     from rich.markup import escape
 
     from afd.display.reader import Reader
 
-    reader = Reader.here()
+    reader = Reader.here(now)  # countdowns from --now, when given
     console = Console(highlight=False, soft_wrap=True)
     if result.get("witnesses") == "disputed":
         head = "[yellow]banner disputed by the agent's records, not limited[/]"

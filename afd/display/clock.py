@@ -15,11 +15,12 @@ from datetime import datetime, tzinfo
 # Past this, a clock time alone is ambiguous: the day is shown too.
 _SAME_DAY = 20 * 3600
 
-# An instant in afd's own words: ISO 8601 with a UTC designator or an offset
-# (`2026-12-04T07:00:05Z`, the store's `…+00:00`), or the older form some
-# stored refusals carry (`2026-12-04 05:08 UTC`).
+# An instant in afd's own words: ISO 8601 UTC (`2026-12-04T07:00:05Z`, the
+# store's `…+00:00`), or the older form some stored refusals carry
+# (`2026-12-04 05:08 UTC`). Another offset is someone else's words (a
+# `--now` a person typed, quoted back in an error) and is left as written.
 _INSTANT = re.compile(
-    r"(?<![\w.:+-])(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))(?![\w:])"
+    r"(?<![\w.:+-])(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|\+00:00))(?![\w:])"
     r"|(?<![\w.:+-])(?P<utc>\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?) UTC\b"
 )
 
@@ -96,6 +97,9 @@ def local_instants(text: str, now: datetime, zone: tzinfo) -> str:
             at = parse_iso(found.group("iso"))
         else:
             at = parse_iso(found.group("utc").replace(" ", "T") + "Z")
-        return clock_time(at, now, zone) if at is not None else found.group()
+        try:
+            return clock_time(at, now, zone) if at is not None else found.group()
+        except (OverflowError, ValueError):  # year 9999 in a zone east of UTC: past what a datetime holds
+            return found.group()
 
     return _INSTANT.sub(shown, text)

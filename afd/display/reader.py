@@ -31,15 +31,19 @@ class Reader:
         """An instant ahead or just past (`08:00 (in 3h24m)`); None for none; unreadable text, neutral."""
         if when is None or when == "":
             return None
-        at = parse_iso(when)
-        return clock_time(at, self.now, self.zone) if at is not None else neutral(when)
+        return self._shown(when, clock_time)
 
     def happened(self, when: datetime | str | None) -> str:
         """When something happened (`09:30:05`, `Dec 04 09:30:05`)."""
-        at = parse_iso(when)
-        return moment(at, self.now, self.zone) if at is not None else neutral(when or "")
+        return self._shown(when, moment)
 
     def dated(self, when: datetime | str | None) -> str:
         """An instant with its offset, for text read elsewhere later (`2026-12-04 09:30 +01:00`)."""
+        return self._shown(when, lambda at, _now, zone: with_offset(at, zone))
+
+    def _shown(self, when: datetime | str | None, form) -> str:
         at = parse_iso(when)
-        return with_offset(at, self.zone) if at is not None else neutral(when or "")
+        try:
+            return form(at, self.now, self.zone) if at is not None else neutral(when or "")
+        except (OverflowError, ValueError):  # an instant at the edge of what a datetime holds, in this zone
+            return neutral(str(when))

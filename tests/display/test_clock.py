@@ -30,6 +30,9 @@ KATHMANDU = ZoneInfo("Asia/Kathmandu")  # +05:45: a zone no hour-rounding gets r
                      id="several"),
         pytest.param("commit 2026-12-04T07:00:05Zeta", "commit 2026-12-04T07:00:05Zeta", id="not-an-instant"),
         pytest.param("no times here", "no times here", id="nothing"),
+        pytest.param("--now: '2026-12-04T09:00:00+02:00' is not", "--now: '2026-12-04T09:00:00+02:00' is not",
+                     id="someone-elses-offset-is-left-as-written"),
+        pytest.param("at 9999-12-31T23:59:00Z", "at 9999-12-31T23:59:00Z", id="beyond-what-the-zone-holds"),
     ],
 )
 def test_instants_in_afds_words_are_read_in_the_readers_zone(text, shown):
