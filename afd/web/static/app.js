@@ -66,8 +66,11 @@ function notify(text, kind) {
 const HOSTILE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
 function neutral(text) {
   text = text == null ? "" : String(text);
-  return text.replace(/(?:\r\n|[\n\u2028\u2029])+/g, " ").replace(HOSTILE, (c) =>
-    c === "\t" ? " " : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return text.replace(/(?:\r\n|[\n\u2028\u2029])+/g, " ").replace(HOSTILE, (c) => {
+    const code = c.charCodeAt(0);
+    if (c === "\t") return " ";
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
 }
 
 // --- time -----------------------------------------------------------------------
