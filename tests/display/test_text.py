@@ -7,7 +7,7 @@ import re
 import unicodedata
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from afd.display.text import cell, neutral
@@ -56,6 +56,7 @@ def test_line_breaks_are_kept_only_when_asked_for(text):
     assert neutral(text, lines=True).count("\n") == one_line.count("\n")
 
 
+@settings(deadline=None)  # its first example pays for importing rich
 @given(HOSTILE)
 @example("[bold red]not a style[/] and [/unclosed]")
 def test_rich_prints_the_neutral_text_itself_and_no_markup(text):
