@@ -108,6 +108,9 @@ class LimitMenu:
     answer: str | None
     # What the person is asked to do when `answer` is None (after "needs you: ").
     ask: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ComposerBox:
     """An input box told from the transcript by its shape, not by its glyph.
 

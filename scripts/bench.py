@@ -34,7 +34,8 @@ afd calls it limited, and `afd run`'s resident memory over
 resuming a fake agent after its reset, handing another to codex, and typing
 a job's envelope into its supervisor when the job hits its wall. And,
 without tmux: detection throughput on a 50-row capture, `afd status
---json` latency with 200 sessions in the store, and the dashboard's page
+--json` latency with 200 sessions in the store, and `afd status --tmux`
+(what tmux's status-right runs every status-interval) with them, and the dashboard's page
 load and one refresh with them (headless chromium). Every figure with a
 target is printed beside it (the Targets table; `targets` in --json).
 
@@ -483,8 +484,10 @@ def status_latency(work: Path, sessions: int, events: int, repeat: int) -> dict:
     out = subprocess.run(status, env=env, capture_output=True)
     if len(json.loads(out.stdout)["sessions"]) != sessions:
         raise RuntimeError("afd status did not list every session")
+    segment = [sys.executable, "-m", "afd", "status", "--tmux"]  # what tmux runs every status-interval
     result = {"sessions": sessions, "events": events,
-              "daemon_down": side_by_side(status, [sys.executable, "-c", "import afd"], env, repeat)}  # fmt: skip
+              "daemon_down": side_by_side(status, [sys.executable, "-c", "import afd"], env, repeat),
+              "tmux_daemon_down": side_by_side(segment, [sys.executable, "-c", "import afd"], env, repeat)}  # fmt: skip
     # The daemon up, watching a tmux server that is not there: it answers from its snapshot.
     proc = subprocess.Popen([sys.executable, "-m", "afd", "run", "-L", f"afd-bench-none-{os.getpid()}"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
@@ -496,6 +499,7 @@ def status_latency(work: Path, sessions: int, events: int, repeat: int) -> dict:
             time.sleep(0.2)
         result["daemon_up"] = side_by_side(status, [sys.executable, "-c", "import afd"], env, repeat)
         result["daemon_up"]["answer_ms_median"] = round(daemon_answer_ms(env, repeat), 2)
+        result["tmux_daemon_up"] = side_by_side(segment, [sys.executable, "-c", "import afd"], env, repeat)
     finally:
         proc.terminate()
         proc.wait(timeout=15)
@@ -811,7 +815,7 @@ PARTS = {
     "panes500": "the largest --panes count (over 200): a poll there against one at 100, and a wall found among them",
     "memory500": "afd run at the largest --panes count: memory over --daemon-seconds, flat or not",
     "detection": "detectors and gates on one capture, without tmux",
-    "status": "afd status --json at 200 sessions beside python -c 'import afd'",
+    "status": "afd status --json and afd status --tmux at 200 sessions beside python -c 'import afd'",
     "latency": "action latency: a resume, a handoff and a job's envelope among busy panes",
     "dashboard": "the dashboard at 200 sessions, in headless chromium",
 }
@@ -1019,6 +1023,9 @@ def targets(result: dict) -> list[dict]:
     for side in ("daemon_down", "daemon_up"):
         row(f"afd status --json, {st.get('sessions', 200)} sessions, {st.get('events', 1000)} events, {side.replace('_', ' ')}: "
             "vs python -c 'import afd'", f"status.{side}.ratio_median", "≤", 1.5)  # fmt: skip
+    for side in ("daemon_down", "daemon_up"):
+        row(f"afd status --tmux (tmux's status-right), {st.get('sessions', 200)} sessions, {side.replace('_', ' ')}: "
+            "vs python -c 'import afd'", f"status.tmux_{side}.ratio_median", "≤", 1.5)  # fmt: skip
     row(f"dashboard, {(result.get('dashboard') or {}).get('sessions', 200)} sessions: GET /api/status in a page reload (ms)",
         "dashboard.reload_status_fetch_ms", "<", 50)
     for key, what in (("resume_s", "resume: reset + grace → continuation pasted (s)"),

@@ -18,7 +18,7 @@ import afd
 ROOT = Path(afd.__file__).parent
 
 # Folders that decide from facts handed to them: no tmux, processes or disk state.
-PURE = ("afd.judge", "afd.decide", "afd.kit")
+PURE = ("afd.judge", "afd.decide", "afd.kit", "afd.display")
 # What touches tmux, processes (the observe step walks them) or the store.
 EFFECTFUL = ("afd.world", "afd.observe", "afd.record.store")
 # Lowest first. The plugin API (the package, its model, errors and hookspecs) is at the bottom; the
@@ -26,7 +26,7 @@ EFFECTFUL = ("afd.world", "afd.observe", "afd.record.store")
 # world, then what acts on it, and the shells at the top.
 LAYERS = (
     ("afd", "afd.model", "afd.errors", "afd.hookspecs"),
-    ("afd.kit",),
+    ("afd.kit", "afd.display"),
     ("afd.record",),
     ("afd.judge",),
     ("afd.decide",),
@@ -46,7 +46,7 @@ LAYERS = (
 # Everything below the daemon and the command line.
 BELOW_DAEMON = (
     "afd.world", "afd.observe", "afd.judge", "afd.decide", "afd.act", "afd.record", "afd.jobs", "afd.config", "afd.kit",
-    "afd.notifiers",
+    "afd.notifiers", "afd.display",
 )
 TOP = ("afd.daemon", "afd.web", "afd.cli")
 
@@ -101,6 +101,14 @@ def test_pure_folders_import_neither_the_world_nor_the_store():
 
 def test_nothing_below_the_daemon_imports_the_daemon_or_the_command_line():
     assert _breaches(BELOW_DAEMON, TOP) == []
+
+
+def test_the_output_layer_sits_below_every_surface():
+    # What a person reads is made in afd.display; cli, web, daemon and notifiers import it, so it imports
+    # nothing of afd but the kit (its zone), or one of them would import itself through it.
+    assert [b for b in _breaches(("afd.display",), ("afd",)) if not _within(b.split(" imports ")[1], ("afd.display", "afd.kit"))] == []
+    assert {"afd.display.reader", "afd.display.text"} & MODULES["afd.cli.status_view"]
+    assert "afd.display.text" in MODULES["afd.notifiers.message"]
 
 
 def test_record_types_import_nothing_effectful():

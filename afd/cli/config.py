@@ -159,7 +159,7 @@ def run_show(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     source = str(config.path) if config.path else f"{default_config_path()} (absent: all defaults)"
-    table = Table(title=f"afd config: {source}", title_justify="left")
+    table = Table(title=Text(f"afd config: {source}"), title_justify="left")
     table.add_column("key")
     table.add_column("value")
     table.add_column("source")

@@ -202,18 +202,24 @@ def _view(report: dict, demo: Demo):
     from rich.table import Table
     from rich.text import Text
 
+    from afd.cli.status_view import event_lines, next_words
+    from afd.display.reader import Reader
+    from afd.display.text import cell
+
+    reader = Reader.here()  # the reader's zone, countdowns from now
     table = Table(title="sessions (afd status)", title_justify="left")
     for col in ("session", "agent", "state", "next action", "handoffs"):
         table.add_column(col)
     for s in report["sessions"]:
-        table.add_row(s["name"], s["agent"] or "?", s["state"], s.get("next_action") or "-", str(s.get("handoffs", 0)))
+        table.add_row(cell(s["name"]), cell(s["agent"] or "?"), cell(s["state"]), cell(next_words(s, reader) or "-"),
+                      str(s.get("handoffs", 0)))
     agents = Table(title="agents", title_justify="left")
     for col in ("agent", "state", "reset"):
         agents.add_column(col)
     for a in report["agents"]:
         if a["name"] in ("claude", "codex"):
-            agents.add_row(a["name"], a["state"], a["reset_at"] or "-")
-    events = Text("\n".join(f"{e['at'][11:19]}  {(e['session'] or '-'):<16} {e['kind']:<18} {e['message'][:110]}" for e in report["events"][-14:]))
+            agents.add_row(cell(a["name"]), cell(a["state"]), cell(reader.at(a["reset_at"]) or "-"))
+    events = Text("\n".join(event_lines(report["events"][-14:], reader)), no_wrap=True, overflow="ellipsis")
     return Group(table, agents, Text("events", style="bold"), events)
 
 

@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        _print_human(result)
+        _print_human(result, now)
     return 0
 
 
@@ -194,9 +194,13 @@ def _second_witness(plugins, agent: str, record: Path, verdict, captures, spec, 
     }
 
 
-def _print_human(result: dict) -> None:
+def _print_human(result: dict, now) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
+    from afd.display.reader import Reader
+
+    reader = Reader.here(now)  # countdowns from --now, when given
     console = Console(highlight=False, soft_wrap=True)
     if result.get("witnesses") == "disputed":
         head = "[yellow]banner disputed by the agent's records, not limited[/]"
@@ -206,15 +210,16 @@ def _print_human(result: dict) -> None:
         head = "[yellow]banner seen, not limited[/]"
     else:
         head = "[green]not limited[/]"
-    console.print(f"{result['agent']}: {head}")
+    console.print(f"{escape(reader.says(result['agent']))}: {head}")
+    # The banner is a pane's text, the reason quotes it: neutral, and instants in the reader's zone (--json keeps UTC).
     if result["banner"]:
-        console.print(f"  banner: {result['banner']}", markup=False)
+        console.print(f"  banner: {reader.says(result['banner'])}", markup=False)
     if result["limited"]:
-        console.print(f"  reset:  {result['reset_at'] or 'not stated'}")
+        console.print(f"  reset:  {reader.at(result['reset_at']) or 'not stated'}", markup=False)
     if result["needs_human"]:
         console.print("  [bold]needs a human[/]: the wall names no reset; a limit, credits or an admin must lift it")
-    console.print(f"  why:    {result['reason']}", markup=False)
+    console.print(f"  why:    {reader.says(result['reason'])}", markup=False)
     if "record" in result:
         rec = result["record"]
-        console.print(f"  record: {rec['state']} ({rec['why']})", markup=False)
+        console.print(f"  record: {rec['state']} ({reader.says(rec['why'])})", markup=False)
         console.print(f"  witnesses: {result['witnesses'] or '-'}", markup=False)

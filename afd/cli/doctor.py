@@ -70,7 +70,7 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
             socket_name, socket_path = daemon_info["server_ref"]
         server = server_ref(config, socket_name, socket_path)
         inv = tmux.list_panes(server)
-        where = server.socket_name or server.socket_path or "the default server"
+        where = f"the tmux server at {inv.socket_path or server.socket()}"
         if not inv.answered:
             add("tmux server", FAIL, f"{where} did not answer: {inv.error}")
         elif not inv.server_running:
@@ -124,11 +124,14 @@ def run(args: argparse.Namespace) -> int:
         from rich.table import Table
         from rich.text import Text
 
+        from afd.display.text import cell
+
         style = {OK: "green", WARN: "yellow", FAIL: "bold red"}
         table = Table(title="afd doctor", title_justify="left")
         for col in ("check", "status", "detail"):
             table.add_column(col)
         for r in results:
-            table.add_row(Text(r["check"]), Text(r["status"], style=style[r["status"]]), Text(r["detail"]))
+            # A detail quotes what tmux, a plugin or the daemon said: neutral.
+            table.add_row(cell(r["check"]), Text(r["status"], style=style[r["status"]]), cell(r["detail"]))
         Console(highlight=False).print(table)
     return EXIT_FAIL if any(r["status"] == FAIL for r in results) else EXIT_OK

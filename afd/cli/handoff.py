@@ -55,12 +55,16 @@ def run_handoff(args: argparse.Namespace) -> int:
         result.update(settled)
     if args.json:
         print_json(result)
-    elif result["state"] == "pending":
-        print(f"handoff of {args.session} to {args.to} started (journal {result['journal']}); follow it with `afd events -f`")
+        return EXIT_OK if result["state"] in ("done", "pending") else EXIT_FAIL
+    from afd.display.reader import Reader
+
+    says = Reader.here().says  # the outcome quotes panes and refusals (their instants in ISO UTC)
+    if result["state"] == "pending":
+        print(says(f"handoff of {args.session} to {args.to} started (journal {result['journal']}); follow it with `afd events -f`"))
     elif result["state"] == "done":
-        print(f"{args.session}: {result['outcome']}")
+        print(says(f"{args.session}: {result['outcome']}"))
     else:
-        print(f"afd: {args.session}: handoff {result['outcome']}")
+        print(says(f"afd: {args.session}: handoff {result['outcome']}"))
     return EXIT_OK if result["state"] in ("done", "pending") else EXIT_FAIL
 
 
@@ -88,23 +92,31 @@ def run_ledger(args: argparse.Namespace) -> int:
     head = git.head_of(rec.worktree)
     if args.json:
         print_json(ledger.as_json(rec.name, entries, head))
-    elif args.markdown:
-        print(ledger.as_markdown(rec.name, entries, head), end="")
+        return EXIT_OK
+    from afd.display.reader import Reader
+
+    reader = Reader.here()
+    if args.markdown:
+        # Read by others, in a pull request, maybe in another zone: each time with its offset.
+        print(ledger.as_markdown(rec.name, entries, head, zone=reader.zone), end="")
     else:
         from rich.console import Console
         from rich.table import Table
 
+        from afd.display.text import cell, neutral
+
         console = Console(highlight=False, soft_wrap=True)
         if not entries:
-            console.print(f"{rec.name}: no handoffs recorded", markup=False)
+            console.print(neutral(f"{rec.name}: no handoffs recorded"), markup=False)
             return EXIT_OK
-        table = Table(title=f"{rec.name}: handoffs", title_justify="left")
+        table = Table(title=cell(f"{rec.name}: handoffs"), title_justify="left")
         for col in ("at", "from", "to", "head", "reason", "automatic"):
             table.add_column(col)
         for e in entries:
-            table.add_row(e.at.strftime("%Y-%m-%dT%H:%M:%SZ"), ledger.who(e.from_agent, e.from_account),
-                          ledger.who(e.to_agent, e.to_account), e.head_sha[:12], e.reason, "yes" if e.automatic else "no")
+            table.add_row(cell(reader.dated(e.at)), cell(ledger.who(e.from_agent, e.from_account)),
+                          cell(ledger.who(e.to_agent, e.to_account)), cell(e.head_sha[:12]), cell(reader.says(e.reason)),
+                          "yes" if e.automatic else "no")
         console.print(table)
         for s in ledger.stretches(entries):
-            console.print(f"  {ledger.who(s.agent, s.account):<8} wrote {s.range}", markup=False)
+            console.print(neutral(f"  {ledger.who(s.agent, s.account):<8} wrote {s.range}"), markup=False)
     return EXIT_OK

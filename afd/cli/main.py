@@ -118,7 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except AfdError as exc:
-        print(f"afd: {exc}", file=sys.stderr)
+        from afd.display.reader import Reader
+
+        # An error may quote a name, a pane or an endpoint; its instants are ISO UTC (a refusal's "until").
+        print(f"afd: {Reader.here().says(str(exc), lines=True)}", file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:
         return 130

@@ -32,5 +32,8 @@ def run(args: argparse.Namespace) -> int:
 
         print_json(result)
     else:
-        print(f"resuming {result['name']} in pane {result['pane']} (attempt {result['attempt']}); follow it with `afd events -f`")
+        from afd.display.text import neutral
+
+        print(neutral(f"resuming {result['name']} in pane {result['pane']} (attempt {result['attempt']}); "
+                      "follow it with `afd events -f`"))
     return EXIT_OK

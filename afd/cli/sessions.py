@@ -77,7 +77,9 @@ def _show(result, as_json: bool, text: str) -> int:
 
         print_json(result)
     else:
-        print(text)
+        from afd.display.text import neutral
+
+        print(neutral(text, lines=True))
     return EXIT_OK
 
 
@@ -90,8 +92,12 @@ def run_list(args: argparse.Namespace) -> int:
 
         print_json(report["sessions"])
     else:
+        from afd.display.text import neutral
+
+        # A mission may come from an agent's argv, a name from a pane's title: neutral, one line each.
         for s in report["sessions"]:
-            print(f"{s['name']:<20} {s['agent'] or '?':<8} {s['state']:<8} {s['pane'] or '-':<5} {s['branch'] or '-'}  {s['mission'] or ''}")
+            print(neutral(f"{s['name']:<20} {s['agent'] or '?':<8} {s['state']:<8} {s['pane'] or '-':<5} "
+                          f"{s['branch'] or '-'}  {s['mission'] or ''}"))
         if not report["sessions"]:
             print("no sessions")
     return EXIT_OK if running else EXIT_DAEMON_DOWN

@@ -27,6 +27,7 @@ from afd.config.settings import Config, ConfigError, default_config_path
 from afd.daemon import control, notify
 from afd.daemon.status import event_json
 from afd.daemon.supervisor import PollSummary, Supervisor
+from afd.display.text import neutral
 from afd.errors import EXIT_CONFIG, EXIT_FAIL, AfdError
 from afd.model import Event
 from afd.notifiers.worker import NoticeWorker
@@ -78,7 +79,9 @@ class JournaldFormatter(logging.Formatter):
         self.prefix = prefix
 
     def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record).replace("\n", " ⏎ ")
+        # A message may quote a pane, a plugin's error or an endpoint's reply: neutral, so a terminal running
+        # `afd run` (or journalctl showing its lines) is never driven by it.
+        text = neutral(super().format(record).replace("\n", " ⏎ "))
         return f"<{_PRIORITY.get(record.levelno, 6)}>{text}" if self.prefix else text
 
 
@@ -100,9 +103,10 @@ def load_checked(path: Path | None) -> tuple[Config, PluginSet]:
 
 
 def server_ref(config: Config, socket_name: str | None, socket_path: str | None) -> tmux.ServerRef:
+    """The server to watch: -L/-S on the command line, else [tmux] in the config, else tmux's own rule ($TMUX)."""
     if socket_name or socket_path:
         return tmux.ServerRef(socket_name=socket_name, socket_path=socket_path)
-    return tmux.ServerRef(socket_name=config.tmux_socket_name, socket_path=config.tmux_socket_path)
+    return tmux.ServerRef.chosen(config.tmux_socket_name, config.tmux_socket_path)
 
 
 @dataclass

@@ -102,7 +102,8 @@ class RequestHandler:
             "pid": os.getpid(),
             "version": self.daemon_version(),
             "started_at": self.daemon.started_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "server": self.daemon.server.socket_name or self.daemon.server.socket_path or "default",
+            # The socket's path: a name alone ("default") does not say which server, inside tmux or out.
+            "server": self.daemon.supervisor.socket,
             "server_ref": [self.daemon.server.socket_name, self.daemon.server.socket_path],
         }
 
@@ -202,7 +203,8 @@ class RequestHandler:
         if not inv.answered:
             raise UserError(f"tmux did not answer: {inv.error}", EXIT_FAIL)
         if not inv.server_running:
-            raise UserError("no tmux server is running, so there is no pane to adopt", EXIT_USAGE)
+            raise UserError(f"no tmux server is running at {self.daemon.supervisor.socket}, so there is no pane to adopt",
+                            EXIT_USAGE)
         for pane in inv.panes:
             if target in (pane.pane_id, pane.location) or (
                 target.count(":") == 1 and "." not in target and pane.location.startswith(target + ".") and pane.pane_index == 0

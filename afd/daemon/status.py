@@ -39,9 +39,28 @@ def _stored_iso(text: str | None) -> str | None:
 
 
 def event_json(event, event_id: int | None = None) -> dict:
-    """An event as `status`, `events` and `events --follow` print it."""
-    out = {"at": _iso(event.at), "session": event.session, "kind": event.kind, "message": event.message}
+    """An event as `status`, `events` and `events --follow` print it.
+
+    `message` is as stored, its instants ISO UTC; `data` holds the event's
+    structured fields. What a person reads is made from them when read, in
+    their zone (afd.display).
+    """
+    import json
+
+    # As the store keeps it (a value JSON has no form for becomes its text), so a live event and a stored one agree.
+    data = json.loads(json.dumps(event.data or {}, default=str))
+    out = {"at": _iso(event.at), "session": event.session, "kind": event.kind, "message": event.message, "data": data}
     return out if event_id is None else {"id": event_id, **out}
+
+
+def _stored_data(text: str | None) -> dict:
+    import json
+
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 class ShownState(enum.StrEnum):
@@ -123,7 +142,8 @@ def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
         "agents": agent_rows,
         "accounts": account_rows(rows, agents, facts),
         "events": [
-            {"at": _stored_iso(e["at"]), "session": e["session"], "kind": e["kind"], "message": e["message"]}
+            {"at": _stored_iso(e["at"]), "session": e["session"], "kind": e["kind"], "message": e["message"],
+             "data": _stored_data(e["data"])}
             for e in rows.events
         ],
     }

@@ -76,12 +76,13 @@ class PollSummary:
     captured: int
     limited: tuple[str, ...]
     error: str | None = None
+    socket: str | None = None  # the server's socket, said when it is not running
 
     def line(self) -> str:
         if not self.answered:
             return f"tmux did not answer: {self.error}"
         if not self.server_running:
-            return "no tmux server running; nothing to watch yet"
+            return f"no tmux server is running at {self.socket or 'its socket'}; nothing to watch yet"
         text = f"{self.sessions} session{'s' if self.sessions != 1 else ''} in {self.panes} pane{'s' if self.panes != 1 else ''}"
         if self.limited:
             text += f"; limited: {', '.join(self.limited)}"
@@ -222,7 +223,7 @@ class Supervisor:
             return PollSummary(False, False, 0, 0, 0, (), inv.error)
         if not inv.server_running:
             self._server_down()
-            return PollSummary(False, True, 0, 0, 0, ())
+            return PollSummary(False, True, 0, 0, 0, (), socket=self.socket)
         self._socket_path = inv.socket_path
         if self._server_state != "running":
             self._server_state = "running"
@@ -272,9 +273,14 @@ class Supervisor:
 
     # --- server-level states ------------------------------------------------
 
+    @property
+    def socket(self) -> str:
+        """The socket of the tmux server watched: as the server last reported it, else where tmux puts it."""
+        return self._socket_path or expected_socket_path(self.server)
+
     def _server_sessions(self) -> list[SessionRecord]:
         """Live sessions of this supervisor's server (the store may hold other servers' too)."""
-        socket = self._socket_path or expected_socket_path(self.server)
+        socket = self.socket
         return [r for r in self.store.list_sessions() if r.state != GONE and (socket is None or r.server_socket == socket)]
 
     def _server_unanswered(self, error: str | None) -> None:
@@ -290,7 +296,7 @@ class Supervisor:
         if self._server_state != "down":
             first = self._server_state is None
             self._server_state = "down"
-            self.event("tmux.down", "no tmux server is running; nothing to watch" + (" yet" if first else " now"))
+            self.event("tmux.down", f"no tmux server is running at {self.socket}; nothing to watch" + (" yet" if first else " now"))
         now = self.clock()
         closed = sessions.PaneClosed("its tmux server is not running")
         for rec in self._server_sessions():
@@ -638,9 +644,6 @@ def _process_cwd(pid: int | None) -> str | None:
         return None
 
 
-def expected_socket_path(server: tmux.ServerRef) -> str | None:
+def expected_socket_path(server: tmux.ServerRef) -> str:
     """Where tmux puts this server's socket, for when the server cannot be asked."""
-    if server.socket_path:
-        return os.path.abspath(server.socket_path)
-    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
-    return os.path.join(base, f"tmux-{os.getuid()}", server.socket_name or "default")
+    return server.socket()

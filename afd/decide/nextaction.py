@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from datetime import datetime, tzinfo
 
+from afd.display.clock import clock_time, parse_iso
+
 
 def loads(text: str | None) -> dict | None:
     """The plan a session record holds; plain text from elsewhere is kept as the words."""
@@ -28,31 +30,13 @@ def loads(text: str | None) -> dict | None:
     return {"action": "report", "at": None, "attempt": None, "of": None, "why": text}
 
 
-def countdown(at: datetime, now: datetime) -> str:
-    """`in 1h12m`, `in 3m`, `in 40s` — or `due now` once `at` has come."""
-    seconds = int((at - now).total_seconds())
-    if seconds <= 0:
-        return "due now"
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours >= 24:
-        return f"in {hours // 24}d{hours % 24}h"
-    if hours:
-        return f"in {hours}h{minutes:02d}m"
-    if minutes:
-        return f"in {minutes}m"
-    return f"in {secs}s"
-
-
 def _when(iso: str | None, now: datetime | None, zone: tzinfo | None) -> str:
     if iso is None:
         return "the next poll"
     if zone is None or now is None:
         return iso
-    at = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    local = at.astimezone(zone)
-    shown = local.strftime("%H:%M") if (at - now).total_seconds() < 20 * 3600 else local.strftime("%b %d %H:%M")
-    return f"{shown} ({countdown(at, now)})"
+    at = parse_iso(iso)
+    return clock_time(at, now, zone) if at is not None else iso
 
 
 def words(plan: dict | None, *, now: datetime | None = None, zone: tzinfo | None = None) -> str | None:

@@ -392,7 +392,8 @@ class HandoffFacts:
 
 
 def _when(at: datetime | None) -> str:
-    return at.strftime("%Y-%m-%d %H:%M UTC") if at else "at a time it did not state"
+    # ISO UTC, as every instant in afd's words: each surface shows it in its reader's zone (afd.display).
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ") if at else "at a time it did not state"
 
 
 def handoff_refusal(f: HandoffFacts, target: str, *, brief: str | None, force: bool, automatic: bool) -> str | None:

@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 
-from afd.decide.nextaction import countdown
+from afd.display.clock import clock_time, local_instants, parse_iso
+from afd.display.text import neutral
 from afd.model import Event, Notice
 
 
@@ -32,25 +33,6 @@ class About:
 
 def _iso(value: datetime) -> str:
     return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-
-
-def clock_time(at: datetime, now: datetime, zone: tzinfo) -> str:
-    """`15:02 (in 1h12m)`; a day name once it is a day or more away."""
-    local = at.astimezone(zone)
-    shown = local.strftime("%H:%M") if abs((at - now).total_seconds()) < 20 * 3600 else local.strftime("%a %b %d %H:%M")
-    return f"{shown} ({countdown(at, now)})" if at > now else shown
-
-
-def _parse_iso(text: object) -> datetime | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo is not None else None
 
 
 def _home(path: str) -> str:
@@ -90,7 +72,7 @@ def _words(event: Event, who: str, name: str, about: About | None, now: datetime
         why = data.get("why") or event.message.removeprefix("needs you: ")
         return f"{name} needs you", f"{who} needs you: {_needs_you(str(why))}", 4, ("warning",)
     if kind == "session.all_limited":
-        reset = _parse_iso(data.get("earliest_reset"))
+        reset = parse_iso(data.get("earliest_reset"))
         when = f"earliest reset {clock_time(reset, now, zone)}" if reset else "no reset time stated"
         waits = f"; {who} waits" if event.session else ""
         return "all agents limited", f"all agents limited; {when}{waits}", 4, ("no_entry",)
@@ -126,7 +108,10 @@ def compose(
     shown = f"{agent} on {account}" if agent and account and account != agent else agent
     who = f"{name} ({shown})" if event.session and agent else name
     title, text, priority, tags = _words(event, who, name, about, now, zone)
+    # Names, missions and replies came from outside; the stored words carry ISO UTC instants.
+    title, text = local_instants(neutral(title), now, zone), local_instants(neutral(text), now, zone)
     place = where(about)
+    place = neutral(place) if place is not None else None
     payload = {
         **({"id": event_id} if event_id is not None else {}),
         "at": _iso(event.at),

@@ -81,6 +81,31 @@ class ServerRef:
         except OSError as exc:
             return Reply(None, b"", f"could not run tmux: {exc}")
         return Reply(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", errors="replace"))
+    @classmethod
+    def chosen(cls, socket_name: str | None = None, socket_path: str | None = None,
+               env: Mapping[str, str] | None = None) -> ServerRef:
+        """The server a tmux client means, by tmux's own rule: -L or -S, else the one $TMUX names, else the default.
+
+        Inside a pane of `tmux -L x`, a bare `tmux` talks to `x`, so a bare
+        `afd run` there watches `x`: the choice is made explicit here, so
+        every part of afd (and every status line) names that server.
+        """
+        if socket_name or socket_path:
+            return cls(socket_name=socket_name or None, socket_path=None if socket_name else socket_path)
+        inside = (os.environ if env is None else env).get("TMUX", "")
+        # $TMUX is "socket_path,server_pid,session": tmux reads the path up to the first comma.
+        if inside and not inside.startswith(","):
+            return cls(socket_path=inside.split(",", 1)[0])
+        return cls()
+
+    def socket(self, env: Mapping[str, str] | None = None) -> str:
+        """The path of this server's socket, as tmux computes it (the server may not be running)."""
+        if self.socket_path is not None:
+            return os.path.abspath(self.socket_path)
+        env = os.environ if env is None else env
+        # tmux resolves the directory's real path (a /tmp that is a link is followed).
+        base = os.path.realpath(env.get("TMUX_TMPDIR") or "/tmp")
+        return os.path.join(base, f"tmux-{os.getuid()}", self.socket_name or "default")
 
 
 class Presence(enum.Enum):

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 import pytest
 
 from afd.act.deliver import DEFAULT_MESSAGE
-from afd.config.loader import load_config_and_plugins
+from afd.pluginset import load_config_and_plugins
 from afd.daemon import loop
 from afd.daemon.supervisor import Supervisor
 from afd.jobs.book import JobBook

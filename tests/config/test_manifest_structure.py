@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from afd.config.loader import load_plugins
+from afd.pluginset import load_plugins
 from afd.judge.gates import chrome_of, is_anchored, is_chrome
 from afd.kit.text import box_rows
 from afd.model import Clock

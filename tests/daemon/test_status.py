@@ -82,8 +82,8 @@ def reference_report(store: Store, agents, daemon: dict, events: int = 20) -> di
         "sessions": sessions,
         "agents": agent_rows,
         "accounts": account_rows,
-        "events": [{"at": _iso(s.event.at), "session": s.event.session, "kind": s.event.kind, "message": s.event.message}
-                   for s in store.recent_events(events)],
+        "events": [{"at": _iso(s.event.at), "session": s.event.session, "kind": s.event.kind, "message": s.event.message,
+                    "data": s.event.data} for s in store.recent_events(events)],
     }  # fmt: skip
 
 

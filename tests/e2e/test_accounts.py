@@ -260,9 +260,10 @@ def test_the_default_account_at_its_wall_leaves_the_work_account_free(tmux_serve
     assert {s["name"]: s["account"] for s in report["sessions"]} == {rec.name: "claude", other.name: "claude-work"}
     assert next(a for a in report["agents"] if a["name"] == "claude")["state"] == "limited"  # the default's, as before
     assert "claude-work" not in [a["name"] for a in report["agents"]]
-    render(report, as_json=False)
-    out = capsys.readouterr().out
-    assert "accounts" in out and "claude-work" in out
+    render(report, as_json=False)  # captured, so piped: one line per account, under a header
+    out = capsys.readouterr().out.splitlines()
+    assert any(line.split()[:4] == ["account", "agent", "state", "reset"] for line in out)
+    assert any(line.split()[:3] == ["claude-work", "claude", "available"] for line in out), out
 
 
 @pytest.mark.tmux

@@ -16,10 +16,13 @@ pytestmark = pytest.mark.tmux
 def test_demo_resumes_one_session_and_hands_off_the_other_then_cleans_up(xdg_dirs):
     done = subprocess.run(
         [sys.executable, "-m", "afd", "demo", "--timeout", "240"], capture_output=True, text=True, timeout=300,
-        env={**os.environ, "COLUMNS": "200"},
+        env={**os.environ, "COLUMNS": "200", "TZ": "Asia/Kathmandu"},
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     out = done.stdout
+    # Every instant in the reader's zone: none in UTC, the ledger's with their offset.
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?(Z|\+00:00)|\bUTC\b", out), out
+    assert re.search(r"- \d{4}-\d\d-\d\d \d\d:\d\d \+05:45: claude → codex", out), out
     assert "resume.confirmed" in out and "session.handoff" in out
     assert re.search(r"\| `[0-9a-f]{12}\.\.[0-9a-f]{12}` \| claude \| handed to codex automatically \(usage limit\) \|", out)
     socket = re.search(r"private tmux server (afd-demo-[0-9a-f]+)", out).group(1)

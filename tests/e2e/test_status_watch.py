@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from daemon_harness import run_daemon, status, write_config  # noqa: F401
+from daemon_harness import afd, run_daemon, status, write_config  # noqa: F401
 from harness import start_fake, wait_for
 
 pytestmark = pytest.mark.tmux
@@ -33,6 +33,10 @@ def test_the_live_view_counts_down_and_ctrl_c_leaves_cleanly(tmux_server, run_da
     fake.wait_ready()
     run_daemon()
     wait_for(lambda: status()["sessions"] and status()["sessions"][0]["state"] == "limited", timeout=30, message="limited")
+    # The status-bar segment of the same moment: one limited session, its reset under a minute away, and, as
+    # auto-resume is off by default, waiting for you.
+    segment = afd("status", "--tmux")
+    assert segment.returncode == 0 and re.fullmatch(r"afd ⏳1 (\d+s|1m) ❗1\n", segment.stdout), segment.stdout
 
     pane = watch_pane(tmux_server, xdg_dirs, width=150)
     # A capture can land mid-redraw: wait for a whole frame (its last table drawn) with a countdown in it.

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from afd.config.loader import load_plugins
+from afd.pluginset import load_plugins
 from afd.model import AgentProcess, WitnessState
 from afd.testing import records as R
 

@@ -142,6 +142,23 @@ def test_all_limited_gives_the_earliest_reset_in_the_users_zone():
     assert notice.text == "all agents limited; earliest reset 17:02 (in 1h12m); shop-fix (claude) waits"
 
 
+def test_an_instant_in_the_events_words_reaches_the_person_in_their_zone():
+    # The stored message keeps ISO UTC (the payload says so); the words a person reads do not.
+    event, notice = notice_for("resume.scheduled", "resume at 2026-07-13T15:02:05Z (attempt 1 of 3)")
+    assert notice.text == "shop-fix (claude): resume at 17:02 (in 1h12m) (attempt 1 of 3)"
+    assert notice.payload["message"] == event.message and notice.payload["at"] == "2026-07-13T13:50:00Z"
+
+
+def test_text_from_outside_in_a_notice_is_neutral():
+    event = Event(at=NOW, kind="session.handoff", message="handed off: \x1b]0;pwned\x07done\rEVIL",
+                  session="shop\x1b[2J", data={"to": "codex"})
+    about = About(agent="claude", location="shop\x1b[2J:1.0", worktree="/srv/\u202eexe.txt")
+    notice = compose(event, about, now=NOW, zone=ZONE, host="laptop")
+    for shown in (notice.title, notice.text, notice.where):
+        assert not any(c in shown for c in "\x1b\x07\r\u202e"), shown
+    assert "\\x1b]0;pwned\\x07done\\x0dEVIL" in notice.text and "\\u202eexe.txt" in notice.where
+
+
 def test_the_payload_is_the_event_as_events_json_prints_it_plus_agent_account_host():
     event, notice = notice_for()
     assert notice.payload == {
@@ -341,6 +358,16 @@ url = "http://127.0.0.1:{refused}/t"
     none = subprocess.run([sys.executable, "-m", "afd", "notify", "test", "--config", str(config), "--type", "desktop"],
                           capture_output=True, text=True, timeout=60)
     assert none.returncode == 1 and none.stderr == f"afd: no notifier of type desktop in {config} (configured: ntfy, webhook)\n"
+
+
+def test_notify_test_shows_an_endpoints_reply_as_text(endpoint, tmp_path, xdg_dirs):
+    endpoint.behaviour["/hook"] = "hostile"
+    config = write(tmp_path, f'[[notify]]\ntype = "webhook"\nname = "hook"\nurl = "{endpoint.url()}"\n')
+    done = subprocess.run([sys.executable, "-m", "afd", "notify", "test", "--config", str(config)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "FAILED" in done.stdout
+    assert "\x1b" not in done.stdout and "\r" not in done.stdout, repr(done.stdout)
+    assert "\\x1b]0;pwned\\x07\\x1b[2Jgone" in done.stdout, done.stdout
 
 
 # --- the worker and the plugin API -------------------------------------------------

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 from web_harness import free_port, login_url, web_config
@@ -117,6 +119,15 @@ def test_the_page_shows_a_limited_agent_hands_it_to_codex_and_shows_a_refused_re
     wait_for(lambda: rows_of(browser, '#agents tr[data-account="claude"] .chip', "") == [["limited"]],
              message="claude's account limited")
     browser.save_screenshot(str(tmp_path / "dashboard-limited.png"))
+    # Every time the page shows is in the browser's zone: no ISO instant in what a person reads, and afd's
+    # words (a refusal's "until …Z") read in that zone; text from outside shows as escapes.
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", browser.execute_script("return document.body.innerText;"))
+    zone, words, shown = browser.execute_script(
+        "return [Intl.DateTimeFormat().resolvedOptions().timeZone,"
+        " inWords('codex is at its usage limit until 2030-01-02T05:08:00Z'), neutral('a\\u001b[2Jb\\u202ec')];")
+    local = datetime(2030, 1, 2, 5, 8, tzinfo=timezone.utc).astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M")
+    assert re.fullmatch(rf"codex is at its usage limit until {local} \(in \d+d\d+h\)", words), (zone, words)
+    assert shown == "a\\x1b[2Jb\\u202ec"  # as afd.display.text.neutral shows it
 
     # The filters: limited shows it, working hides it.
     for which, shown in (("working", False), ("needs", False), ("limited", True), ("all", True)):

@@ -54,9 +54,23 @@ function explain(err) {
 
 function notify(text, kind) {
   const box = $("#notice");
-  box.textContent = text;
+  box.textContent = inWords(text);
   box.className = `notice ${kind || ""}`;
   box.hidden = !text;
+}
+
+// --- text from outside ------------------------------------------------------------
+
+// As afd.display.text.neutral: control characters and bidirectional overrides in names, missions and
+// banners are shown as escapes, so text an agent wrote cannot reorder or hide what the page says.
+const HOSTILE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+function neutral(text) {
+  text = text == null ? "" : String(text);
+  return text.replace(/(?:\r\n|[\n\u2028\u2029])+/g, " ").replace(HOSTILE, (c) => {
+    const code = c.charCodeAt(0);
+    if (c === "\t") return " ";
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
 }
 
 // --- time -----------------------------------------------------------------------
@@ -91,9 +105,18 @@ function tick() {
   }
 }
 
-// ISO UTC times in afd's words ("resume at 2026-07-13T09:02:00Z") read as local times.
-const ISO = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?Z/g;
-const inWords = (text) => (text || "").replace(ISO, (iso) => localTime(iso));
+// ISO UTC times in afd's words ("resume at 2026-07-13T09:02:00Z", and older rows' "2026-07-13 09:02 UTC")
+// read in the browser's zone, with a countdown while ahead; text from outside shown neutral first.
+const ISO = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})|\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})? UTC\b/g;
+function whenInWords(iso) {
+  const at = iso.endsWith(" UTC") ? iso.replace(" ", "T").replace(" UTC", "Z") : iso;
+  const left = new Date(at).getTime() - Date.now();
+  const shown = localTime(at);
+  if (Number.isNaN(left) || left <= 0) return shown;
+  const m = Math.round(left / 60000), h = Math.floor(m / 60);
+  return `${shown} (in ${h >= 24 ? `${Math.floor(h / 24)}d${h % 24}h` : h ? `${h}h${String(m % 60).padStart(2, "0")}m` : `${m}m`})`;
+}
+const inWords = (text) => neutral(text).replace(ISO, whenInWords);
 
 // --- sessions ---------------------------------------------------------------------
 
@@ -112,7 +135,7 @@ function matches(s, filter) {
 }
 
 function setText(el, text) {
-  text = text == null ? "" : String(text);
+  text = neutral(text);
   if (el.textContent !== text) el.textContent = text;
 }
 
@@ -127,7 +150,7 @@ function newRow(name) {
   const open = document.createElement("button");
   open.type = "button";
   open.className = "link";
-  open.textContent = name;
+  open.textContent = neutral(name);
   open.addEventListener("click", () => select(name));
   tr.cells[0].appendChild(open);
   const chip = document.createElement("span");
@@ -219,7 +242,7 @@ function renderAgents() {
     for (const value of cells) {
       if (value instanceof HTMLTableCellElement) { tr.appendChild(value); continue; }
       const td = document.createElement("td");
-      if (value instanceof Node) td.appendChild(value); else td.textContent = value;
+      if (value instanceof Node) td.appendChild(value); else td.textContent = neutral(value);
       tr.appendChild(td);
     }
     return tr;
@@ -237,7 +260,7 @@ function eventItem(e) {
   kind.textContent = e.kind;
   const who = document.createElement("span");
   who.className = "who";
-  who.textContent = e.session || "";
+  who.textContent = neutral(e.session);
   li.append(time, kind, who, document.createTextNode(inWords(e.message)));
   return li;
 }
@@ -294,7 +317,7 @@ function renderDetail() {
     const dt = document.createElement("dt");
     dt.textContent = k;
     const dd = document.createElement("dd");
-    dd.textContent = v;
+    dd.textContent = neutral(v);
     return [dt, dd];
   }));
 }
@@ -320,7 +343,7 @@ async function loadLedger() {
     const how = e.automatic ? "automatic" : "asked by you";
     for (const v of [localTime(e.at, true), e.from, e.to, e.head_sha.slice(0, 12), e.reason, how]) {
       const td = document.createElement("td");
-      td.textContent = v;
+      td.textContent = neutral(v);
       tr.appendChild(td);
     }
     tr.cells[3].className = "mono";
@@ -358,7 +381,7 @@ function renderJobs() {
     tr.dataset.job = j.name;
     for (const v of [j.name, j.title, j.agent, j.status, j.branch || "—"]) {
       const td = document.createElement("td");
-      td.textContent = v || "";
+      td.textContent = neutral(v);
       tr.appendChild(td);
     }
     return tr;
@@ -436,13 +459,13 @@ function renderTargets() {
     input.disabled = !usable;
     const label = document.createElement("label");
     label.htmlFor = input.id;
-    label.textContent = t.agent;
+    label.textContent = neutral(t.agent);
     row.append(input, label);
     if (t.why) {
       const why = document.createElement("span");
       why.className = "why";
       why.id = `why-${t.agent}`;
-      why.textContent = usable ? `at its limit: ${t.why}` : t.why;
+      why.textContent = usable ? `at its limit: ${inWords(t.why)}` : inWords(t.why);
       input.setAttribute("aria-describedby", why.id);
       row.appendChild(why);
     }
