@@ -18,10 +18,11 @@ from afd.act import handoff, resume
 from afd.act.context import ActionContext
 from afd.decide import nextaction, policy
 from afd.judge import screen
+from afd.judge.witness import Witnesses
 from afd.kit.resettime import local_zone
 from afd.model import Clock, SessionState
 from afd.record.ledger import who
-from afd.record.types import ResumeHistory, SessionRecord
+from afd.record.types import Pause, ResumeHistory, SessionRecord
 
 log = logging.getLogger("afd.actions")
 
@@ -43,6 +44,12 @@ def limit_of(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> po
         )
     if rec.state not in LIMITED_STATES or rec.banner_first_seen_at is None:
         return None
+    if rec.witnesses == Witnesses.RECORD.value:
+        # The agent's own records say it is walled; its pane shows no wall to read or answer.
+        return policy.Limit(
+            kind="record", episode=f"record@{rec.banner_first_seen_at.isoformat()}", first_seen_at=rec.banner_first_seen_at,
+            reset_at=rec.reset_at, reset_unstated=rec.reset_at is None, on_screen=False,
+        )
     found = watch.detections[-1] if watch is not None and watch.detections else None
     if found is None:
         return None
@@ -62,10 +69,17 @@ def limit_of(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> po
     )
 
 
-def path_of(ctx: ActionContext, rec: SessionRecord, history: policy.ResumeHistory) -> policy.Path:
+def path_of(ctx: ActionContext, rec: SessionRecord, history: policy.ResumeHistory, limit: policy.Limit | None) -> policy.Path:
     config = ctx.config
     tried = policy.tried_for(history, policy.wall_key(rec.banner_first_seen_at, rec.witnesses))
-    return policy.limit_path(limit_action=config.limit_action, handoff_order=config.handoff_order, state=rec.state, tried=tried)
+    return policy.limit_path(limit_action=config.limit_action, handoff_order=config.handoff_order, state=rec.state, tried=tried,
+                             cancelled=policy.is_cancelled(history, limit))
+
+
+def pause_of(ctx: ActionContext, name: str, now: datetime) -> Pause | None:
+    """The session's pause while it holds (an ended one is ended by `end_pauses`, on the next poll)."""
+    pause = ctx.store.pauses().get(name)
+    return pause if pause is not None and policy.pause_in_force(pause.until, now) else None
 
 
 def plan_wait(
@@ -86,20 +100,39 @@ def plan_wait(
         ctx.store.save_resume_history(name, history)
     elif limit is None and current and rec.next_action is None:
         return  # most sessions, most polls: no wall, nothing remembered to move on, no plan shown to clear
-    if path_of(ctx, rec, history) is not policy.Path.WAIT:
-        return  # the handoff path has the wall (it is tried, or a swap it started owns the session)
-    decision = policy.decide_wait(
-        name, limit, history,
-        auto_resume=cfg.limit_auto_resume,
-        resume_grace=cfg.resume_grace,
-        retry_interval=cfg.limit_retry_interval,
-        max_attempts=cfg.resume_max_attempts,
-        now=now,
-    )
+    pause = pause_of(ctx, name, now)
+    path = path_of(ctx, rec, history, limit)
+    decision: policy.Decision
+    if path is policy.Path.HANDOFF:
+        if pause is None:
+            return  # the handoff path has the wall: `start_handoffs` tries it after the poll
+        decision = policy.handoff_held(name, pause.until)
+    elif path is policy.Path.NONE:
+        # No action of afd holds the session (those are not planned), and neither path takes the wall.
+        if limit is None:
+            return
+        decision = policy.unplanned(name, policy.tried_for(history, policy.wall_key(rec.banner_first_seen_at, rec.witnesses)),
+                                    limit.reset_at)
+    else:
+        decision = policy.decide_wait(
+            name, limit, history,
+            auto_resume=cfg.limit_auto_resume,
+            resume_grace=cfg.resume_grace,
+            retry_interval=cfg.limit_retry_interval,
+            max_attempts=cfg.resume_max_attempts,
+            now=now,
+        )
+        if pause is not None:
+            decision = policy.held_by_pause(decision, name, pause.until)
     plan = nextaction.plan_of(decision, max_attempts=cfg.resume_max_attempts, agent=rec.agent)
     old = nextaction.loads(rec.next_action)
     if isinstance(decision, policy.NeedsHuman) and (old or {}).get("action") != "needs-human":
         ctx.event("session.needs_human", f"needs you: {decision.why}", name, why=decision.why)
+    if _waits_for_you(decision) and ((old or {}).get("action"), (old or {}).get("reason")) != ("report", decision.why):
+        # The wall is left to a person: told once a wall and reason, as the plan stored says.
+        assert isinstance(decision, policy.Nothing) and decision.next_action is not None
+        ctx.event("session.waiting", f"afd will not act on this wall; it waits for you: {decision.next_action}", name,
+                  why=decision.why, next=decision.next_action, reset_at=(plan or {}).get("at"))
     if isinstance(decision, policy.ResumeAt) and (old or {}).get("at") != (plan or {}).get("at"):
         ctx.event("resume.scheduled", f"{nextaction.words(plan)} (attempt {decision.attempt} of {cfg.resume_max_attempts})",
                   name, at=(plan or {}).get("at"), attempt=decision.attempt, why=decision.why)
@@ -111,14 +144,21 @@ def plan_wait(
     resume.save_plan(ctx, name, plan)
 
 
+def _waits_for_you(decision: policy.Decision) -> bool:
+    return isinstance(decision, policy.Nothing) and decision.next_action is not None and decision.why in policy.WAITS_FOR_YOU
+
+
 def start_handoffs(ctx: ActionContext, busy: set[str]) -> None:
     """Hand off each newly limited session, once per wall, when the config says so; `busy`: sessions with an action."""
     config = ctx.config
+    now = ctx.clock()
     for rec in ctx.store.list_sessions():
         if rec.name in busy:
             continue
         history = ctx.store.resume_history(rec.name)
-        if path_of(ctx, rec, history) is not policy.Path.HANDOFF:
+        # A cancel is for an episode, which the poll's plan has recorded in the history by now.
+        cancelled = history.cancelled is not None and history.cancelled == history.episode
+        if cancelled or path_of(ctx, rec, history, None) is not policy.Path.HANDOFF or pause_of(ctx, rec.name, now) is not None:
             continue
         wall = policy.wall_key(rec.banner_first_seen_at, rec.witnesses)
         # The account it runs on is the one skipped (a record from before accounts: the agent's default).
@@ -132,7 +172,9 @@ def start_handoffs(ctx: ActionContext, busy: set[str]) -> None:
             handoff.begin(ctx, rec.name, choice.to, automatic=True)
         except handoff.HandoffRefused as exc:
             ctx.store.save_resume_history(rec.name, policy.tried(ctx.store.resume_history(rec.name), wall, policy.HandoffTry.DECLINED))
-            ctx.event("handoff.refused", f"no automatic handoff to {choice.to}: {exc}; the wait path applies", rec.name)
+            after = policy.after_declined(rec.name, auto_resume=config.limit_auto_resume)
+            ctx.event("handoff.refused", f"no automatic handoff to {choice.to}: {exc}; the wait path applies", rec.name,
+                      to=choice.to, why=str(exc), next=after)
         else:
             ctx.store.save_resume_history(rec.name, policy.tried(ctx.store.resume_history(rec.name), wall, policy.HandoffTry.STARTED))
 
@@ -147,4 +189,13 @@ def _all_limited(ctx: ActionContext, rec: SessionRecord, park: policy.Park) -> N
         f"{who(rec.agent, rec.account)} waits for its reset, no round-robin",
         rec.name,
         earliest_reset=when,
+        next=policy.after_declined(rec.name, auto_resume=ctx.config.limit_auto_resume),
     )
+
+
+def end_pauses(ctx: ActionContext, now: datetime) -> None:
+    """End each pause whose time is up: afd may act on the session again from this poll on."""
+    for name, pause in ctx.store.pauses().items():
+        if not policy.pause_in_force(pause.until, now):
+            ctx.store.delete_pause(name)
+            ctx.event("session.unpaused", "the pause ended; afd acts on this session again as configured", name)

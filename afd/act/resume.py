@@ -247,7 +247,12 @@ class ResumeExecutor:
             Result.UNCONFIRMED: "resume.unconfirmed",
             Result.NEEDS_HUMAN: "session.needs_human",
         }.get(end.result, "resume.failed")
-        ctx.event(kind, end.outcome, name, result=end.result.value, attempt=entry.intent.get("attempt"))
+        after = {}
+        if kind == "resume.failed":
+            # What comes next, for the person told of it.
+            after = {"next": policy.after_failure(name, history, auto_resume=ctx.config.limit_auto_resume,
+                                                  max_attempts=ctx.config.resume_max_attempts)}
+        ctx.event(kind, end.outcome, name, result=end.result.value, attempt=entry.intent.get("attempt"), **after)
         save_plan(ctx, name, None)
 
 

@@ -21,6 +21,7 @@ from afd.act.context import ActionContext, Advanced
 from afd.act.handoff import ACTION, HandoffIntent, SwapStep
 from afd.act.intent import from_row, stored
 from afd.act.launch import bare
+from afd.decide import policy
 from afd.judge import screen
 from afd.judge.gates import is_chrome
 from afd.kit.resettime import local_zone
@@ -356,4 +357,5 @@ class SwapExecutor:
                     back = replace(back, agent_pid=None, agent_started_at=None)
                 store.upsert_session(back)
             store.journal_finish(entry.id, JournalState.ROLLED_BACK, end.outcome, at=now)
-        ctx.event("handoff.rolled-back", f"handoff to {i.target} rolled back: {end.outcome}", entry.session, journal=entry.id)
+        ctx.event("handoff.rolled-back", f"handoff to {i.target} rolled back: {end.outcome}", entry.session, journal=entry.id,
+                  to=i.target, next=policy.after_rollback(entry.session))

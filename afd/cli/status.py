@@ -219,7 +219,7 @@ def report_view(report: dict, *, now=None, zone=None, narrow: bool = False, even
         cells = {
             "name": Text(s["name"]), "where": Text(where), "agent": Text(agent),
             "account": Text(s.get("account") or "-", style="magenta" if s.get("account") == "unknown" else ""),
-            "state": Text(s["state"], style=_STATE_STYLE.get(s["state"], "")),
+            "state": _state_cell(s, now),
             "witnesses": Text(s.get("witnesses") or "-", style="yellow" if s.get("witnesses") == "disputed" else ""),
             "reset": Text(local_time(s["reset_at"], now, zone) or ("not stated" if s["state"] == "limited" else "-")),
             "mission": Text("yes" if s["mission"] else "no"), "worktree": Text(s["worktree"] or "-"),
@@ -251,6 +251,26 @@ def report_view(report: dict, *, now=None, zone=None, narrow: bool = False, even
             line = f"  {at}  {e['session'] or '-':<14} {e['kind']:<18} {e['message']}"
             parts.append(Text(line, no_wrap=narrow, overflow="ellipsis"))
     return parts
+
+
+def paused_now(session: dict, now) -> bool:
+    """Whether the session's pause holds at `now` (the store may keep one that ended while the daemon was down)."""
+    from datetime import datetime
+
+    pause = session.get("paused")
+    if not pause:
+        return False
+    until = pause.get("until")
+    return until is None or datetime.fromisoformat(until.replace("Z", "+00:00")) > now
+
+
+def _state_cell(session: dict, now):
+    from rich.text import Text
+
+    cell = Text(session["state"], style=_STATE_STYLE.get(session["state"], ""))
+    if paused_now(session, now):
+        cell.append(" · paused", style="bold blue")
+    return cell
 
 
 def daemon_line(report: dict) -> str:

@@ -35,6 +35,15 @@ def plan_of(decision: policy.Decision, *, max_attempts: int, agent: str | None =
             return None
         action = "auto-continue" if decision.why == "auto-continue" else "report"
         plan = {"action": action, "at": _iso(decision.at), "attempt": None, "of": max_attempts, "why": decision.next_action}
+        if action == "report" and decision.why:
+            # Why afd only reports, as a code a script can test: "report" (limit_auto_resume is off),
+            # "other-model", "records-only", "unplanned", "cancelled".
+            plan["reason"] = decision.why
+    elif isinstance(decision, policy.Held):
+        # `at` is when the pause ends (null: when the person unpauses); `held` what afd would do then.
+        held = plan_of(decision.held, max_attempts=max_attempts) if decision.held is not None else None
+        plan = {"action": "paused", "at": _iso(decision.until), "attempt": None, "of": None, "why": decision.why,
+                "held": held or {"action": "handoff", "at": None, "attempt": None, "of": None, "why": "automatic handoff"}}
     elif isinstance(decision, policy.NeedsHuman):
         plan = {"action": "needs-human", "at": None, "attempt": None, "of": max_attempts, "why": decision.why}
     elif isinstance(decision, policy.Handoff):
@@ -121,6 +130,10 @@ def words(plan: dict | None, *, now: datetime | None = None, zone: tzinfo | None
         return f"waiting for {whose} auto-continue" + (f" at {_when(at, now, zone)}" if at else "")
     if action == "needs-human":
         return f"needs you: {why}"
+    if action == "paused":
+        held = words(plan.get("held"), now=now, zone=zone) or "its next action"
+        until = f" until {_when(at, now, zone)}" if at is not None else ""
+        return f"paused by you{until}: {held} is held; {why.split('; ', 1)[-1]}"
     if action == "report" and at is not None:
         return f"{why} (limit resets {_when(at, now, zone)})"
     return why or None

@@ -197,5 +197,15 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE ledger ADD COLUMN from_account TEXT;
     ALTER TABLE ledger ADD COLUMN to_account TEXT;
     """,
+    # → +1, the person's holds: a pause per session (afd types nothing into its pane by itself until
+    # `until`, or until unpaused when NULL), and the wall whose planned resume the person cancelled.
+    """
+    CREATE TABLE pauses (
+        session TEXT PRIMARY KEY,
+        since TEXT NOT NULL,
+        until TEXT
+    );
+    ALTER TABLE resume_history ADD COLUMN cancelled TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

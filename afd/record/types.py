@@ -79,9 +79,24 @@ class ResumeHistory:
     # (`HandoffTry`): stored, so a restart between trying and deciding does not try again.
     handoff_wall: str | None = None
     handoff_tried: str | None = None
+    # The episode whose planned resume the person cancelled (`afd sessions cancel`): stored, so the
+    # next poll does not plan it again; a new wall is a new episode, planned as ever.
+    cancelled: str | None = None
 
 
 NO_HISTORY = ResumeHistory()  # a session afd never acted on
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """The person's hold on one session (`afd sessions pause`): afd types nothing into its pane by itself.
+
+    The session is still watched and reported; a manual `afd resume` or `afd handoff` still acts.
+    """
+
+    session: str
+    since: datetime
+    until: datetime | None  # None: until the person unpauses it
 
 
 # --- events, the journal, the ledger ---------------------------------------

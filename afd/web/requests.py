@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 
-from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
+from afd.errors import EXIT_FAIL, UserError
 from afd.world import caller, git
 
 log = logging.getLogger("afd.web")
@@ -57,9 +57,8 @@ class WebRequests:
     def do_web_targets(self, name: str) -> dict:
         from afd.act.targets import targets_of
 
-        found = targets_of(self.sup.context(), name)
-        if found is None:
-            self._session(name)  # says which sessions there are
+        found = targets_of(self.sup.context(), self._session(name).name)
+        assert found is not None  # the session was just found, on this same thread
         return found.as_json()
 
     def do_web_ledger(self, name: str) -> dict:
@@ -71,9 +70,8 @@ class WebRequests:
     def do_web_jobs_handoff(self, source: str, to: str, selected: list[str] | None = None, note: str | None = None) -> dict:
         """The person at the dashboard hands `source`'s jobs over, with every refusal `afd jobs handoff` has."""
         self._from_dashboard()
-        me = self.store.get_session(source)
-        if me is None:
-            raise UserError(f"no session named {source!r}", EXIT_USAGE)
+        me = self._session(source)
+        source = me.name
         if me.state in ("gone", "unknown"):
             raise UserError(f"handoff refused: {source} is not a live session ({me.state})", EXIT_FAIL)
         return self.hand_jobs(me, to, selected, note)

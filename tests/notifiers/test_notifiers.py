@@ -132,7 +132,7 @@ def test_events_filter_by_kind_and_prefix(patterns, kind, wanted):
 
 def test_a_spend_cap_reads_like_a_person_wrote_it():
     _, notice = notice_for(why="add credits (spend cap)")
-    assert notice.text == "shop-fix (claude) needs you: spend cap — add credits"
+    assert notice.text == "shop-fix (claude) needs you: spend cap — add credits; then: afd resume shop-fix"
     assert notice.title == "shop-fix needs you" and notice.priority == 4
     assert notice.where == "shop:1.0 (%3) · /srv/shop-fix · afd/shop-fix"
 
@@ -183,7 +183,7 @@ def test_ntfy_sends_title_priority_tags_and_the_bearer_token_from_its_file(endpo
     assert req.headers["Title"] == "shop-fix needs you"
     assert req.headers["Priority"] == "4" and req.headers["Tags"] == "warning"
     assert req.headers["Authorization"] == "Bearer s3cret-token"
-    assert req.body.decode() == "shop-fix (claude) needs you: spend cap — add credits\nshop:1.0 (%3) · /srv/shop-fix · afd/shop-fix"
+    assert req.body.decode() == "shop-fix (claude) needs you: spend cap — add credits; then: afd resume shop-fix\nshop:1.0 (%3) · /srv/shop-fix · afd/shop-fix"
 
 
 def test_a_redirect_is_not_followed_and_the_token_goes_nowhere_else(endpoint, tmp_path):
@@ -258,7 +258,7 @@ def test_desktop_uses_notify_send_on_the_session_bus(tmp_path, monkeypatch):
     assert got.outcome is Outcome.SENT
     assert seen.read_text().splitlines() == [
         "unix:path=/run/user/1000/bus", "--app-name=afd", "--urgency=normal", "--", "shop-fix needs you",
-        "shop-fix (claude) needs you: spend cap — add credits", "shop:1.0 (%3) · /srv/shop-fix · afd/shop-fix",
+        "shop-fix (claude) needs you: spend cap — add credits; then: afd resume shop-fix", "shop:1.0 (%3) · /srv/shop-fix · afd/shop-fix",
     ]
 
 
@@ -368,7 +368,7 @@ def test_every_afd_event_plugin_runs_on_the_worker_and_never_gets_notify_events(
     old = sys.modules["afd_dropin_old_style"].seen
     new = sys.modules["afd_dropin_with_notice"].seen
     assert old == ["session.needs_human"]
-    assert new == [("shop-fix (claude) needs you: spend cap — add credits", "afd-notifier")]
+    assert new == [("shop-fix (claude) needs you: spend cap — add credits; then: afd resume shop-fix", "afd-notifier")]
     assert threading.current_thread().name != "afd-notifier"
 
 
