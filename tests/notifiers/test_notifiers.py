@@ -142,6 +142,49 @@ def test_all_limited_gives_the_earliest_reset_in_the_users_zone():
     assert notice.text == "all agents limited; earliest reset 17:02 (in 1h12m); shop-fix (claude) waits"
 
 
+def test_the_default_events_are_every_stop_that_leaves_the_next_step_to_a_person():
+    assert DEFAULT_EVENTS == ("session.waiting", "session.needs_human", "session.all_limited", "resume.failed",
+                              "handoff.refused", "handoff.rolled-back")
+    assert not wants(DEFAULT_EVENTS, "session.limited")  # afd is often about to act on it
+    # A notifier with its own list keeps it.
+    assert NotifierSettings("webhook", 1, events=("session.limited",)).events == ("session.limited",)
+
+
+WHAT_NEXT = [
+    ("a wall afd leaves to you says so and what to run",
+     dict(kind="session.waiting", message="afd will not act on this wall; it waits for you: resume with: afd resume shop-fix",
+          why="report", next="resume with: afd resume shop-fix", reset_at="2026-07-13T15:02:00Z"),
+     "shop-fix waits for you",
+     "shop-fix (claude) is at its usage limit (resets 17:02 (in 1h12m)). afd will not act on this wall; "
+     "it waits for you: resume with: afd resume shop-fix"),
+    ("a failed resume says what afd does next",
+     dict(kind="resume.failed", message="the pasted text never showed in the agent's input row",
+          next="afd tries again in 30 s at the earliest (attempt 2 of 5)"),
+     "shop-fix: resume failed",
+     "shop-fix (claude): a resume failed — the pasted text never showed in the agent's input row; "
+     "afd tries again in 30 s at the earliest (attempt 2 of 5)"),
+    ("a refused handoff says why and what afd does instead",
+     dict(kind="handoff.refused", message="no automatic handoff to codex: codex is at its usage limit; the wait path applies",
+          to="codex", why="codex is at its usage limit", next="afd falls back to waiting, and resumes it when its limit resets"),
+     "shop-fix: handoff refused",
+     "shop-fix (claude): the handoff to codex was refused — codex is at its usage limit; "
+     "afd falls back to waiting, and resumes it when its limit resets"),
+    ("a rolled-back handoff says the session is as it was and what to run",
+     dict(kind="handoff.rolled-back", message="handoff to codex rolled back: codex did not start", to="codex",
+          next="the session is as it was; afd tries an automatic handoff once a wall, so resume with: afd resume shop-fix, "
+               "or hand off with: afd handoff shop-fix --to AGENT"),
+     "shop-fix: handoff rolled back",
+     "shop-fix (claude): the handoff to codex was rolled back — codex did not start; the session is as it was; afd tries an "
+     "automatic handoff once a wall, so resume with: afd resume shop-fix, or hand off with: afd handoff shop-fix --to AGENT"),
+]
+
+
+@pytest.mark.parametrize(("event", "title", "text"), [c[1:] for c in WHAT_NEXT], ids=[c[0] for c in WHAT_NEXT])
+def test_each_default_message_says_what_afd_does_next_or_what_to_run(event, title, text):
+    _, notice = notice_for(**event)
+    assert (notice.title, notice.text, notice.priority) == (title, text, 4)
+
+
 def test_the_payload_is_the_event_as_events_json_prints_it_plus_agent_account_host():
     event, notice = notice_for()
     assert notice.payload == {
