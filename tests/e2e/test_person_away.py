@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import datetime
 
 import pytest
 from endpoint import start_endpoint
@@ -182,7 +183,9 @@ def test_a_pause_for_a_while_ends_by_itself(tmux_server, run_daemon, xdg_dirs):
     paused = json.loads(ok("sessions", "pause", name, "--for", "3s", "--json").stdout)
     assert paused["until"] is not None
     fake.type("fix the login test")
-    wait_for(lambda: continuations(fake), timeout=30, message="the resume once the pause ran out")
+    [sent] = wait_for(lambda: continuations(fake), timeout=30, message="the resume once the pause ran out")
+    until = datetime.fromisoformat(paused["until"].replace("Z", "+00:00"))
+    assert sent["t"] >= until.timestamp()  # held while the pause lasted (its end is stored to the second)
     assert any(e["kind"] == "session.unpaused" and "pause ended" in e["message"] for e in events("session.unpaused"))
     bad = afd("sessions", "pause", name, "--for", "soon")
     assert bad.returncode == 2 and "--for" in bad.stderr
