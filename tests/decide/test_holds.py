@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from afd.decide import nextaction, policy
-from afd.decide.policy import Held, HandoffTry, Limit, NeedsHuman, Nothing, Path, ResumeAt, ResumeNow
+from afd.decide.policy import HandoffTry, Held, Limit, NeedsHuman, Nothing, Path, ResumeAt, ResumeNow
 from afd.record.types import ResumeHistory
 
 NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
@@ -19,7 +19,10 @@ def limit(episode="b@1", reset=NOW + 60 * MIN, on_screen=True, kind="claude.week
                  on_screen=on_screen)
 
 
-def decide(lim, history=ResumeHistory(episode="b@1"), *, auto=True, retry=1800.0):
+HISTORY = ResumeHistory(episode="b@1")
+
+
+def decide(lim, history=HISTORY, *, auto=True, retry=1800.0):
     return policy.decide_wait("work", lim, history, auto_resume=auto, resume_grace=120.0, retry_interval=retry,
                               max_attempts=5, now=NOW)
 
