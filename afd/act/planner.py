@@ -100,30 +100,18 @@ def plan_wait(
         ctx.store.save_resume_history(name, history)
     elif limit is None and current and rec.next_action is None:
         return  # most sessions, most polls: no wall, nothing remembered to move on, no plan shown to clear
-    pause = pause_of(ctx, name, now)
-    path = path_of(ctx, rec, history, limit)
-    decision: policy.Decision
-    if path is policy.Path.HANDOFF:
-        if pause is None:
-            return  # the handoff path has the wall: `start_handoffs` tries it after the poll
-        decision = policy.handoff_held(name, pause.until)
-    elif path is policy.Path.NONE:
-        # No action of afd holds the session (those are not planned), and neither path takes the wall.
-        if limit is None:
-            return
-        decision = policy.unplanned(name, policy.tried_for(history, policy.wall_key(rec.banner_first_seen_at, rec.witnesses)),
-                                    limit.reset_at)
-    else:
-        decision = policy.decide_wait(
-            name, limit, history,
-            auto_resume=cfg.limit_auto_resume,
-            resume_grace=cfg.resume_grace,
-            retry_interval=cfg.limit_retry_interval,
-            max_attempts=cfg.resume_max_attempts,
-            now=now,
-        )
-        if pause is not None:
-            decision = policy.held_by_pause(decision, name, pause.until)
+    decision = policy.decide_limit(
+        name, limit, history, path_of(ctx, rec, history, limit),
+        tried=policy.tried_for(history, policy.wall_key(rec.banner_first_seen_at, rec.witnesses)),
+        pause=pause_of(ctx, name, now),
+        auto_resume=cfg.limit_auto_resume,
+        resume_grace=cfg.resume_grace,
+        retry_interval=cfg.limit_retry_interval,
+        max_attempts=cfg.resume_max_attempts,
+        now=now,
+    )
+    if decision is None:
+        return  # the handoff path has the wall (`start_handoffs` tries it after the poll), or there is none
     plan = nextaction.plan_of(decision, max_attempts=cfg.resume_max_attempts, agent=rec.agent)
     old = nextaction.loads(rec.next_action)
     if isinstance(decision, policy.NeedsHuman) and (old or {}).get("action") != "needs-human":

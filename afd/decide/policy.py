@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
 from afd.judge.limits import LimitFact, LimitState
 from afd.model import IdentityKind, IdentitySource, SessionState, person_must_act
-from afd.record.types import ResumeHistory
+from afd.record.types import Pause, ResumeHistory
 
 # A limit seen again within this long after a continuation was not lifted
 # by it: the continuation counts against the same episode and backs off.
@@ -411,6 +411,38 @@ def after_rollback(name: str) -> str:
     """What happens after a handoff that was rolled back: the session is as it was, and afd does not try again."""
     return (f"the session is as it was; afd tries an automatic handoff once a wall, so resume with: afd resume {name}, "
             f"or hand off with: afd handoff {name} --to AGENT")
+
+
+def decide_limit(
+    name: str,
+    limit: Limit | None,
+    history: ResumeHistory,
+    path: Path,
+    *,
+    tried: HandoffTry | None,
+    pause: Pause | None,
+    auto_resume: bool,
+    resume_grace: float,
+    retry_interval: float | None,
+    max_attempts: int,
+    now: datetime,
+) -> Decision | None:
+    """What session `name` gets this poll on the path its wall takes (`limit_path`), held by a `pause` in force.
+
+    None: nothing to plan now, because the handoff path has the wall (it is tried right after
+    the poll) or neither path has one. Any wall otherwise gets a decision: a limited session
+    always has a next action, or a reason why none.
+    """
+    if path is Path.HANDOFF:
+        return handoff_held(name, pause.until) if pause is not None else None
+    if path is Path.NONE:
+        # No action of afd holds the session (those are not planned), and neither path takes the wall.
+        if limit is None:
+            return None
+        return unplanned(name, tried, limit.reset_at) if limit.on_screen else records_only(name, limit.reset_at)
+    decision = decide_wait(name, limit, history, auto_resume=auto_resume, resume_grace=resume_grace,
+                           retry_interval=retry_interval, max_attempts=max_attempts, now=now)
+    return held_by_pause(decision, name, pause.until) if pause is not None else decision
 
 
 def decide_manual(

@@ -8,7 +8,7 @@ import pytest
 
 from afd.decide import nextaction, policy
 from afd.decide.policy import HandoffTry, Held, Limit, NeedsHuman, Nothing, Path, ResumeAt, ResumeNow
-from afd.record.types import ResumeHistory
+from afd.record.types import Pause, ResumeHistory
 
 NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
 MIN = timedelta(minutes=1)
@@ -188,3 +188,42 @@ def test_what_comes_after_a_failed_resume(history, auto, words):
 ], ids=["auto-resume", "report-only"])
 def test_what_comes_after_a_refused_automatic_handoff(auto, words):
     assert policy.after_declined("work", auto_resume=auto) == words
+
+
+# --- every wall gets a next action, or a reason ------------------------------------------
+
+RESETS = {
+    "future reset": dict(reset=NOW + 60 * MIN),
+    "reset passed": dict(reset=NOW - 30 * MIN),
+    "no reset stated": dict(reset=None),
+    "a spend cap": dict(reset=None, unstated=False, kind="codex.spend-cap"),
+}
+
+
+@pytest.mark.parametrize("action", ["wait", "handoff"])
+@pytest.mark.parametrize("tried", [None, HandoffTry.STARTED, HandoffTry.DECLINED], ids=["untried", "started", "declined"])
+@pytest.mark.parametrize("cancel", [False, True], ids=["", "cancelled"])
+@pytest.mark.parametrize("paused", [False, True], ids=["", "paused"])
+@pytest.mark.parametrize("on_screen", [True, False], ids=["pane", "records-only"])
+@pytest.mark.parametrize("auto", [True, False], ids=["auto", "report"])
+@pytest.mark.parametrize("retry", [1800.0, None], ids=["retry", "no-retry"])
+@pytest.mark.parametrize("reset", list(RESETS), ids=list(RESETS))
+def test_every_limited_session_gets_a_next_action_or_a_reason(action, tried, cancel, paused, on_screen, auto, retry, reset):
+    lim = limit(on_screen=on_screen, **RESETS[reset])
+    history = ResumeHistory(episode="b@1", cancelled="b@1" if cancel else None)
+    path = policy.limit_path(limit_action=action, handoff_order=["codex"], state="limited", tried=tried,
+                             cancelled=policy.is_cancelled(history, lim))
+    pause = Pause("work", NOW - MIN, None) if paused else None
+    decision = policy.decide_limit("work", lim, history, path, tried=tried, pause=pause, auto_resume=auto,
+                                   resume_grace=120.0, retry_interval=retry, max_attempts=5, now=NOW)
+    if path is Path.HANDOFF and not paused:
+        assert decision is None  # tried right after the poll, which gives the session its next action
+        return
+    plan = nextaction.plan_of(decision, max_attempts=5)
+    assert plan is not None and plan["why"], decision
+    if paused:
+        assert plan["action"] in ("paused", "report", "needs-human")
+    if not on_screen:
+        assert plan["action"] in ("report", "paused") and (plan["action"] == "paused" or plan["reason"] == "records-only")
+    if plan["action"] == "report":
+        assert plan["reason"] in ("report", "other-model", "records-only", "unplanned", "cancelled")
