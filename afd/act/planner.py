@@ -22,7 +22,7 @@ from afd.judge.sessions import after_continuation
 from afd.kit.resettime import local_zone
 from afd.model import LIMITED_STATES, Clock, SessionState
 from afd.record.ledger import who
-from afd.record.types import PlanKind, ResumeHistory, SessionRecord
+from afd.record.types import Pause, PlanKind, ResumeHistory, SessionRecord, Witnesses
 
 log = logging.getLogger("afd.actions")
 
@@ -47,6 +47,12 @@ def limit_of(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> po
         # The wall a continuation the agent took answered: its episode is over. Only a wall
         # drawn after it (a new appearance, or a re-limit) is planned for.
         return None
+    if rec.witnesses is Witnesses.RECORD:
+        # The agent's own records say it is walled; its pane shows no wall to read or answer.
+        return policy.Limit(
+            kind="record", episode=f"record@{rec.banner_first_seen_at.isoformat()}", first_seen_at=rec.banner_first_seen_at,
+            reset_at=rec.reset_at, reset_unstated=rec.reset_at is None, on_screen=False,
+        )
     found = watch.detections[-1] if watch is not None and watch.detections else None
     if found is None:
         return None
@@ -66,10 +72,17 @@ def limit_of(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> po
     )
 
 
-def path_of(ctx: ActionContext, rec: SessionRecord, history: policy.ResumeHistory) -> policy.Path:
+def path_of(ctx: ActionContext, rec: SessionRecord, history: policy.ResumeHistory, limit: policy.Limit | None) -> policy.Path:
     config = ctx.config
     tried = policy.tried_for(history, policy.wall_key(rec.banner_first_seen_at, rec.witnesses))
-    return policy.limit_path(limit_action=config.limit_action, handoff_order=config.handoff_order, state=rec.state, tried=tried)
+    return policy.limit_path(limit_action=config.limit_action, handoff_order=config.handoff_order, state=rec.state, tried=tried,
+                             cancelled=policy.is_cancelled(history, limit))
+
+
+def pause_of(ctx: ActionContext, name: str, now: datetime) -> Pause | None:
+    """The session's pause while it holds (an ended one is ended by `end_pauses`, on the next poll)."""
+    pause = ctx.store.pauses().get(name)
+    return pause if pause is not None and policy.pause_in_force(pause.until, now) else None
 
 
 def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, stored: ResumeHistory | None = None) -> None:
@@ -88,20 +101,28 @@ def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, s
         ctx.store.save_resume_history(name, history)
     elif limit is None and rec.next_action is None:
         return  # most sessions, most polls: no wall, nothing remembered to move on, no plan shown to clear
-    if path_of(ctx, rec, history) is not policy.Path.WAIT:
-        return  # the handoff path has the wall (it is tried, or a swap it started owns the session)
-    decision = policy.decide_wait(
-        name, limit, history,
+    decision = policy.decide_limit(
+        name, limit, history, path_of(ctx, rec, history, limit),
+        tried=policy.tried_for(history, policy.wall_key(rec.banner_first_seen_at, rec.witnesses)),
+        pause=pause_of(ctx, name, now),
         auto_resume=cfg.limit_auto_resume,
         resume_grace=cfg.resume_grace,
         retry_interval=cfg.limit_retry_interval,
         max_attempts=cfg.resume_max_attempts,
         now=now,
     )
+    if decision is None:
+        return  # the handoff path has the wall (`start_handoffs` tries it after the poll), or there is none
     shown = plan.of(decision, max_attempts=cfg.resume_max_attempts, agent=rec.agent)
     old = rec.next_action
     if isinstance(decision, policy.NeedsHuman) and (old is None or old.action is not PlanKind.NEEDS_HUMAN):
         ctx.event("session.needs_human", f"needs you: {decision.why}", name, why=decision.why)
+    if _waits_for_you(decision) and (old is None or (old.action, old.reason) != (PlanKind.REPORT, decision.why)):
+        # The wall is left to a person: told once a wall and reason, as the plan stored says.
+        assert isinstance(decision, policy.Nothing) and decision.next_action is not None
+        at = shown.as_json().get("at") if shown is not None else None
+        ctx.event("session.waiting", f"afd will not act on this wall; it waits for you: {decision.next_action}", name,
+                  why=decision.why, next=decision.next_action, reset_at=at)
     if isinstance(decision, policy.ResumeAt) and (old is None or old.at != (shown.at if shown else None)):
         shown_json = shown.as_json() if shown else None
         ctx.event("resume.scheduled", f"{nextaction.words(shown_json)} (attempt {decision.attempt} of {cfg.resume_max_attempts})",
@@ -114,17 +135,24 @@ def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, s
     _commit(ctx, name, (Observe(sessions.Planned(shown)),))  # the rulebook writes it only where it changed
 
 
+def _waits_for_you(decision: policy.Decision) -> bool:
+    return isinstance(decision, policy.Nothing) and decision.next_action is not None and decision.why in policy.WAITS_FOR_YOU
+
+
 def start_handoffs(ctx: ActionContext, busy: set[str], jobs_of: Callable[[str], Sequence[str]] = lambda name: ()) -> None:
     """Hand off each newly limited session, once per wall, when the config says so; `busy`: sessions with an action.
 
     `jobs_of` gives what a session's brief says of the jobs it supervises.
     """
     config = ctx.config
+    now = ctx.clock()
     for rec in ctx.store.list_sessions():
         if rec.name in busy:
             continue
         history = ctx.store.resume_history(rec.name)
-        if path_of(ctx, rec, history) is not policy.Path.HANDOFF:
+        # A cancel is for an episode, which the poll's plan has recorded in the history by now.
+        cancelled = history.cancelled is not None and history.cancelled == history.episode
+        if cancelled or path_of(ctx, rec, history, None) is not policy.Path.HANDOFF or pause_of(ctx, rec.name, now) is not None:
             continue
         wall = policy.wall_key(rec.banner_first_seen_at, rec.witnesses)
         # The account it runs on is the one skipped (a record from before accounts: the agent's default).
@@ -137,7 +165,9 @@ def start_handoffs(ctx: ActionContext, busy: set[str], jobs_of: Callable[[str], 
             handoff.begin(ctx, rec.name, choice.to, automatic=True, jobs=jobs_of(rec.name))
         except handoff.HandoffRefused as exc:
             ctx.store.save_resume_history(rec.name, policy.tried(ctx.store.resume_history(rec.name), wall, policy.HandoffTry.DECLINED))
-            ctx.event("handoff.refused", f"no automatic handoff to {choice.to}: {exc}; the wait path applies", rec.name)
+            after = policy.after_declined(rec.name, auto_resume=config.limit_auto_resume)
+            ctx.event("handoff.refused", f"no automatic handoff to {choice.to}: {exc}; the wait path applies", rec.name,
+                      to=choice.to, why=str(exc), next=after)
         else:
             ctx.store.save_resume_history(rec.name, policy.tried(ctx.store.resume_history(rec.name), wall, policy.HandoffTry.STARTED))
 
@@ -150,7 +180,7 @@ def _all_limited(ctx: ActionContext, rec: SessionRecord, park: policy.Park, trie
         "session.all_limited",
         f"all agents limited (every account of handoff_order: {', '.join(ctx.config.handoff_order)}); earliest reset {when}; "
         f"{who(rec.agent, rec.account)} waits for its reset, no round-robin",
-        data={"earliest_reset": when},
+        data={"earliest_reset": when, "next": policy.after_declined(rec.name, auto_resume=ctx.config.limit_auto_resume)},
     )
     _commit(ctx, rec.name, (SaveHistory(tried), Observe(sessions.AllLimited(shown)), said))
 
@@ -160,3 +190,11 @@ def _commit(ctx: ActionContext, name: str, records) -> None:
     with ctx.store.transaction():
         told = runner.commit(ctx, name, records)
     runner.tell(ctx, name, told)
+
+
+def end_pauses(ctx: ActionContext, now: datetime) -> None:
+    """End each pause whose time is up: afd may act on the session again from this poll on."""
+    for name, pause in ctx.store.pauses().items():
+        if not policy.pause_in_force(pause.until, now):
+            ctx.store.delete_pause(name)
+            ctx.event("session.unpaused", "the pause ended; afd acts on this session again as configured", name)

@@ -266,7 +266,12 @@ class ResumeExecutor:
             # The agent took the text: the wall it stood at, as the pane and its records showed it
             # before, is over. Only evidence drawn after this puts it back.
             records.append(Observe(sessions.ContinuationTaken(end.sent_at or now)))
-        records.append(Tell(kind, end.outcome, data={"result": end.result.value, "attempt": entry.intent.get("attempt")}))
+        after = {}
+        if kind == "resume.failed":
+            # What comes next, for the person told of it.
+            after = {"next": policy.after_failure(name, history, auto_resume=ctx.config.limit_auto_resume,
+                                                  max_attempts=ctx.config.resume_max_attempts)}
+        records.append(Tell(kind, end.outcome, data={"result": end.result.value, "attempt": entry.intent.get("attempt"), **after}))
         return tuple(records)
 
 

@@ -37,7 +37,7 @@ from afd.act.context import ActionContext
 from afd.act.handoff import ACTION, HandoffIntent, SwapStep
 from afd.act.intent import from_row, stored
 from afd.act.launch import bare
-from afd.decide import plan
+from afd.decide import plan, policy
 from afd.judge import screen, sessions
 from afd.judge.gates import chrome_of, is_chrome
 from afd.kit.resettime import local_zone
@@ -328,7 +328,8 @@ class SwapExecutor:
         if end.result is Result.DONE:
             return _settled(ctx.clock(), entry, i, end, swap_end, pid, started)
         return (Observe(sessions.HandoffRolledBack(SessionState(i.prior_state), swap_end.restarted)),
-                Tell("handoff.rolled-back", f"handoff to {i.target} rolled back: {end.outcome}", data={"journal": entry.id}))
+                Tell("handoff.rolled-back", f"handoff to {i.target} rolled back: {end.outcome}",
+                     data={"journal": entry.id, "to": i.target, "next": policy.after_rollback(entry.session)}))
 
 
 def _settled(now: datetime, entry: JournalEntry, i: HandoffIntent, end: Finish, swap_end: SwapEnd, pid, started) -> tuple[Record, ...]:

@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "pane, worktree and branch, and give it a brief: the mission (or --brief), the fact of the handoff and the "
         "exact git ranges of the work done. Answers when the swap has settled.",
     )
-    h.add_argument("session", help="the session to hand off")
+    h.add_argument("session", help="the session to hand off: its afd name, tmux session, session:window.pane or pane id (%%3)")
     h.add_argument("--to", required=True, metavar="AGENT", help="the agent to hand the work to (its default account), "
                    "or an account of the config ([accounts.NAME], e.g. claude-work) to start its agent on")
     h.add_argument("--brief", metavar="TEXT", help="the goal to give the new agent (replaces the session's mission)")
@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="The session's handoff ledger: who handed to whom, when, at which HEAD, and the commit range "
         "each agent wrote (BASE..SHA1 by the first, SHA1..HEAD by the next, ...).",
     )
-    lg.add_argument("session", help="the session")
+    lg.add_argument("session", help="the session: its afd name, tmux session, session:window.pane or pane id (%%3)")
     form = lg.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="print one JSON object")
     form.add_argument("--markdown", action="store_true", help="print markdown ready for a pull-request description")
@@ -71,6 +71,7 @@ def run_handoff(args: argparse.Namespace) -> int:
 def run_ledger(args: argparse.Namespace) -> int:
     from afd.cli.common import print_json
     from afd.record import ledger
+    from afd.record.naming import resolve
     from afd.record.store import Store, StoreError, default_path
     from afd.world import git
 
@@ -82,10 +83,8 @@ def run_ledger(args: argparse.Namespace) -> int:
     except StoreError as exc:
         raise UserError(str(exc), EXIT_FAIL) from None
     try:
-        rec = store.get_session(args.session)
-        if rec is None:
-            known = ", ".join(r.name for r in store.list_sessions()) or "none"
-            raise UserError(f"no session named {args.session!r} (sessions: {known})", EXIT_USAGE)
+        # The same names the daemon takes (`naming.resolve`), read from the store whether or not it runs.
+        rec = resolve(args.session, store.list_sessions())
         entries = store.ledger(rec.name)
     finally:
         store.close()

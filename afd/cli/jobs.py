@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ho = s.add_parser("handoff", help="give your jobs to another session",
                       description="Move your top-level jobs (all, or those named) and everything under them to another "
                       "live session, which becomes their supervisor; you stay their first fallback recipient.")
-    ho.add_argument("--to", required=True, metavar="SESSION", help="the session that takes the jobs over")
+    ho.add_argument("--to", required=True, metavar="SESSION", help="the session that takes the jobs over (its afd name, tmux session, session:window.pane or pane id)")
     ho.add_argument("--jobs", nargs="+", metavar="NAME", default=["all"], help="'all' (the default) or job names")
     ho.add_argument("--note", help="context for the new supervisor (at most 4000 characters)")
     ho.add_argument("--json", action="store_true", help="print the result as JSON")

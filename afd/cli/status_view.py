@@ -68,12 +68,23 @@ def session_rows(report: dict, reader: Reader) -> list[Row]:
         reset = reader.at(s["reset_at"]) or ("not stated" if s["state"] == "limited" else "-")
         cells = {
             "name": neutral(s["name"]), "where": where, "agent": agent, "account": account,
-            "state": neutral(s["state"]), "witnesses": neutral(s.get("witnesses") or "-"), "reset": reset,
+            "state": neutral(s["state"]) + (" · paused" if paused_now(s, reader.now) else ""), "witnesses": neutral(s.get("witnesses") or "-"), "reset": reset,
             "mission": "yes" if s["mission"] else "no", "worktree": reader.says(_home(s["worktree"])) or "-",
             "branch": neutral(s["branch"] or "-"), "next action": next_words(s, reader) or "-",
         }
         rows.append(Row(cells, s["state"]))
     return rows
+
+
+def paused_now(session: dict, now) -> bool:
+    """Whether the session's pause holds at `now` (the store may keep one that ended while the daemon was down)."""
+    from datetime import datetime
+
+    pause = session.get("paused")
+    if not pause:
+        return False
+    until = pause.get("until")
+    return until is None or datetime.fromisoformat(until.replace("Z", "+00:00")) > now
 
 
 def next_words(session: dict, reader: Reader) -> str | None:

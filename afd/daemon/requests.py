@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Protocol
 
@@ -32,11 +32,19 @@ from afd.jobs.requests import JobRequests
 from afd.model import AgentSpec, IdentityKind, IdentitySource, PromptDelivery
 from afd.observe import identity
 from afd.observe.account_env import with_account_env
-from afd.record.naming import is_valid_name
+from afd.record.naming import is_valid_name, resolve
 from afd.record.types import SessionRecord
 from afd.world import git, tmux
 
 Command = Callable[..., object]
+
+# The longest `sessions pause --for`: a pause meant for longer is one without an end.
+MAX_PAUSE = timedelta(days=365)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
+
 
 
 class Extension(Protocol):
@@ -74,6 +82,9 @@ class RequestHandler:
             "sessions.create-result": self.do_sessions_create_result,
             "resume": self.do_resume,
             "handoff": self.do_handoff,
+            "sessions.pause": self.do_sessions_pause,
+            "sessions.unpause": self.do_sessions_unpause,
+            "sessions.cancel": self.do_sessions_cancel,
         }
 
     @property
@@ -133,11 +144,8 @@ class RequestHandler:
     # --- changing ----------------------------------------------------------
 
     def _session(self, name: str) -> SessionRecord:
-        rec = self.store.get_session(name)
-        if rec is None:
-            known = ", ".join(r.name for r in self.store.list_sessions()) or "none"
-            raise UserError(f"no session named {name!r} (sessions: {known})", EXIT_USAGE)
-        return rec
+        """The session a person means by `name`: its afd name, its tmux session, `session:window.pane` or `%3`."""
+        return resolve(name, self.store.list_sessions())
 
     def _account_to_start(self, name: str) -> tuple[AgentSpec, str, str | None]:
         """The agent and account `sessions create --agent NAME` starts, and why that account when it was routed."""
@@ -165,6 +173,7 @@ class RequestHandler:
 
     def do_sessions_set_mission(self, name: str, mission: str) -> dict:
         rec = self._session(name)
+        name = rec.name
         now = datetime.now(timezone.utc)
         self.store.upsert_session(replace(rec, mission=mission.strip() or None, updated_at=now))
         self.sup.event("session.mission", "mission set by the user" if mission.strip() else "mission cleared by the user", name)
@@ -172,6 +181,7 @@ class RequestHandler:
 
     def do_sessions_forget(self, name: str) -> dict:
         rec = self._session(name)
+        name = rec.name
         if rec.state == UNKNOWN:
             raise UserError(
                 f"session {name!r} is unknown: tmux did not answer, so it may still be running in pane "
@@ -304,6 +314,60 @@ class RequestHandler:
             return {"done": False}
         return {"done": True, **answer}
 
+    # --- the person's holds: pause, unpause, cancel -------------------------------
+
+    def do_sessions_pause(self, name: str, for_seconds: float | None = None) -> dict:
+        """Hold every automatic action that types into the session's pane, for a while or until unpaused."""
+        from afd.record.types import Pause
+
+        rec = self._session(name)
+        if for_seconds is not None and not (isinstance(for_seconds, int | float) and 0 < for_seconds <= MAX_PAUSE.total_seconds()):
+            raise UserError(f"--for must be more than 0 and at most {MAX_PAUSE.days} days", EXIT_USAGE)
+        now = datetime.now(timezone.utc)
+        until = now + timedelta(seconds=for_seconds) if for_seconds is not None else None
+        self.store.save_pause(Pause(rec.name, now, until))
+        when = f"until {_iso(until)}" if until else "until you unpause it"
+        self.sup.event("session.paused", f"paused by the user {when}: afd types nothing into its pane by itself "
+                                         "(it is still watched and reported)", rec.name, until=_iso(until))
+        return {"name": rec.name, "paused": True, "since": _iso(now), "until": _iso(until)}
+
+    def do_sessions_unpause(self, name: str) -> dict:
+        rec = self._session(name)
+        was = self.store.delete_pause(rec.name)
+        if was:
+            self.sup.event("session.unpaused", "unpaused by the user; afd acts on this session again as configured", rec.name)
+        return {"name": rec.name, "paused": False, "was_paused": was}
+
+    def do_sessions_cancel(self, name: str) -> dict:
+        """Cancel what afd planned for the session's present wall; stored with the wall, so it is not planned again."""
+        from afd.act import Observe, SaveHistory, runner
+        from afd.decide import nextaction, plan, policy
+        from afd.judge import sessions
+
+        rec = self._session(name)
+        name = rec.name
+        history = self.store.resume_history(name)
+        at_wall = rec.state in ("limited", "all_limited") or (rec.state == "exited" and history.episode is not None)
+        if not at_wall:
+            raise UserError(f"{name} is not at a usage limit (it is {rec.state}); afd plans nothing to cancel", EXIT_FAIL)
+        pending = self.sup.engine.pending(self.store).get(name)
+        if pending is not None:
+            raise UserError(f"afd is acting on {name} now ({pending.action} at step {pending.intent.get('step')}); "
+                            "an action under way is not cancelled midway", EXIT_FAIL)
+        if history.episode is None:
+            raise UserError(f"afd has not planned anything for {name}'s wall yet; try again after the next poll", EXIT_FAIL)
+        before = nextaction.words(rec.next_action.as_json()) if rec.next_action is not None else None
+        shown = plan.of(policy.cancelled(name, rec.reset_at), max_attempts=self.daemon.config.resume_max_attempts,
+                        agent=rec.agent)
+        ctx = self.sup.context()
+        # The cancel and the plan it leaves, in one commit: the rulebook writes the session.
+        with self.store.transaction():
+            told = runner.commit(ctx, name, (SaveHistory(policy.cancel(history)), Observe(sessions.Planned(shown))))
+        runner.tell(ctx, name, told)
+        self.sup.event("resume.cancelled", f"cancelled by the user for this wall (afd's plan was: {before or 'none'}); "
+                                           f"resume with: afd resume {name}", name, was=before)
+        return {"name": name, "cancelled": True, "was": before, "next": shown.as_json() if shown is not None else None}
+
     # --- acting ------------------------------------------------------------
 
     def do_resume(self, name: str) -> dict:
@@ -312,12 +376,14 @@ class RequestHandler:
         from afd.decide import policy
 
         rec = self._session(name)
+        name = rec.name
         pending = self.sup.engine.pending(self.store).get(name)
         presence = tmux.pane_exists(self.daemon.server, rec.pane_id, rec.server_pid) if rec.state != GONE else tmux.Presence.GONE
         decision = policy.decide_manual(
             state=rec.state,
             # An agent that exited while it stood at a limit still owes that limit its resume.
-            limited=rec.state == "limited" or (rec.state == "exited" and self.store.resume_history(name).episode is not None),
+            limited=rec.state in ("limited", "all_limited")
+            or (rec.state == "exited" and self.store.resume_history(name).episode is not None),
             pane_known=presence is not tmux.Presence.UNKNOWN,
             pane_present=presence is tmux.Presence.PRESENT,
             in_progress=f"{pending.action} at step {pending.intent.get('step')}" if pending else None,
@@ -337,11 +403,12 @@ class RequestHandler:
         from afd.act import handoff
         from afd.daemon.control import Stream
 
-        self._session(name)
+        name = self._session(name).name
         try:
             entry = handoff.begin(self.sup.context(), name, to, brief=brief, force=force, jobs=supervised_lines(self.store, name))
         except handoff.HandoffRefused as exc:
-            self.sup.event("handoff.refused", f"handoff to {to} refused: {exc}", name)
+            self.sup.event("handoff.refused", f"handoff to {to} refused: {exc}", name, to=to, why=str(exc),
+                           next="nothing was changed; the session stays as it was")
             raise UserError(f"handoff of {name} to {to} refused: {exc}", EXIT_FAIL) from None
         result = {"name": name, "to": to, "journal": entry, "state": "pending"}
         return Stream(f"action-{entry}", result) if wait else result

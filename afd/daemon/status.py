@@ -121,6 +121,8 @@ def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
                 # "pane", "record", "pane+record", "disputed", or null.
                 "witnesses": rec["witnesses"],
                 "updated_at": _stored_iso(rec["updated_at"]),
+                # The person's hold (`afd sessions pause`): {"since", "until"} (until null: until unpaused), or null.
+                "paused": _pause_json(rows.pauses.get(rec["name"])),
                 "handoffs": len(ledger),
                 "ledger": [
                     {"from": e["from_agent"], "to": e["to_agent"], "from_account": e["from_account"],
@@ -147,6 +149,13 @@ def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
             for e in rows.events
         ],
     }
+
+
+def _pause_json(pause: tuple[str, str | None] | None) -> dict | None:
+    if pause is None:
+        return None
+    since, until = pause
+    return {"since": _stored_iso(since), "until": _stored_iso(until)}
 
 
 def _fact_json(fact) -> dict:

@@ -214,6 +214,7 @@ class Supervisor:
         self.acting = frozenset(self.engine.owning(self.store))  # a handoff begun between polls owns its pane now
         now = self.clock()
         self._expire_limits(now)
+        planner.end_pauses(self.context(), now)
         # No paths or start commands: only adoption reads them, and it asks for its own pane.
         # tmux's clock, not the injected one: tmux stamps window_activity with it.
         self._listed_at = self.tmux_time()

@@ -56,6 +56,10 @@ def words(plan: dict | None, *, now: datetime | None = None, zone: tzinfo | None
         return f"waiting for {whose} auto-continue" + (f" at {_when(at, now, zone)}" if at else "")
     if action == "needs-human":
         return f"needs you: {why}"
+    if action == "paused":
+        held = words(plan.get("held"), now=now, zone=zone) or "its next action"
+        until = f" until {_when(at, now, zone)}" if at is not None else ""
+        return f"paused by you{until}: {held} is held; {why.split('; ', 1)[-1]}"
     if action == "report" and at is not None:
         return f"{why} (limit resets {_when(at, now, zone)})"
     return why or None

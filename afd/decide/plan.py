@@ -21,7 +21,14 @@ def of(decision: policy.Decision, *, max_attempts: int, agent: str | None = None
         if decision.next_action is None:
             return None
         kind = PlanKind.AUTO_CONTINUE if decision.why == "auto-continue" else PlanKind.REPORT
-        plan = NextAction(kind, decision.next_action, decision.at, None, max_attempts)
+        # Why afd only reports, as a code a script can test (see NextAction.reason).
+        reason = decision.why if kind is PlanKind.REPORT and decision.why else None
+        plan = NextAction(kind, decision.next_action, decision.at, None, max_attempts, reason=reason)
+    elif isinstance(decision, policy.Held):
+        # `at` is when the pause ends (None: when the person unpauses); `held` what afd would do then.
+        held = of(decision.held, max_attempts=max_attempts) if decision.held is not None else None
+        plan = NextAction(PlanKind.PAUSED, decision.why, decision.until,
+                          held=held or NextAction(PlanKind.HANDOFF, "automatic handoff"))
     elif isinstance(decision, policy.NeedsHuman):
         plan = NextAction(PlanKind.NEEDS_HUMAN, decision.why, None, None, max_attempts)
     elif isinstance(decision, policy.Handoff):
@@ -32,7 +39,7 @@ def of(decision: policy.Decision, *, max_attempts: int, agent: str | None = None
         return None
     # Kept to the second, as it is stored: a plan made again each poll compares equal to the one stored.
     at = plan.at.replace(microsecond=0) if plan.at is not None else None
-    return NextAction(plan.action, plan.why, at, plan.attempt, plan.of, agent or None)
+    return NextAction(plan.action, plan.why, at, plan.attempt, plan.of, agent or None, plan.reason, plan.held)
 
 
 def resuming(step: str, *, attempt: int | None, max_attempts: int, hold: str | None = None) -> NextAction:

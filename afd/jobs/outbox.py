@@ -20,6 +20,7 @@ from datetime import datetime
 
 from afd.act import create
 from afd.act.context import ActionContext
+from afd.decide import policy
 from afd.jobs import delivery
 from afd.jobs import rules as jobs
 from afd.jobs.book import JobBook
@@ -84,6 +85,9 @@ class Outbox:
         acting = {e.session for e in pending}
         receiving = {e.session for e in pending if e.action == delivery.ACTION}
         delivering = {e.intent.get("envelope") for e in pending if e.action == delivery.ACTION}
+        # A session the person paused takes nothing typed by afd by itself until the pause ends.
+        now = ctx.clock()
+        paused = {n for n, p in ctx.store.pauses().items() if policy.pause_in_force(p.until, now)}
         look_again: set[str] = set()
         for env in envelopes:
             if env.id in delivering:
@@ -94,7 +98,9 @@ class Outbox:
             rec = records.get(who) if who else None
             state = rec.state if rec else None
             held = None
-            if who in receiving:
+            if who in paused:
+                held = f"paused by you (afd sessions unpause {who})"
+            elif who in receiving:
                 held = "another envelope is on its way into this pane"
             elif who in acting:
                 held = "an action of afd is in progress on this session"

@@ -17,7 +17,7 @@ from afd.jobs import rules as jobs
 from afd.jobs.book import JobBook
 from afd.jobs.outbox import LIVE_STATES, creating_sessions
 from afd.jobs.rules import Rejection
-from afd.record.naming import is_valid_name
+from afd.record.naming import NameNotFound, is_valid_name, resolve
 from afd.record.store import Store
 from afd.record.types import JobStatus, SessionRecord
 from afd.world import caller
@@ -137,8 +137,17 @@ class JobRequests:
         return self.hand_jobs(self._caller(pane), to, selected, note)
 
     def hand_jobs(self, me, to: str, names: list[str] | None, note: str | None) -> dict:
-        """Move `me`'s jobs to session `to`, once `me` is established (its pane, or the dashboard's word)."""
-        target = self.store.get_session(to)
+        """Move `me`'s jobs to session `to`, once `me` is established (its pane, or the dashboard's word).
+
+        `to` is any name a person types for a session (`naming.resolve`); a name that means
+        none is refused below as not a live session, an ambiguous one before anything else.
+        """
+        try:
+            target: SessionRecord | None = resolve(to, self.store.list_sessions())
+        except NameNotFound:
+            target = None
+        if target is not None:
+            to = target.name
         all_jobs = self.book.jobs()
         picked = jobs.select_handoff(
             all_jobs, me.name, to, names, note,

@@ -220,5 +220,15 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT session FROM journal WHERE state = 'pending' AND action = 'resume'
             AND json_extract(intent, '$.step') = 'respawned');
     """,
+    # → +1, the person's holds: a pause per session (afd types nothing into its pane by itself until
+    # `until`, or until unpaused when NULL), and the wall whose planned resume the person cancelled.
+    """
+    CREATE TABLE pauses (
+        session TEXT PRIMARY KEY,
+        since TEXT NOT NULL,
+        until TEXT
+    );
+    ALTER TABLE resume_history ADD COLUMN cancelled TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

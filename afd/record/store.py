@@ -45,6 +45,7 @@ from afd.record.types import (
     LimitFact,
     LimitState,
     NextAction,
+    Pause,
     ResumeHistory,
     SessionRecord,
     StoredEvent,
@@ -550,6 +551,7 @@ class Store:
             # handoffs: the ledger bounds ping-ponging per session.
             self._conn.execute("DELETE FROM ledger WHERE session = ?", (name,))
             self._conn.execute("DELETE FROM resume_history WHERE session = ?", (name,))
+            self._conn.execute("DELETE FROM pauses WHERE session = ?", (name,))
             return cur.rowcount > 0
 
     # -- the limit map
@@ -746,6 +748,7 @@ class Store:
                 reset_at=_dt(r["reset_at"]),
                 handoff_wall=r["handoff_wall"],
                 handoff_tried=r["handoff_tried"],
+                cancelled=r["cancelled"],
             )
             for r in self._rows("SELECT * FROM resume_history")
         }
@@ -754,14 +757,14 @@ class Store:
         with self.transaction():
             self._conn.execute(
                 "INSERT INTO resume_history (session, episode, attempts, last_sent_at, backoff_level, relimited_at,"
-                " unconfirmed, retry_after, needs_human, first_seen_at, reset_at, handoff_wall, handoff_tried)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
+                " unconfirmed, retry_after, needs_human, first_seen_at, reset_at, handoff_wall, handoff_tried, cancelled)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
                 " attempts = excluded.attempts, last_sent_at = excluded.last_sent_at,"
                 " backoff_level = excluded.backoff_level, relimited_at = excluded.relimited_at,"
                 " unconfirmed = excluded.unconfirmed, retry_after = excluded.retry_after,"
                 " needs_human = excluded.needs_human, first_seen_at = excluded.first_seen_at,"
                 " reset_at = excluded.reset_at, handoff_wall = excluded.handoff_wall,"
-                " handoff_tried = excluded.handoff_tried",
+                " handoff_tried = excluded.handoff_tried, cancelled = excluded.cancelled",
                 (
                     session,
                     history.episode,
@@ -776,8 +779,30 @@ class Store:
                     _iso(history.reset_at),
                     history.handoff_wall,
                     history.handoff_tried,
+                    history.cancelled,
                 ),
             )
+
+    # -- pauses (the person's hold on a session)
+
+    def pauses(self) -> Mapping[str, Pause]:
+        """Every session's pause as stored, ended or not (`policy.pause_in_force` tells), kept until a write."""
+        return self._unchanged_since_read("pauses", lambda: {
+            r["session"]: Pause(r["session"], _dt(r["since"]), _dt(r["until"])) for r in self._rows("SELECT * FROM pauses")
+        })
+
+    def save_pause(self, pause: Pause) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "INSERT INTO pauses (session, since, until) VALUES (?, ?, ?)"
+                " ON CONFLICT (session) DO UPDATE SET since = excluded.since, until = excluded.until",
+                (pause.session, _iso(pause.since), _iso(pause.until)),
+            )
+
+    def delete_pause(self, session: str) -> bool:
+        """End a session's pause; False when it had none."""
+        with self.transaction():
+            return self._conn.execute("DELETE FROM pauses WHERE session = ?", (session,)).rowcount > 0
 
     # -- what status shows
 

@@ -39,6 +39,7 @@ class PlanKind(enum.StrEnum):
     PARK = "park"  # every account of handoff_order is limited: it waits for a reset
     RESUMING = "resuming"  # a resume is under way
     BRIEF_PENDING = "brief-pending"  # a handoff's brief waits for the new agent to take it
+    PAUSED = "paused"  # the person paused the session: `held` is what afd would do, `at` when the pause ends
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +52,22 @@ class NextAction:
     attempt: int | None = None
     of: int | None = None  # resume_max_attempts when the plan counts attempts
     agent: str | None = None  # whose own auto-continue, when the words name it
+    # Why afd only reports, as a code a script can test: "report" (limit_auto_resume is off),
+    # "other-model", "records-only", "unplanned", "cancelled".
+    reason: str | None = None
+    held: NextAction | None = None  # for PAUSED: what afd would do were the session not paused
 
     def as_json(self) -> dict:
-        """Its stored form, which `status --json` prints as `next` (schema 1: these keys, `agent` when set)."""
+        """Its stored form, which `status --json` prints as `next` (schema 1: these keys; `agent`, `reason`, `held` when set)."""
         at = self.at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if self.at is not None else None
-        out = {"action": self.action.value, "at": at, "attempt": self.attempt, "of": self.of, "why": self.why}
-        return {**out, "agent": self.agent} if self.agent else out
+        out: dict = {"action": self.action.value, "at": at, "attempt": self.attempt, "of": self.of, "why": self.why}
+        if self.agent:
+            out["agent"] = self.agent
+        if self.reason:
+            out["reason"] = self.reason
+        if self.held is not None:
+            out["held"] = self.held.as_json()
+        return out
 
     def dumps(self) -> str:
         return json.dumps(self.as_json(), sort_keys=True)
@@ -67,12 +78,17 @@ class NextAction:
         if not text:
             return None
         try:
-            value = json.loads(text)
-            kind = PlanKind(value["action"])
-            at = datetime.fromisoformat(value["at"].replace("Z", "+00:00")) if value.get("at") else None
-            return cls(kind, value.get("why") or "", at, value.get("attempt"), value.get("of"), value.get("agent"))
+            return cls._of_json(json.loads(text))
         except (ValueError, TypeError, KeyError, AttributeError):
             return cls(PlanKind.REPORT, text)
+
+    @classmethod
+    def _of_json(cls, value: dict) -> NextAction:
+        kind = PlanKind(value["action"])
+        at = datetime.fromisoformat(value["at"].replace("Z", "+00:00")) if value.get("at") else None
+        held = cls._of_json(value["held"]) if isinstance(value.get("held"), dict) else None
+        return cls(kind, value.get("why") or "", at, value.get("attempt"), value.get("of"), value.get("agent"),
+                   value.get("reason"), held)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +158,9 @@ class ResumeHistory:
     # (`HandoffTry`): stored, so a restart between trying and deciding does not try again.
     handoff_wall: str | None = None
     handoff_tried: str | None = None
+    # The episode whose planned resume the person cancelled (`afd sessions cancel`): stored, so the
+    # next poll does not plan it again; a new wall is a new episode, planned as ever.
+    cancelled: str | None = None
 
 
 NO_HISTORY = ResumeHistory()  # a session afd never acted on
@@ -186,6 +205,18 @@ class LimitFact:
     def account_name(self) -> str:
         """The key of this fact in the map: the account's name."""
         return self.account or self.agent
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """The person's hold on one session (`afd sessions pause`): afd types nothing into its pane by itself.
+
+    The session is still watched and reported; a manual `afd resume` or `afd handoff` still acts.
+    """
+
+    session: str
+    since: datetime
+    until: datetime | None  # None: until the person unpauses it
 
 
 # --- events, the journal, the ledger ---------------------------------------

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
+from afd.errors import EXIT_FAIL, UserError
 from afd.record.store import Store
 from afd.record.types import SessionRecord
 from afd.world import caller, git
@@ -108,9 +108,8 @@ class WebRequests:
     def do_web_jobs_handoff(self, source: str, to: str, selected: list[str] | None = None, note: str | None = None) -> dict:
         """The person at the dashboard hands `source`'s jobs over, with every refusal `afd jobs handoff` has."""
         self._from_dashboard()
-        me = self.store.get_session(source)
-        if me is None:
-            raise UserError(f"no session named {source!r}", EXIT_USAGE)
+        me = self._session(source)
+        source = me.name
         if me.state in ("gone", "unknown"):
             raise UserError(f"handoff refused: {source} is not a live session ({me.state})", EXIT_FAIL)
         return self.handler.jobs.hand_jobs(me, to, selected, note)

@@ -16,10 +16,10 @@ from datetime import datetime, timezone
 import pytest
 
 from afd.act.deliver import DEFAULT_MESSAGE
-from afd.pluginset import load_config_and_plugins
 from afd.daemon import loop
 from afd.daemon.supervisor import Supervisor
 from afd.jobs.book import JobBook
+from afd.pluginset import load_config_and_plugins
 from afd.record.store import Store
 from afd.testing.scenario import Scenario
 from harness import add_worktree, make_git_repo

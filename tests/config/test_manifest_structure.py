@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from afd.pluginset import load_plugins
 from afd.judge.gates import chrome_of, is_anchored, is_chrome
 from afd.kit.text import box_rows
 from afd.model import Clock
+from afd.pluginset import load_plugins
 
 NOW = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 CLOCK = Clock(NOW, timezone.utc)

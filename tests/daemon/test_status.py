@@ -20,7 +20,7 @@ from afd.decide import nextaction
 from afd.judge.limits import unknown_fact
 from afd.model import Event
 from afd.record.store import Store
-from afd.record.types import LedgerEntry, LimitFact, LimitState, NextAction, PlanKind, SessionRecord, Witnesses
+from afd.record.types import LedgerEntry, LimitFact, LimitState, NextAction, Pause, PlanKind, SessionRecord, Witnesses
 
 NOW = datetime(2026, 7, 13, 9, 0, 12, 345678, tzinfo=timezone.utc)
 AGENTS = ("claude", "codex", "devin")
@@ -35,6 +35,7 @@ def reference_report(store: Store, agents, daemon: dict, events: int = 20) -> di
     facts = store.load_limits()
     names = sorted(set(agents) | {f.agent for f in facts.values() if f.account is None})
     acting = {e.session for e in store.pending_journal() if e.action == "resume"}
+    pauses = store.pauses()
     sessions = []
     for rec in store.list_sessions():
         plan = rec.next_action.as_json() if rec.next_action is not None else None
@@ -51,6 +52,8 @@ def reference_report(store: Store, agents, daemon: dict, events: int = 20) -> di
             "reset_at": _iso(rec.reset_at), "banner": rec.last_banner, "mission": rec.mission or None,
             "worktree": rec.worktree, "branch": rec.branch, "next_action": nextaction.words(plan), "next": plan,
             "location": rec.location, "witnesses": rec.witnesses, "updated_at": _iso(rec.updated_at),
+            "paused": ({"since": _iso(pauses[rec.name].since), "until": _iso(pauses[rec.name].until)}
+                       if rec.name in pauses else None),
             "handoffs": len(ledger),
             "ledger": [{"from": e.from_agent, "to": e.to_agent, "from_account": e.from_account,
                         "to_account": e.to_account, "at": _iso(e.at), "head_sha": e.head_sha,
@@ -117,6 +120,8 @@ def fill(store: Store) -> None:
                                      head_sha=f"{i}" * 40, reason="limit", automatic=bool(i)))  # fmt: skip
     store.add_ledger(LedgerEntry(session="e-gone", at=NOW, from_agent="devin", to_agent="codex", head_sha="f" * 40,
                                  reason="asked", automatic=False))  # fmt: skip
+    store.save_pause(Pause("b-limited", NOW, reset))
+    store.save_pause(Pause("h-work", NOW, None))  # until unpaused
     store.journal_begin("d-resuming", "resume", {"step": "scheduled"})
     store.journal_begin("a-plain", "handoff", {"step": "preflight"})  # not a resume: a-plain stays as it is
     store.save_limit(LimitFact("claude", LimitState.LIMITED, reset, NOW, "b-limited", "banner"))

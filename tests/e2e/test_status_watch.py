@@ -66,3 +66,20 @@ def test_a_narrow_terminal_gets_the_essential_columns(tmux_server, run_daemon, x
     assert "state" in screen and "worktree" not in screen and "witnesses" not in screen
     tmux_server.send_keys(pane, "C-c")
     wait_for(lambda: "watch-exit=0" in tmux_server.capture(pane), timeout=30, message="the exit")
+
+
+def test_a_pause_shows_in_the_live_view_and_goes_when_unpaused(tmux_server, run_daemon, xdg_dirs):
+    from daemon_harness import afd
+
+    write_config(xdg_dirs, 'poll_interval = "200ms"\n')
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="fix the login redirect")
+    fake.wait_ready()
+    run_daemon()
+    name = wait_for(lambda: status()["sessions"] and status()["sessions"][0]["name"], timeout=30, message="adoption")
+    assert afd("sessions", "pause", name).returncode == 0
+    pane = watch_pane(tmux_server, xdg_dirs, width=150)
+    wait_for(lambda: re.search(r"(idle|working) · paused", tmux_server.capture(pane)), timeout=30, message="paused in the view")
+    assert afd("sessions", "unpause", name).returncode == 0
+    wait_for(lambda: (s := tmux_server.capture(pane)) and "recent events" in s and "· paused" not in s, timeout=30,
+             message="the pause gone from the view")
+    tmux_server.send_keys(pane, "C-c")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from afd.pluginset import load_plugins
 from afd.model import AgentProcess, WitnessState
+from afd.pluginset import load_plugins
 from afd.testing import records as R
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)

@@ -204,3 +204,20 @@ def _status() -> dict:
     from daemon_harness import status
 
     return status()
+
+
+def test_a_paused_session_shows_paused_beside_its_state_until_unpaused(limited_claude, browser):
+    from daemon_harness import afd
+
+    port = free_port()
+    wt, base, name, claude = limited_claude(web_config(port))
+    browser.get(login_url())
+    row = find(browser, f'tr[data-session="{name}"]')
+    paused = row.find_element("css selector", ".chip.paused")
+    assert not paused.is_displayed()
+    assert afd("sessions", "pause", name).returncode == 0
+    wait_for(lambda: paused.is_displayed(), message="the paused chip")
+    assert paused.text == "paused" and paused.get_attribute("title") == "paused until you unpause it (afd sessions unpause)"
+    assert row.find_element("css selector", ".chip").text == "limited"  # the state stands beside it
+    assert afd("sessions", "unpause", name).returncode == 0
+    wait_for(lambda: not paused.is_displayed(), message="the chip gone once unpaused")

@@ -123,6 +123,14 @@ const inWords = (text) => neutral(text).replace(ISO, whenInWords);
 const LIMITED = new Set(["limited", "all_limited"]);
 const BUSY = new Set(["working", "resuming", "handing_off"]);
 
+// The person's hold (`afd sessions pause`), while it lasts: "until 17:30", "until you unpause it"; else "".
+function pausedWords(s) {
+  const p = s.paused;
+  if (!p) return "";
+  if (!p.until) return "paused until you unpause it (afd sessions unpause)";
+  return Date.parse(p.until) > Date.now() ? `paused until ${localTime(p.until, true)}` : "";
+}
+
 function needsYou(s) {
   return s.state === "needs_human" || (s.next && s.next.action === "needs-human");
 }
@@ -155,9 +163,13 @@ function newRow(name) {
   tr.cells[0].appendChild(open);
   const chip = document.createElement("span");
   chip.className = "chip";
+  const paused = document.createElement("span");
+  paused.className = "chip paused";
+  paused.hidden = true;
+  paused.textContent = "paused";
   const clock = document.createElement("span");
   clock.className = "countdown";
-  tr.cells[3].append(chip, clock);
+  tr.cells[3].append(chip, paused, clock);
   return tr;
 }
 
@@ -170,6 +182,9 @@ function fillRow(tr, s) {
   setText(chip, s.state.replace("_", " "));
   const cls = `chip s-${s.state}`;
   if (chip.className !== cls) chip.className = cls;
+  const paused = c[3].children[1], hold = pausedWords(s);
+  if (paused.hidden !== !hold) paused.hidden = !hold;
+  if (paused.title !== (hold || "")) paused.title = hold || "";
   const reset = LIMITED.has(s.state) && s.reset_at ? s.reset_at : "";
   if ((clock.dataset.reset || "") !== reset) {
     if (reset) clock.dataset.reset = reset; else delete clock.dataset.reset;
@@ -305,7 +320,8 @@ function renderDetail() {
   const s = current();
   if (!s) return;
   const facts = [
-    ["Agent", s.agent || "?"], ["State", s.state], ["Pane", `${s.pane} (${s.location || "?"})`],
+    ["Agent", s.agent || "?"], ["State", s.state], ["Paused", pausedWords(s) || "no"],
+    ["Pane", `${s.pane} (${s.location || "?"})`],
     ["Worktree", s.worktree || "—"], ["Branch", s.branch || "—"], ["Mission", s.mission || "—"],
     ["Next action", inWords(s.next_action) || "—"], ["Banner", s.banner || "—"],
   ];
