@@ -109,7 +109,7 @@ def test_a_new_wall_is_tried_afresh():
 AFD = Path(__file__).resolve().parents[2] / "afd"
 # Where naming an agent is the point: fakes and scenarios for tests and the demo. Help texts and
 # examples may mention agents; code must not compare with one, which is a string that is just its name.
-NAMES_ALLOWED = ("testing/", "cli/demo.py")
+NAMES_ALLOWED = ("testing/", "cli/demo")
 AGENT_NAME = re.compile(r"[rbuf]*(['\"])(claude|codex|devin)\1", re.IGNORECASE)
 
 
