@@ -19,7 +19,7 @@ from afd.testing import banners, screens
 AFD = Path(__file__).resolve().parents[1] / "afd"
 # Where naming an agent is the point: fakes and scenarios for tests and the demo. Help texts and
 # examples may mention agents; code must not compare with one, which is a string that is just its name.
-NAMES_ALLOWED = ("testing/", "cli/demo.py")
+NAMES_ALLOWED = ("testing/", "cli/demo")
 AGENT_NAME = re.compile(r"[rbuf]*(['\"])(claude|codex|devin)\1", re.IGNORECASE)
 # Text afd types or shows in its own words that happens to share three words with an agent's screen.
 OWN_WORDS = {("act/deliver.py", "your usage limit")}  # the default continuation: "Your usage limit has reset. …"

@@ -10,11 +10,13 @@ calls or a dashboard refreshing costs one build, not one each.
 from __future__ import annotations
 
 import enum
+import os.path
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from afd.decide import nextaction
+from afd.judge.accountlabel import label
 from afd.record.statusread import StatusRows
 
 if TYPE_CHECKING:
@@ -95,6 +97,7 @@ def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int 
 
 def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
     """The status report from what the store holds and the agents the plugins provide."""
+    home = os.path.expanduser("~")
     sessions = []
     for rec in rows.sessions:
         plan = nextaction.loads(rec["next_action"])
@@ -107,6 +110,8 @@ def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
                 "agent": rec["agent"],
                 # `claude`, `claude-work`, `claude@/home/u/.claude-x`, `unknown`; null without an agent.
                 "account": rec["account"],
+                # The account as a person reads it: `claude · ~/.claude-x` for one no one named.
+                "account_label": label(rec["account"], home),
                 "identity": rec["identity"],
                 "identity_source": rec["identity_source"],
                 "state": _shown_state(rec["state"], rec["name"] in rows.resuming, plan),
@@ -142,7 +147,7 @@ def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
         "daemon": daemon,
         "sessions": sessions,
         "agents": agent_rows,
-        "accounts": account_rows(rows, agents, facts),
+        "accounts": account_rows(rows, agents, facts, home),
         "events": [
             {"at": _stored_iso(e["at"]), "session": e["session"], "kind": e["kind"], "message": e["message"],
              "data": _stored_data(e["data"])}
@@ -171,7 +176,7 @@ def _fact_json(fact) -> dict:
     }
 
 
-def account_rows(rows: StatusRows, agents: set[str], facts: dict) -> list[dict]:
+def account_rows(rows: StatusRows, agents: set[str], facts: dict, home: str | None = None) -> list[dict]:
     """One row per account: every agent's default, the configured ones, and any other one seen.
 
     An account no one named (`claude@/home/u/.claude-x`) is listed once a
@@ -189,7 +194,8 @@ def account_rows(rows: StatusRows, agents: set[str], facts: dict) -> list[dict]:
             owner.setdefault(account, rec["agent"])
     # Each agent's accounts together, its default first.
     order = sorted(owner, key=lambda name: (owner[name], name != owner[name], name))
-    return [{"name": name, "agent": owner[name], **_fact_json(facts.get(name))} for name in order]
+    return [{"name": name, "label": label(name, home), "agent": owner[name], **_fact_json(facts.get(name))}
+            for name in order]
 
 
 class StatusSnapshot:

@@ -95,7 +95,10 @@ def selection(
 
 
 def unnamed(agent: str, chosen: tuple[tuple[str, str], ...]) -> str:
-    """The name of an account no one configured: `claude@/home/u/.claude-x`, or `gemini@VAR=value,…`."""
+    """The name of an account no one configured: `claude@/home/u/.claude-x`, or `gemini@VAR=value,…`.
+
+    A key, not what a person reads: `afd.judge.accountlabel` makes `claude · ~/.claude-x` of it.
+    """
     if len(chosen) == 1 and os.path.isabs(chosen[0][1]):
         return f"{agent}@{chosen[0][1]}"
     return f"{agent}@" + ",".join(f"{k}={v}" for k, v in chosen)

@@ -9,6 +9,7 @@ from the daemon's snapshot and, with the daemon down, from the store.
 from __future__ import annotations
 
 import json
+import os.path
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
@@ -17,6 +18,7 @@ import pytest
 
 from afd.daemon.status import SCHEMA, StatusSnapshot, build_status
 from afd.decide import nextaction
+from afd.judge.accountlabel import label
 from afd.judge.limits import unknown_fact
 from afd.model import Event
 from afd.record.store import Store
@@ -24,6 +26,7 @@ from afd.record.types import LedgerEntry, LimitFact, LimitState, NextAction, Pau
 
 NOW = datetime(2026, 7, 13, 9, 0, 12, 345678, tzinfo=timezone.utc)
 AGENTS = ("claude", "codex", "devin")
+HOME = os.path.expanduser("~")
 
 
 def _iso(value) -> str | None:
@@ -48,7 +51,7 @@ def reference_report(store: Store, agents, daemon: dict, events: int = 20) -> di
                 shown = "needs_human"
         sessions.append({
             "name": rec.name, "pane": rec.pane_id, "server": rec.server_socket, "agent": rec.agent,
-            "account": rec.account, "identity": rec.identity, "identity_source": rec.identity_source, "state": shown,
+            "account": rec.account, "account_label": label(rec.account, HOME), "identity": rec.identity, "identity_source": rec.identity_source, "state": shown,
             "reset_at": _iso(rec.reset_at), "banner": rec.last_banner, "mission": rec.mission or None,
             "worktree": rec.worktree, "branch": rec.branch, "next_action": nextaction.words(plan), "next": plan,
             "location": rec.location, "witnesses": rec.witnesses, "updated_at": _iso(rec.updated_at),
@@ -76,7 +79,7 @@ def reference_report(store: Store, agents, daemon: dict, events: int = 20) -> di
         if rec.account not in (None, "unknown") and rec.agent and rec.state != "gone":
             owner.setdefault(rec.account, rec.agent)
     account_rows = [
-        {"name": name, "agent": owner[name], **shown(facts.get(name) or unknown_fact(owner[name], name))}
+        {"name": name, "label": label(name, HOME), "agent": owner[name], **shown(facts.get(name) or unknown_fact(owner[name], name))}
         for name in sorted(owner, key=lambda n: (owner[n], n != owner[n], n))
     ]
     return {

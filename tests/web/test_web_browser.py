@@ -221,3 +221,119 @@ def test_a_paused_session_shows_paused_beside_its_state_until_unpaused(limited_c
     assert row.find_element("css selector", ".chip").text == "limited"  # the state stands beside it
     assert afd("sessions", "unpause", name).returncode == 0
     wait_for(lambda: not paused.is_displayed(), message="the chip gone once unpaused")
+
+
+# --- fitting the window ---------------------------------------------------------------------
+
+LONG_ACCOUNT = "claude-work-for-the-platform-infrastructure-team-on-call"
+LONG_MISSION = ("Migrate the billing service's nightly reconciliation job from the legacy cron host to the "
+                "queue workers, keeping the idempotency keys and the audit trail, then remove the old host's "
+                "configuration and document the rollback procedure for the on-call engineers")
+
+
+@pytest.fixture
+def five_sessions(run_daemon, tmux_server, xdg_dirs, worktree):
+    """Five sessions with long missions: three claude walls (the default account, a configured account with a long
+    name, an account of its own under HOME) and two codex (one on a temporary directory of its own, one working)."""
+    from daemon_harness import session_for, write_config
+    from harness import start_fake
+
+    port = free_port()
+    home = xdg_dirs["HOME"]
+    write_config(xdg_dirs, web_config(port) + f'\n[accounts.{LONG_ACCOUNT}]\nagent = "claude"\n'
+                 f'env = {{ CLAUDE_CONFIG_DIR = "~/.{LONG_ACCOUNT}" }}\n')
+    run_daemon()
+    scratch = tmux_server.scratch / "codex-scratch-home-of-a-throwaway-experiment"
+    walled = {"agents": {"claude": {"limit_after_prompts": 1}}}
+    started = [
+        ("claude", {}, walled),
+        ("claude", {"CLAUDE_CONFIG_DIR": str(home / f".{LONG_ACCOUNT}")}, walled),
+        ("claude", {"CLAUDE_CONFIG_DIR": str(home / ".claude-personal-experiments-with-a-long-directory-name")}, walled),
+        ("codex", {"CODEX_HOME": str(scratch)}, {}),
+        ("codex", {}, {}),
+    ]
+    names = []
+    for n, (agent, env, scenario) in enumerate(started):
+        wt = worktree(f"feature-{n}-with-a-rather-long-branch-name-for-the-reconciliation-work")
+        fake = start_fake(tmux_server, agent, cwd=wt, prompt=f"{LONG_MISSION} (part {n + 1})", scenario=scenario, env=env)
+        names.append(session_for(fake.pane)["name"])
+    for name in names[:3]:
+        wait_state(name, "limited")
+    return port, names, scratch
+
+
+def overflow(driver) -> dict:
+    """What does not fit the window: the page's own width, any box whose content is wider than it (a table's
+    scroll box, a panel, the dialog), and any visible element reaching past the window's right edge."""
+    return driver.execute_script("""
+        const w = document.documentElement.clientWidth;
+        const hidden = (el) => !el.getClientRects().length || getComputedStyle(el).visibility === 'hidden'
+          || el.closest('thead') && getComputedStyle(el.closest('thead')).position === 'absolute'
+          || el.closest('.sr-only') || el.closest('dialog:not([open])');
+        const name = (el) => el.id ? '#' + el.id : el.tagName.toLowerCase() + (el.className ? '.' + el.className : '');
+        const boxes = [...document.querySelectorAll('.scroll, .panel, table, dialog[open], dialog[open] h2, .bar')]
+          .filter(el => !hidden(el) && el.scrollWidth > el.clientWidth + 1)
+          .map(el => `${name(el)} ${el.scrollWidth}>${el.clientWidth}`);
+        const past = [...document.querySelectorAll('body *')]
+          .filter(el => !hidden(el) && el.getBoundingClientRect().right > w + 0.5)
+          .map(el => `${name(el)} right ${Math.round(el.getBoundingClientRect().right)}`);
+        return {window: w, page: document.documentElement.scrollWidth, boxes, past: past.slice(0, 8)};""")
+
+
+def outside(driver, css: str) -> list[str]:
+    """The matches not wholly inside the window (or not shown at all), by their text."""
+    return driver.execute_script("""
+        const w = document.documentElement.clientWidth, h = document.documentElement.clientHeight;
+        return [...document.querySelectorAll(arguments[0])].filter(el => {
+          const r = el.getBoundingClientRect();
+          return !el.getClientRects().length || r.left < 0 || r.right > w + 0.5 || r.width < 1
+            || el.scrollWidth > el.clientWidth + 1;
+        }).map(el => el.innerText);""", css)
+
+
+def test_the_page_fits_1400_and_400_pixels_with_five_sessions_long_missions_and_long_account_names(
+        five_sessions, browser, tmp_path):
+    from selenium.webdriver.common.keys import Keys
+
+    port, names, scratch = five_sessions
+    browser.get(login_url())
+    for name in names:
+        find(browser, f'tr[data-session="{name}"]')
+    wait_for(lambda: len(rows_of(browser, '#agents tbody tr', "")) >= 5, message="the accounts listed")
+
+    # Accounts as the user named them; one of its own as agent and a short directory, never its raw key.
+    labels = wait_for(lambda: (lambda rows: rows if any(LONG_ACCOUNT in r[0] for r in rows) else None)(
+        rows_of(browser, "#agents tbody tr")), message="the configured account listed")
+    firsts = [r[0].split("\n")[0] for r in labels]
+    assert f"{LONG_ACCOUNT} (claude)" in firsts
+    assert "claude · ~/.claude-personal-experiments-with-a-long-directory-name" in firsts
+    assert "codex · /tmp/…/codex-scratch-home-of-a-throwaway-experiment" in firsts
+    page = browser.find_element("tag name", "main").text
+    assert "@/" not in page and str(scratch) not in page and str(scratch.parent) not in page
+    agents = {r[0]: r[2] for r in rows_of(browser, "#sessions tbody tr")}
+    assert agents[names[1]] == f"claude\n{LONG_ACCOUNT}" and agents[names[0]] == "claude"
+
+    for width in (1400, 400):
+        browser.set_window_size(width, 1000)
+        wait_for(lambda w=width: browser.execute_script("return window.innerWidth") == w, message=f"{width} px wide")
+        seen = overflow(browser)
+        assert seen["page"] <= seen["window"] and not seen["boxes"] and not seen["past"], (width, seen)
+        # Every session's state is on screen (at 400 px, each session is a card with its state in it).
+        assert outside(browser, "#sessions tbody tr:not([hidden]) td.state .chip") == []
+        if width == 1400:
+            # All eight columns drawn as a table, the last two whole.
+            assert outside(browser, "#sessions thead th") == []
+            assert [th.text for th in browser.find_elements("css selector", "#sessions thead th")][-2:] == ["Witnesses", "Handoffs"]
+        browser.save_screenshot(str(tmp_path / f"fit-{width}.png"))
+
+    # The handoff dialog at 400 px: its title whole on screen, nothing wider than the window.
+    row = browser.find_element("css selector", f'tr[data-session="{names[1]}"]')
+    row.find_element("css selector", "button").send_keys(Keys.ENTER)
+    find(browser, "#detail:not([hidden])")
+    browser.find_element("id", "handoff-open").send_keys(Keys.ENTER)
+    find(browser, "#targets input", message="the targets listed")
+    assert outside(browser, "#handoff-h") == []
+    assert browser.find_element("id", "handoff-h").text == f"Hand off {names[1]} to…"
+    seen = overflow(browser)
+    assert not seen["boxes"] and not seen["past"], seen
+    browser.save_screenshot(str(tmp_path / "fit-400-dialog.png"))

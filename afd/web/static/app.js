@@ -147,6 +147,13 @@ function setText(el, text) {
   if (el.textContent !== text) el.textContent = text;
 }
 
+// Each cell names its column, so a table drawn as a list of cards in a narrow window still says what is what.
+function labelled(table, tr) {
+  const heads = table.tHead.rows[0].cells;
+  for (const [i, td] of [...tr.cells].entries()) if (heads[i]) td.dataset.label = heads[i].textContent;
+  return tr;
+}
+
 function newRow(name) {
   const tr = document.createElement("tr");
   tr.dataset.session = name;
@@ -155,6 +162,11 @@ function newRow(name) {
     td.className = cls;
     tr.appendChild(td);
   }
+  labelled($("#sessions"), tr);
+  // A long mission shows its first lines; the whole of it is the cell's tooltip and in the session's facts.
+  tr.cells[4].appendChild(Object.assign(document.createElement("div"), { className: "clamp" }));
+  tr.cells[2].append(document.createElement("span"),
+    Object.assign(document.createElement("span"), { className: "account muted" }));
   const open = document.createElement("button");
   open.type = "button";
   open.className = "link";
@@ -177,7 +189,11 @@ function fillRow(tr, s) {
   const c = tr.cells;
   setText(c[1], s.location || s.pane);
   const agent = s.agent ? s.agent + (s.identity_source === "user" ? " (your word)" : "") : "?";
-  setText(c[2], agent);
+  setText(c[2].firstChild, agent);
+  // The account, as the user named it, when it is not the agent's default one.
+  const account = s.account && s.account !== s.agent ? s.account_label || s.account : "";
+  setText(c[2].lastChild, account);
+  if (c[2].lastChild.title !== (account ? s.account : "")) c[2].lastChild.title = account ? s.account : "";
   const chip = c[3].firstChild, clock = c[3].lastChild;
   setText(chip, s.state.replace("_", " "));
   const cls = `chip s-${s.state}`;
@@ -191,7 +207,7 @@ function fillRow(tr, s) {
     clock.textContent = reset ? countdown(reset, Date.now()) : "";
     clock.title = reset ? `at ${localTime(reset, true)}` : "";
   }
-  setText(c[4], s.mission || "—");
+  setText(c[4].firstChild, s.mission || "—");
   if (c[4].title !== (s.mission || "")) c[4].title = s.mission || "";
   setText(c[5], inWords(s.next_action) || "—");
   setText(c[6], s.witnesses || "—");
@@ -252,15 +268,20 @@ function renderAgents() {
     } else {
       reset.textContent = "—";
     }
-    const name = a.agent && a.agent !== a.name ? `${a.name} (${a.agent})` : a.name;
-    const cells = [name, state, reset, localTime(a.observed_at) || "never", a.source_session || "—"];
+    // As the user named it; an account of its own as its agent and a short directory (`claude · ~/.claude-x`).
+    const shown = a.label || a.name;
+    const name = a.agent && a.agent !== a.name && !shown.startsWith(`${a.agent} · `) ? `${shown} (${a.agent})` : shown;
+    const seen = a.observed_at ? `seen ${localTime(a.observed_at)}${a.source_session ? ` in ${a.source_session}` : ""}` : "never seen";
+    const cells = [name, state, reset];
     for (const value of cells) {
       if (value instanceof HTMLTableCellElement) { tr.appendChild(value); continue; }
       const td = document.createElement("td");
       if (value instanceof Node) td.appendChild(value); else td.textContent = neutral(value);
       tr.appendChild(td);
     }
-    return tr;
+    tr.cells[0].title = a.name;
+    tr.cells[0].appendChild(Object.assign(document.createElement("span"), { className: "seen muted", textContent: seen }));
+    return labelled($("#agents"), tr);
   });
   body.replaceChildren(...rows);
 }
@@ -280,14 +301,23 @@ function eventItem(e) {
   return li;
 }
 
+// An event's words name an account no one named by its key (`claude@/tmp/x/.claude`): shown by its label.
+function named(e) {
+  let message = e.message || "";
+  for (const a of (view.status && view.status.accounts) || []) {
+    if (a.label && a.label !== a.name && message.includes(a.name)) message = message.split(a.name).join(a.label);
+  }
+  return message === e.message ? e : { ...e, message };
+}
+
 function renderEvents(events) {
   // The daemon lists oldest first; the page shows the newest on top.
-  $("#events").replaceChildren(...events.slice().reverse().map(eventItem));
+  $("#events").replaceChildren(...events.slice().reverse().map((e) => eventItem(named(e))));
 }
 
 function addEvent(e) {
   const list = $("#events");
-  list.insertBefore(eventItem(e), list.firstChild);
+  list.insertBefore(eventItem(named(e)), list.firstChild);
   while (list.children.length > MAX_EVENTS) list.lastChild.remove();
 }
 
@@ -320,8 +350,8 @@ function renderDetail() {
   const s = current();
   if (!s) return;
   const facts = [
-    ["Agent", s.agent || "?"], ["State", s.state], ["Paused", pausedWords(s) || "no"],
-    ["Pane", `${s.pane} (${s.location || "?"})`],
+    ["Agent", s.agent || "?"], ["Account", s.account_label || s.account || "—"], ["State", s.state],
+    ["Paused", pausedWords(s) || "no"], ["Pane", `${s.pane} (${s.location || "?"})`],
     ["Worktree", s.worktree || "—"], ["Branch", s.branch || "—"], ["Mission", s.mission || "—"],
     ["Next action", inWords(s.next_action) || "—"], ["Banner", s.banner || "—"],
   ];
@@ -364,7 +394,7 @@ async function loadLedger() {
     }
     tr.cells[3].className = "mono";
     tr.cells[3].title = e.head_sha;
-    return tr;
+    return labelled($("#ledger"), tr);
   }));
   $("#ledger-empty").hidden = data.entries.length > 0;
   $("#ranges").replaceChildren(...data.ranges.map((r) => {
@@ -400,7 +430,7 @@ function renderJobs() {
       td.textContent = neutral(v);
       tr.appendChild(td);
     }
-    return tr;
+    return labelled($("#jobs"), tr);
   }));
   $("#jobs-empty").hidden = mine.length > 0;
   const form = $("#jobs-form");
