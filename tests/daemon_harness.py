@@ -137,11 +137,10 @@ def seed_store(now, *, hostile: bool = False) -> dict[str, str]:
     carry ISO UTC instants. Written where the test's XDG_STATE_HOME points. Returns the sessions' names."""
     from datetime import timedelta
 
-    from afd.decide import nextaction
     from afd.judge.limits import LimitFact, LimitState
     from afd.model import Event, IdentityKind, IdentitySource, SessionState
     from afd.record.store import Store, default_path
-    from afd.record.types import LedgerEntry, SessionRecord
+    from afd.record.types import LedgerEntry, NextAction, SessionRecord
 
     def iso(at) -> str:
         return at.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -170,7 +169,7 @@ def seed_store(now, *, hostile: bool = False) -> dict[str, str]:
                 agent=agent, identity=IdentityKind.KNOWN, identity_source=IdentitySource.PROCESS, state=state,
                 created_at=now - timedelta(hours=5), updated_at=now - timedelta(minutes=i), mission=mission,
                 worktree=f"/srv/work/{names[key].split(':')[0]}-feature-retry-logic", branch=f"afd/{key}-retry-backoff",
-                reset_at=reset, next_action=nextaction.dumps(plans.get(key)), location=names[key],
+                reset_at=reset, next_action=NextAction.loads(json.dumps(plans[key])) if key in plans else None, location=names[key],
                 witnesses=witnesses, account=account))
         store.save_limit(LimitFact("claude", LimitState.LIMITED, soon, now - timedelta(minutes=3), names["billing"],
                                    account="claude-work"))

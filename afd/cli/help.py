@@ -31,8 +31,8 @@ def _startable(config_path: str | None) -> tuple[list[str], list[str]]:
     """
     from pathlib import Path
 
-    from afd.pluginset import load_config_and_plugins, load_plugins
     from afd.config.settings import ConfigError
+    from afd.pluginset import load_config_and_plugins, load_plugins
 
     try:
         config, plugins = load_config_and_plugins(Path(config_path) if config_path else None)

@@ -73,19 +73,19 @@ def test_a_session_with_no_wall_and_nothing_shown_writes_nothing(world):
     idle = replace(LIMITED, state=S.IDLE, last_banner=None, banner_first_seen_at=None, reset_at=None)
     world.store.upsert_session(idle)
     before = world.store.total_changes()
-    planner.plan_wait(world.ctx(), idle, None, NOW, current=True)
+    planner.plan_wait(world.ctx(), idle, None, NOW)
     assert world.store.total_changes() == before and world.events == []
 
 
 def test_a_wall_with_a_reset_shows_when_afd_resumes_and_says_it_once(world):
     world.store.upsert_session(LIMITED)
-    planner.plan_wait(world.ctx(), LIMITED, watch(), NOW, current=True)
+    planner.plan_wait(world.ctx(), LIMITED, watch(), NOW)
     rec = world.store.get_session("fix")
     assert rec.next_action.action is PlanKind.RESUME and rec.next_action.at == RESET + timedelta(seconds=60)
     assert world.store.resume_history("fix").episode is not None
     assert kinds(world) == ["resume.scheduled"]
     before = world.store.total_changes()
-    planner.plan_wait(world.ctx(), rec, watch(), NOW + timedelta(seconds=5), current=True)
+    planner.plan_wait(world.ctx(), rec, watch(), NOW + timedelta(seconds=5))
     assert world.store.total_changes() == before and kinds(world) == ["resume.scheduled"]
 
 
@@ -93,7 +93,7 @@ def test_once_the_reset_and_grace_have_passed_a_resume_begins(world):
     world.store.upsert_session(LIMITED)
     later = RESET + timedelta(seconds=61)
     world.clock["now"] = later
-    planner.plan_wait(world.ctx(), LIMITED, watch(), later, current=True)
+    planner.plan_wait(world.ctx(), LIMITED, watch(), later)
     [row] = world.store.pending_journal()
     assert row.action == "resume" and row.intent["step"] == "scheduled" and row.intent["attempt"] == 1
     assert world.store.get_session("fix").next_action.action is PlanKind.RESUMING
@@ -103,7 +103,7 @@ def test_once_the_reset_and_grace_have_passed_a_resume_begins(world):
 def test_the_agents_own_auto_continue_is_waited_out_not_typed_over(world):
     world.store.upsert_session(LIMITED)
     armed = watch(BANNER, "  ⎿  set to continue automatically at 2pm · /rate-limit-options")
-    planner.plan_wait(world.ctx(), LIMITED, armed, NOW, current=True)
+    planner.plan_wait(world.ctx(), LIMITED, armed, NOW)
     assert world.store.get_session("fix").next_action.action is PlanKind.AUTO_CONTINUE
 
 
@@ -136,7 +136,7 @@ def test_a_refused_handoff_is_said_and_leaves_the_wall_to_the_wait_path(world):
     assert kinds(world) == ["handoff.refused"] and "the session's pane is gone" in world.events[0][1]
     assert world.store.get_session("fix").state is S.LIMITED and world.store.pending_journal() == []
     history = world.store.resume_history("fix")
-    assert planner.path_of(ctx, LIMITED, history) is policy.Path.WAIT
+    assert planner.path_of(ctx, LIMITED, history, None) is policy.Path.WAIT
 
 
 def test_a_session_with_an_action_under_way_is_not_handed_off(world):

@@ -6,12 +6,18 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.decide import nextaction, policy
-from afd.decide.policy import HandoffTry, Held, Limit, NeedsHuman, Nothing, Path, ResumeAt, ResumeNow
+from afd.decide import nextaction, plan, policy
+from afd.decide.policy import HandoffTry, Held, Limit, LimitAction, NeedsHuman, Nothing, Path, ResumeAt, ResumeNow
 from afd.record.types import Pause, ResumeHistory
 
 NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
 MIN = timedelta(minutes=1)
+
+
+def _plan(decision, *, max_attempts: int) -> dict | None:
+    """The next action a decision shows, as status --json prints it."""
+    shown = plan.of(decision, max_attempts=max_attempts)
+    return shown.as_json() if shown is not None else None
 
 
 def limit(episode="b@1", reset=NOW + 60 * MIN, on_screen=True, kind="claude.weekly", unstated=True):
@@ -86,7 +92,7 @@ PATHS = [
 
 @pytest.mark.parametrize(("kw", "path"), [c[1:] for c in PATHS], ids=[c[0] for c in PATHS])
 def test_a_cancelled_wall_takes_the_wait_path(kw, path):
-    assert policy.limit_path(limit_action="handoff", handoff_order=["codex"], state="limited", **kw) is path
+    assert policy.limit_path(limit_action=LimitAction.HANDOFF, handoff_order=["codex"], state="limited", **kw) is path
 
 
 UNPLANNED = [
@@ -148,7 +154,7 @@ def test_a_pause_holds_what_afd_would_type_and_nothing_else(decision, held):
 
 
 def test_a_held_plan_says_what_is_held_and_until_when():
-    plan = nextaction.plan_of(policy.held_by_pause(ResumeAt(NOW + 30 * MIN, 1, "reset"), "work", NOW + 60 * MIN), max_attempts=5)
+    plan = _plan(policy.held_by_pause(ResumeAt(NOW + 30 * MIN, 1, "reset"), "work", NOW + 60 * MIN), max_attempts=5)
     assert plan == {
         "action": "paused", "at": "2026-07-13T13:00:00Z", "attempt": None, "of": None,
         "why": "afd holds its resume; let it act again with: afd sessions unpause work",
@@ -157,14 +163,14 @@ def test_a_held_plan_says_what_is_held_and_until_when():
     assert nextaction.words(plan, now=NOW, zone=timezone.utc) == (
         "paused by you until 13:00 (in 1h00m): resume at 12:30 (in 30m) is held; "
         "let it act again with: afd sessions unpause work")
-    handoff = nextaction.plan_of(policy.handoff_held("work", None), max_attempts=5)
+    handoff = _plan(policy.handoff_held("work", None), max_attempts=5)
     assert handoff is not None and handoff["at"] is None and handoff["held"]["action"] == "handoff"
     assert nextaction.words(handoff) == "paused by you: automatic handoff is held; let it act again with: afd sessions unpause work"
 
 
 @pytest.mark.parametrize("why", ["report", "records-only", "unplanned", "cancelled", "other-model"])
 def test_a_report_plan_carries_its_reason_as_a_code(why):
-    plan = nextaction.plan_of(Nothing("words", why=why), max_attempts=5)
+    plan = _plan(Nothing("words", why=why), max_attempts=5)
     assert plan is not None and plan["action"] == "report" and plan["reason"] == why
 
 
@@ -211,7 +217,7 @@ RESETS = {
 def test_every_limited_session_gets_a_next_action_or_a_reason(action, tried, cancel, paused, on_screen, auto, retry, reset):
     lim = limit(on_screen=on_screen, **RESETS[reset])
     history = ResumeHistory(episode="b@1", cancelled="b@1" if cancel else None)
-    path = policy.limit_path(limit_action=action, handoff_order=["codex"], state="limited", tried=tried,
+    path = policy.limit_path(limit_action=LimitAction(action), handoff_order=["codex"], state="limited", tried=tried,
                              cancelled=policy.is_cancelled(history, lim))
     pause = Pause("work", NOW - MIN, None) if paused else None
     decision = policy.decide_limit("work", lim, history, path, tried=tried, pause=pause, auto_resume=auto,
@@ -219,7 +225,7 @@ def test_every_limited_session_gets_a_next_action_or_a_reason(action, tried, can
     if path is Path.HANDOFF and not paused:
         assert decision is None  # tried right after the poll, which gives the session its next action
         return
-    plan = nextaction.plan_of(decision, max_attempts=5)
+    plan = _plan(decision, max_attempts=5)
     assert plan is not None and plan["why"], decision
     if paused:
         assert plan["action"] in ("paused", "report", "needs-human")

@@ -97,7 +97,7 @@ def test_the_installed_command_runs_from_the_wheel(installed, tmp_path):
     assert all(Path(p).is_relative_to(installed) for p in where), where
 
     version = "import importlib.metadata as m; print(m.version('afd-tmux'))"
-    assert _run(installed / "bin" / "python", "-c", version, cwd=tmp_path, env=env).stdout.strip() == "0.1.0"
+    assert _run(installed / "bin" / "python", "-c", version, cwd=tmp_path, env=env).stdout.strip() == "0.2.0"
 
     afd = installed / "bin" / "afd"
     assert _run(afd, "--version", cwd=tmp_path, env=env).stdout.strip() == "afd 0.2.0"

@@ -319,7 +319,7 @@ def test_the_page_fits_1400_and_400_pixels_with_five_sessions_long_missions_and_
         seen = overflow(browser)
         assert seen["page"] <= seen["window"] and not seen["boxes"] and not seen["past"], (width, seen)
         # Every session's state is on screen (at 400 px, each session is a card with its state in it).
-        assert outside(browser, "#sessions tbody tr:not([hidden]) td.state .chip") == []
+        assert outside(browser, "#sessions tbody tr:not([hidden]) td.state .chip:not([hidden])") == []
         if width == 1400:
             # All eight columns drawn as a table, the last two whole.
             assert outside(browser, "#sessions thead th") == []
