@@ -273,6 +273,8 @@ class UsageWindow:
     # Which of the provider's limits the window belongs to (Codex's `limit_id`:
     # `codex`, or a model's own); None when the agent names only one.
     limit_id: str | None = None
+    # When the agent reported this window, when it differs from the reading's `at`.
+    observed_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
