@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "afd.cli.notify",
     "afd.cli.web",
     "afd.cli.statusline",
+    "afd.cli.usage",
 )
 
 # Which module registers each command: `afd status` imports afd.cli.status
@@ -53,6 +54,7 @@ COMMANDS = {
     "notify": "afd.cli.notify",
     "web": "afd.cli.web",
     "statusline": "afd.cli.statusline",
+    "usage": "afd.cli.usage",
 }
 
 

@@ -243,6 +243,11 @@ def report_view(report: dict, *, now=None, zone=None, narrow: bool = False, even
             account_cells += [Text(local_time(a["observed_at"], now, zone) or "never"), Text(a["source_session"] or "-")]
         accounts.add_row(*account_cells)
     parts.append(accounts)
+    figures = report.get("usage")
+    if figures and any(a["windows"] for a in figures.get("accounts", ())):
+        from afd.cli.usage import usage_table
+
+        parts.append(usage_table(figures, now=now, zone=zone, narrow=narrow))
     recent = report["events"] if events is None else report["events"][:events]
     if recent:
         parts.append(Text("recent events", style="bold"))

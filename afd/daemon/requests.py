@@ -70,6 +70,11 @@ class RequestHandler(JobRequests, WebRequests):
     def do_status(self, events: int = 20) -> dict:
         return self.status.report(self.daemon_info(), events)
 
+    def do_usage(self) -> dict:
+        """Every account's usage figures (`afd usage --json`), calibration's working time as it stands now."""
+        owners = [(a["name"], a["agent"]) for a in self.status.report(self.daemon_info(), 0)["accounts"]]
+        return self.sup.usage_figures(owners=owners).to_json()
+
     def do_sessions_list(self) -> list[dict]:
         return self.status.report(self.daemon_info(), 0)["sessions"]
 

@@ -197,5 +197,64 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE ledger ADD COLUMN from_account TEXT;
     ALTER TABLE ledger ADD COLUMN to_account TEXT;
     """,
+    # → +1, usage before the wall (afd/record/usage_book.py): each account's windows as its agent last
+    # reported them, the samples a burn rate is read from, the usage.high alerts already given (once per
+    # window, across restarts), the walls and working time calibration reads, and each Claude Code
+    # session's prompt cache.
+    """
+    CREATE TABLE usage_windows (
+        account TEXT NOT NULL,
+        limit_id TEXT NOT NULL DEFAULT '',
+        window TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        used_percent REAL,
+        resets_at TEXT,
+        window_minutes INTEGER,
+        observed_at TEXT NOT NULL,
+        source TEXT NOT NULL,
+        plan_type TEXT,
+        PRIMARY KEY (account, limit_id, window)
+    );
+    CREATE TABLE usage_samples (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        account TEXT NOT NULL,
+        limit_id TEXT NOT NULL DEFAULT '',
+        window TEXT NOT NULL,
+        at TEXT NOT NULL,
+        used_percent REAL,
+        resets_at TEXT
+    );
+    CREATE INDEX usage_samples_at ON usage_samples (at);
+    CREATE TABLE usage_alerts (
+        key TEXT PRIMARY KEY,
+        at TEXT NOT NULL
+    );
+    CREATE TABLE usage_stops (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        account TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        at TEXT NOT NULL,
+        busy_seconds REAL NOT NULL
+    );
+    CREATE TABLE usage_busy (
+        account TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        since TEXT NOT NULL,
+        seconds REAL NOT NULL,
+        whole INTEGER NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE prompt_caches (
+        account TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        cwd TEXT,
+        transcript_path TEXT,
+        warm INTEGER,
+        expires_at TEXT,
+        recache_tokens INTEGER,
+        observed_at TEXT NOT NULL,
+        PRIMARY KEY (account, session_id)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
