@@ -302,12 +302,14 @@ class Supervisor:
             mono=self.monotonic(),
         )
         changed = False
-        for account, reading in seen.readings:
-            changed |= self.usage_book.record(account, reading)
-        for cache in seen.caches:
-            self.usage_book.save_prompt_cache(PromptCache(cache.account, cache.session_id, cache.cwd, cache.transcript_path,
-                                                          cache.warm, cache.expires_at, cache.recache_tokens, cache.at))
-        self._count_working_time(seen.working, now)
+        with self.store.transaction():  # one commit for what this poll read, not one per file
+            for account, reading in seen.readings:
+                changed |= self.usage_book.record(account, reading)
+            for cache in seen.caches:
+                self.usage_book.save_prompt_cache(PromptCache(cache.account, cache.session_id, cache.cwd,
+                                                              cache.transcript_path, cache.warm, cache.expires_at,
+                                                              cache.recache_tokens, cache.at))
+            self._count_working_time(seen.working, now)
         if changed:
             self._tell_high_usage(now)
         mono = self.monotonic()
@@ -318,7 +320,7 @@ class Supervisor:
     def usage_figures(self, now: datetime | None = None, owners=()) -> usage.UsageFigures:
         """Every account's figures now (`owners`: (name, agent) listed even with none), working time as it stands."""
         now = now or self.clock()
-        inputs = self.usage_book.inputs()
+        inputs = self.usage_book.inputs(now)
         busy = {a: p.busy for a, p in self._periods.items() if p.whole}
         owners = [*owners, *((a.name, a.agent) for a in self.config.accounts.values())]
         return usage.figures(usage.UsageInputs(inputs.samples, inputs.stops, busy), owners, now,

@@ -59,7 +59,7 @@ def read_status_rows(conn: sqlite3.Connection, events: int) -> StatusRows:
         configured = conn.execute("SELECT value FROM meta WHERE key = 'accounts'").fetchone()
         from afd.record.usage_book import read_inputs
 
-        usage = read_inputs(lambda sql: conn.execute(sql).fetchall())
+        usage = read_inputs(lambda sql: conn.execute(sql).fetchall())  # samples as of now: the report is made now
         stale = conn.execute("SELECT value FROM meta WHERE key = 'usage_stale_after'").fetchone()
     finally:
         if began:

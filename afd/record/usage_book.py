@@ -19,13 +19,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from afd.judge.usage import Busy, Sample, Stop, UsageInputs
+from afd.judge.usage import RECENT, RESET_SLACK, Busy, Sample, Stop, UsageInputs
 from afd.model import UsageReading
 
 if TYPE_CHECKING:
     from afd.record.store import Store
 
 REFRESH = timedelta(minutes=1)
+# A window's figure moving (Claude Code's status line refreshes every few seconds while it works) is kept
+# as a sample at most this often; the window's row always has the latest.
+SAMPLE_EVERY = timedelta(minutes=1)
 KEEP = timedelta(days=8)
 MAX_STOPS = 10
 CACHE_KEEP = timedelta(days=1)
@@ -56,14 +59,21 @@ class PromptCache:
 Query = Callable[[str], Sequence[Sequence]]
 
 
-def read_inputs(query: Query) -> UsageInputs:
-    """Everything the figures are made of: `query` runs one SELECT on the store (the daemon's, or a read-only one)."""
+def read_inputs(query: Query, now: datetime | None = None) -> UsageInputs:
+    """What the figures are made of: `query` runs one SELECT on the store (the daemon's, or a read-only one).
+
+    Only the samples a figure reads: those of the last `RECENT` (the recent burn rate), and the one
+    before them of each window (its value when that span began); the window's average needs none.
+    """
+    since = _iso((now or datetime.now(timezone.utc)) - RECENT - RESET_SLACK)
     rows = query("SELECT account, limit_id, window, agent, used_percent, resets_at, window_minutes, observed_at,"
                  " source, plan_type FROM usage_windows")
     latest = {(r[0], r[1], r[2]): r for r in rows}
     samples: dict[tuple[str, str, str], list[Sample]] = {}
     for account, limit_id, window, at, used, resets in query(
-            "SELECT account, limit_id, window, at, used_percent, resets_at FROM usage_samples ORDER BY id"):
+            "SELECT account, limit_id, window, at, used_percent, resets_at FROM usage_samples"
+            f" WHERE at >= '{since}' OR id IN (SELECT MAX(id) FROM usage_samples WHERE at < '{since}'"
+            " GROUP BY account, limit_id, window) ORDER BY id"):
         row = latest.get((account, limit_id, window))
         if row is None:
             continue
@@ -94,11 +104,12 @@ class UsageBook:
     def __init__(self, store: Store):
         self.store = store
         self._windows: dict[tuple[str, str, str], tuple[float | None, str | None, datetime]] | None = None
+        self._sampled: dict[tuple[str, str, str], tuple[str | None, datetime]] = {}  # key -> reset and instant of its last sample
         self._caches: dict[tuple[str, str], tuple] = {}
 
-    def inputs(self) -> UsageInputs:
+    def inputs(self, now: datetime | None = None) -> UsageInputs:
         with self.store.transaction():  # one consistent read
-            return read_inputs(self.store.query)
+            return read_inputs(self.store.query, now)
 
     def _known(self) -> dict[tuple[str, str, str], tuple[float | None, str | None, datetime]]:
         if self._windows is None:
@@ -123,10 +134,13 @@ class UsageBook:
                 if was is not None and was[2] is not None and at <= was[2]:
                     continue  # an older report than the one kept (another session's older records)
                 if was is None or was[0] != w.used_percent or was[1] != resets:
-                    self.store.execute(
-                        "INSERT INTO usage_samples (account, limit_id, window, at, used_percent, resets_at)"
-                        " VALUES (?, ?, ?, ?, ?, ?)", (account, key[1], w.window, _iso(at), w.used_percent, resets))
                     changed = True
+                    last = self._sampled.get(key)
+                    if last is None or last[0] != resets or at - last[1] >= SAMPLE_EVERY:
+                        self.store.execute(
+                            "INSERT INTO usage_samples (account, limit_id, window, at, used_percent, resets_at)"
+                            " VALUES (?, ?, ?, ?, ?, ?)", (account, key[1], w.window, _iso(at), w.used_percent, resets))
+                        self._sampled[key] = (resets, at)
                 elif at - was[2] < REFRESH:
                     continue
                 self.store.execute(
@@ -221,3 +235,4 @@ class UsageBook:
             self.store.execute("DELETE FROM prompt_caches WHERE observed_at < ?", (_iso(now - CACHE_KEEP),))
         self._windows = None
         self._caches.clear()
+        self._sampled.clear()
