@@ -16,8 +16,9 @@ from datetime import datetime
 
 from afd.act import handoff, resume
 from afd.act.context import ActionContext
-from afd.decide import nextaction, policy
+from afd.decide import headroom, nextaction, policy
 from afd.judge import screen
+from afd.judge.limits import LimitState
 from afd.kit.resettime import local_zone
 from afd.model import Clock, SessionState
 from afd.record.ledger import who
@@ -111,8 +112,27 @@ def plan_wait(
     resume.save_plan(ctx, name, plan)
 
 
-def start_handoffs(ctx: ActionContext, busy: set[str]) -> None:
-    """Hand off each newly limited session, once per wall, when the config says so; `busy`: sessions with an action."""
+def choose_target(ctx: ActionContext, outgoing: str | None, facts, figures) -> policy.Handoff | policy.Park:
+    """The account a handoff goes to: `handoff_order` ranked as `handoff_rank` says, with the usage figures (None: none)."""
+    config = ctx.config
+    ranked = headroom.rank_targets(config.handoff_order, outgoing, facts, figures, config.handoff_rank)
+    if not ranked:
+        park = policy.choose_target(config.handoff_order, outgoing, facts)
+        # Every account limited, or the rest with a window used up by their exact figures.
+        return park if isinstance(park, policy.Park) else policy.Park(all_limited=True, until=None, why="all agents limited")
+    to, room = ranked[0]
+    fact = facts.get(to)
+    state = fact.state.value if fact is not None else "unknown"
+    how = f"{room:g} % headroom" if room is not None else state
+    why = f"{'most headroom' if config.handoff_rank == 'headroom' else 'first in handoff_order'} not limited ({how})"
+    return policy.Handoff(to, unverified=fact is None or fact.state is not LimitState.AVAILABLE, why=why)
+
+
+def start_handoffs(ctx: ActionContext, busy: set[str], figures=None) -> None:
+    """Hand off each newly limited session, once per wall, when the config says so; `busy`: sessions with an action.
+
+    `figures`: the accounts' usage figures (afd.judge.usage), which rank the targets by headroom.
+    """
     config = ctx.config
     for rec in ctx.store.list_sessions():
         if rec.name in busy:
@@ -123,7 +143,7 @@ def start_handoffs(ctx: ActionContext, busy: set[str]) -> None:
         wall = policy.wall_key(rec.banner_first_seen_at, rec.witnesses)
         # The account it runs on is the one skipped (a record from before accounts: the agent's default).
         outgoing = rec.account or rec.agent
-        choice = policy.choose_target(config.handoff_order, outgoing, ctx.store.load_limits())
+        choice = choose_target(ctx, outgoing, ctx.store.load_limits(), figures)
         if isinstance(choice, policy.Park):
             ctx.store.save_resume_history(rec.name, policy.tried(history, wall, policy.HandoffTry.DECLINED))
             _all_limited(ctx, rec, choice)

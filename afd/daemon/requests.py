@@ -108,10 +108,16 @@ class RequestHandler(JobRequests, WebRequests):
         if configured is not None:
             return self._agent_spec(configured.agent), name, None
         spec = self._agent_spec(name)
-        if config.route_new_sessions != "least-limited":
+        candidates = accounts_of(name, config.accounts.values())
+        if config.route_new_sessions == "most-headroom":
+            from afd.decide.headroom import route_most_headroom
+
+            account, why = route_most_headroom(candidates, self.store.load_limits(), self.sup.usage_figures())
+        elif config.route_new_sessions == "least-limited":
+            account, why = policy.route_account(candidates, self.store.load_limits())
+        else:
             return spec, name, None
-        account, why = policy.route_account(accounts_of(name, config.accounts.values()), self.store.load_limits())
-        return spec, account, f"route_new_sessions = \"least-limited\": {account}, {why}"
+        return spec, account, f"route_new_sessions = \"{config.route_new_sessions}\": {account}, {why}"
 
     def _agent_spec(self, agent: str):
         spec = self.daemon.plugins.agents.get(agent)

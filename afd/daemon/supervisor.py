@@ -186,7 +186,7 @@ class Supervisor:
 
     def start_handoffs(self) -> None:
         """Automatic handoffs policy asks for (the daemon calls this after a poll; `run --once` does not)."""
-        planner.start_handoffs(self.context(), set(self.engine.pending(self.store)))
+        planner.start_handoffs(self.context(), set(self.engine.pending(self.store)), self.usage_figures())
         self.acting = frozenset(self.engine.owning(self.store))
 
     def busy(self) -> bool:

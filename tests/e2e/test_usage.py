@@ -137,3 +137,22 @@ def test_codex_rollout_figures_reach_afd_usage_for_the_sessions_account(run_daem
     # A later report in the rollout (the session worked on) is read within the session's read interval.
     R.append_jsonl(path, [R.codex_token_count(datetime.now(timezone.utc), R.codex_window("five_hour", 44.0, reset), None)])
     wait_figure("codex", "five_hour", 44.0, timeout=40)
+
+
+def test_a_new_session_is_routed_to_the_account_with_the_most_headroom(run_daemon, tmux_server, xdg_dirs, git_repo):
+    home = xdg_dirs["HOME"]
+    start_fake(tmux_server, "claude", cwd=tmux_server.scratch, prompt="x")  # installs the fake claude
+    fake_claude = tmux_server.scratch / "bin" / "claude"
+    write_config(xdg_dirs, FAST + 'route_new_sessions = "most-headroom"\n'
+                 f'[agents.claude]\ncommand = ["{fake_claude}"]\n' + WORK)
+    run_daemon()
+    status_line(payload(90.0, soon(100)))
+    status_line(payload(20.0, soon(100)), home / ".claude-work")
+    wait_figure("claude-work", "five_hour", 20.0)
+    wait_figure("claude", "five_hour", 90.0)
+    made = afd("sessions", "create", "routed", "--agent", "claude", "--repo", str(git_repo), "--prompt", "Add a test",
+               "--json", timeout=60)
+    assert made.returncode == 0, made.stderr
+    answer = json.loads(made.stdout)
+    assert answer["account"] == "claude-work"
+    assert answer["routed"] == 'route_new_sessions = "most-headroom": claude-work, the most headroom: 80 % left in its fullest window'
