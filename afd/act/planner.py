@@ -133,7 +133,6 @@ def start_handoffs(ctx: ActionContext, busy: set[str], figures=None) -> None:
 
     `figures`: the accounts' usage figures (afd.judge.usage), which rank the targets by headroom.
     """
-    config = ctx.config
     for rec in ctx.store.list_sessions():
         if rec.name in busy:
             continue
