@@ -186,7 +186,13 @@ class Supervisor:
 
     def start_handoffs(self) -> None:
         """Automatic handoffs policy asks for (the daemon calls this after a poll; `run --once` does not)."""
-        planner.start_handoffs(self.context(), set(self.engine.pending(self.store)), self.usage_figures())
+        figures = self.usage_figures()
+        planner.start_handoffs(self.context(), set(self.engine.pending(self.store)), figures)
+        if self.config.handoff_before is not None:
+            book = self.usage_book
+            planner.start_handoffs_before_the_wall(self.context(), set(self.engine.pending(self.store)), figures,
+                                                   book.alerts_given(), lambda key: book.mark_alerts([key], self.clock()),
+                                                   self.watches)
         self.acting = frozenset(self.engine.owning(self.store))
 
     def busy(self) -> bool:

@@ -40,6 +40,7 @@ def before_wall_key(w: WindowFigure) -> str:
 def handoff_before(
     *,
     state: SessionState,
+    turn_ended: bool,
     account: str | None,
     figures: UsageFigures,
     threshold: float | None,
@@ -48,10 +49,15 @@ def handoff_before(
     done: Iterable[str],
     zone: tzinfo,
 ) -> BeforeWall | None:
-    """The handoff before the wall due for a session now, or None."""
+    """The handoff before the wall due for a session now, or None.
+
+    `turn_ended`: the pane has come to rest (two captures alike) with no busy marker in its tail: the
+    agent is at its prompt, its turn over. An idle state alone is not enough: a session just adopted
+    starts idle, and an agent thinking quietly behind its spinner leaves its screen unchanged.
+    """
     if threshold is None or account is None or account == "unknown":
         return None
-    if state is not SessionState.IDLE:
+    if state is not SessionState.IDLE or not turn_ended:
         return None  # working is mid-turn; limited is the wall's own path; anything else has no turn to end
     found = figures.account(account)
     if found is None:

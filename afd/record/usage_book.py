@@ -106,10 +106,15 @@ class UsageBook:
         self._windows: dict[tuple[str, str, str], tuple[float | None, str | None, datetime]] | None = None
         self._sampled: dict[tuple[str, str, str], tuple[str | None, datetime]] = {}  # key -> reset and instant of its last sample
         self._caches: dict[tuple[str, str], tuple] = {}
+        self._inputs: tuple[tuple[int, int], UsageInputs] | None = None
 
     def inputs(self, now: datetime | None = None) -> UsageInputs:
-        with self.store.transaction():  # one consistent read
-            return read_inputs(self.store.query, now)
+        """What the figures are made of, read again only after anyone wrote to the store (most polls: no one)."""
+        marker = self.store.change_marker()
+        if self._inputs is None or self._inputs[0] != marker:
+            with self.store.transaction():  # one consistent read
+                self._inputs = (marker, read_inputs(self.store.query, now))
+        return self._inputs[1]
 
     def _known(self) -> dict[tuple[str, str, str], tuple[float | None, str | None, datetime]]:
         if self._windows is None:

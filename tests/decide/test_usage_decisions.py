@@ -77,8 +77,8 @@ def test_routing_new_sessions_to_the_most_headroom():
 # --- the handoff before the wall ------------------------------------------------------------
 
 
-def due(state=SessionState.IDLE, account="claude", fig=None, threshold=95.0, min_wait=1800.0, done=()):
-    return before_wall.handoff_before(state=state, account=account, figures=fig or figures(("claude", 96.0, 180, 1)),
+def due(state=SessionState.IDLE, account="claude", fig=None, threshold=95.0, min_wait=1800.0, done=(), turn_ended=True):
+    return before_wall.handoff_before(state=state, turn_ended=turn_ended, account=account, figures=fig or figures(("claude", 96.0, 180, 1)),
                                       threshold=threshold, min_wait=min_wait, now=T0, done=done, zone=UTC)
 
 
@@ -93,6 +93,7 @@ def test_a_turn_ended_at_the_threshold_hands_off_with_its_reason():
     "kwargs",
     [
         pytest.param({"state": SessionState.WORKING}, id="never-mid-turn"),
+        pytest.param({"turn_ended": False}, id="idle-with-its-spinner-is-mid-turn"),
         pytest.param({"state": SessionState.LIMITED}, id="at-the-wall-its-own-path"),
         pytest.param({"threshold": None}, id="off"),
         pytest.param({"fig": figures(("claude", 94.0, 180, 1))}, id="below-the-threshold"),

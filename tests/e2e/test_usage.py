@@ -156,3 +156,43 @@ def test_a_new_session_is_routed_to_the_account_with_the_most_headroom(run_daemo
     answer = json.loads(made.stdout)
     assert answer["account"] == "claude-work"
     assert answer["routed"] == 'route_new_sessions = "most-headroom": claude-work, the most headroom: 80 % left in its fullest window'
+
+
+def test_a_handoff_before_the_wall_waits_for_the_turn_to_end_and_happens_once_per_window(
+        run_daemon, tmux_server, xdg_dirs, worktree):
+    from daemon_harness import logged, session, wait_session
+
+    write_config(xdg_dirs, FAST + 'handoff_stop_timeout = "1s"\nhandoff_before = "90%"\nhandoff_order = ["codex"]\n')
+    daemon = run_daemon()
+    reset = soon(180)
+    status_line(payload(95.0, reset))
+    wait_figure("claude", "five_hour", 95.0)
+    wt = worktree("before-the-wall")
+    done_file = tmux_server.scratch / "turn-done"
+    agents = {"claude": {"work_until_file": str(done_file)}, "codex": {}}
+    claude = start_fake(tmux_server, "claude", cwd=wt, prompt="Fix the login test", scenario={"agents": agents})
+    name = session_for(claude.pane)["name"]
+    # Mid-turn: the agent thinks behind its spinner (its screen otherwise still, as afd's idle gate sees it).
+    wait_for(lambda: "esc to interrupt" in tmux_server.capture(claude.pane), message="claude's spinner")
+    time.sleep(2)  # ten polls mid-turn, at 95 % of the window
+    assert "esc to interrupt" in tmux_server.capture(claude.pane)
+    assert events("handoff.started") == [] and session(name)["agent"] == "claude"
+
+    done_file.write_text("done")  # the turn ends: the agent is idle at its prompt
+    s = wait_session(name, lambda s: s["agent"] == "codex" and s["handoffs"] == 1, "handed to codex at the turn boundary")
+    local = reset.astimezone().strftime("%H:%M")
+    assert s["ledger"][0]["reason"] == f"approaching limit (95 % of the 5-hour window, resets {local})"
+    assert s["ledger"][0]["automatic"] is True
+    brief = logged(claude, "codex", "start")[0]["prompt"]
+    assert "Fix the login test" in brief and "before it hit its provider usage limit" in brief
+    (started,) = events("handoff.started")
+    assert started["message"].endswith(f"approaching limit (95 % of the 5-hour window, resets {local})")
+
+    # Once per window: another session of the account, idle at its prompt after a restart, is not handed off.
+    daemon.stop()
+    run_daemon()
+    other = start_fake(tmux_server, "claude", cwd=worktree("second"), prompt="Add a test", scenario={"agents": agents})
+    other_name = session_for(other.pane)["name"]
+    wait_session(other_name, lambda s: s["state"] == "idle", "the second claude idle")
+    time.sleep(2)
+    assert len(events("handoff.started")) == 1 and session(other_name)["agent"] == "claude"
