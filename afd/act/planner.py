@@ -16,8 +16,8 @@ from datetime import datetime
 
 from afd.act import handoff, resume
 from afd.act.context import ActionContext
-from afd.decide import headroom, nextaction, policy
-from afd.judge import screen
+from afd.decide import before_wall, headroom, nextaction, policy
+from afd.judge import screen, sessions
 from afd.judge.limits import LimitState
 from afd.kit.resettime import local_zone
 from afd.model import Clock, SessionState
@@ -154,6 +154,51 @@ def start_handoffs(ctx: ActionContext, busy: set[str], figures=None) -> None:
             ctx.event("handoff.refused", f"no automatic handoff to {choice.to}: {exc}; the wait path applies", rec.name)
         else:
             ctx.store.save_resume_history(rec.name, policy.tried(ctx.store.resume_history(rec.name), wall, policy.HandoffTry.STARTED))
+
+
+def turn_ended(ctx: ActionContext, rec: SessionRecord, watch) -> bool:
+    """Whether the session's agent is at its prompt between turns: its pane at rest, no busy marker in its tail."""
+    if watch is None or watch.moving or len(watch.captures) < 2 or rec.agent is None:
+        return False
+    spec = ctx.plugins.agents.get(rec.agent)
+    if spec is None:
+        return False
+    return not sessions.seen_busy(watch.captures[-1], spec.busy, spec.chrome, ctx.config.tail_lines)
+
+
+def start_handoffs_before_the_wall(ctx: ActionContext, busy: set[str], figures, done: set[str], mark, watches) -> None:
+    """`handoff_before`: hand off a session whose turn has ended while its account's window is nearly full.
+
+    Once per account, window and reset (`done` holds the keys given; `mark` records one, in the
+    store's transaction with the handoff's journal row, so a crash between them cannot start two).
+    """
+    config = ctx.config
+    if config.handoff_before is None or figures is None or not config.handoff_order:
+        return
+    now = ctx.clock()
+    for rec in ctx.store.list_sessions():
+        if rec.name in busy:
+            continue
+        found = before_wall.handoff_before(state=rec.state, turn_ended=turn_ended(ctx, rec, watches.get(rec.name)),
+                                           account=rec.account, figures=figures,
+                                           threshold=config.handoff_before, min_wait=config.handoff_before_min_wait,
+                                           now=now, done=done, zone=local_zone())
+        if found is None:
+            continue
+        done.add(found.key)
+        choice = choose_target(ctx, rec.account or rec.agent, ctx.store.load_limits(), figures)
+        if isinstance(choice, policy.Park):
+            mark(found.key)
+            ctx.event("handoff.refused", f"no handoff before the wall, {found.reason}: every account of handoff_order is "
+                                         "limited or used up; it works on until its wall", rec.name)
+            continue
+        try:
+            with ctx.store.transaction():
+                mark(found.key)
+                handoff.begin(ctx, rec.name, choice.to, automatic=True, reason=found.reason, before_wall=True)
+        except handoff.HandoffRefused as exc:
+            mark(found.key)
+            ctx.event("handoff.refused", f"no handoff before the wall to {choice.to}, {found.reason}: {exc}", rec.name)
 
 
 def _all_limited(ctx: ActionContext, rec: SessionRecord, park: policy.Park) -> None:
