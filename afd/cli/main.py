@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "afd.cli.web",
     "afd.cli.statusline",
     "afd.cli.usage",
+    "afd.cli.queue",
 )
 
 # Which module registers each command: `afd status` imports afd.cli.status
@@ -55,6 +56,7 @@ COMMANDS = {
     "web": "afd.cli.web",
     "statusline": "afd.cli.statusline",
     "usage": "afd.cli.usage",
+    "queue": "afd.cli.queue",
 }
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from afd.act import create
 from afd.act.launch import Launch, account_env, launch_argv, on_account
 from afd.daemon.control import Stream
+from afd.daemon.queue_requests import QueueRequests
 from afd.daemon.status import StatusSnapshot, event_json
 from afd.daemon.supervisor import GONE, UNKNOWN, expected_socket_path
 from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
@@ -30,7 +31,7 @@ from afd.web.requests import WebRequests
 from afd.world import git, tmux
 
 
-class RequestHandler(JobRequests, WebRequests):
+class RequestHandler(JobRequests, WebRequests, QueueRequests):
     def __init__(self, daemon):
         self.daemon = daemon
         self._status: StatusSnapshot | None = None

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 
 import psutil
 
-from afd.act import briefing, create, planner, resume, runner, swap
+from afd.act import briefing, create, planner, queue, resume, runner, swap
 from afd.act.context import ActionContext, Advanced, Workers
 from afd.config.loader import PluginSet
 from afd.config.settings import Config, compiled_limit_patterns
@@ -36,6 +36,7 @@ from afd.observe.statusline import AGENT as STATUSLINE_AGENT
 from afd.observe.usage import UsageWatch
 from afd.observe.watch import PaneWatch, occurrence_key
 from afd.record.naming import is_ignored, unique_name
+from afd.record.queue_book import QueueBook
 from afd.record.store import Store
 from afd.record.types import NO_HISTORY, SessionRecord
 from afd.record.usage_book import PromptCache, UsageBook
@@ -139,9 +140,12 @@ class Supervisor:
     _periods_saved: dict = field(default_factory=dict)  # account -> (Period, monotonic seconds) as last saved
     _usage_polled_at: datetime | None = None
     _usage_pruned_at: float = float("-inf")
+    queue_book: QueueBook = field(init=False)  # the prompts held with `afd queue add`
+    _queue_said: dict = field(default_factory=dict)  # queued prompt id → the hold last said in an event
 
     def __post_init__(self) -> None:
         self.usage_book = UsageBook(self.store)
+        self.queue_book = QueueBook(self.store)
         now = self.clock()
         for account, (agent, busy, whole, saved_at) in self.usage_book.busy().items():
             period = calibration.resumed(calibration.Period(agent, busy, whole), saved_at, now)
@@ -285,6 +289,12 @@ class Supervisor:
             pending = self.store.pending_journal()
         busy = {e.session for e in pending}
         ctx = self.context()
+        if self.queue_book.open():
+            # Held prompts first: one due at this reset goes in with the resume, in one paste.
+            records = {name: self.store.get_session(name) or rec for name, (rec, _pane, _ident) in live.items()}
+            queue.advance(ctx, self.queue_book, records, busy, said=self._queue_said,
+                          armed=lambda rec: self._native_armed(ctx, rec, now))
+            busy = {e.session for e in self.store.pending_journal()}
         histories = self.store.resume_histories()  # each plan writes only its own session's
         for name, (rec, _pane, _ident) in list(live.items()):
             if name not in busy:
@@ -364,6 +374,13 @@ class Supervisor:
                 continue  # only more working time: saved once a minute
             self.usage_book.save_busy(period.agent, period.busy, period.whole, now)
             self._periods_saved[account] = (period, mono)
+
+    def _native_armed(self, ctx: ActionContext, rec: SessionRecord, now: datetime) -> bool:
+        """Whether the agent's own auto-continue is armed at the wall it stands at (Claude Code's)."""
+        from afd.decide.policy import Native
+
+        limit = planner.limit_of(ctx, rec, self.watches.get(rec.name), now)
+        return limit is not None and limit.native is Native.ARMED
 
     def _agent_process(self, rec: SessionRecord, ident: Identity | None) -> AgentProcess | None:
         """The session's agent process as a plugin reading its records sees it; None when whose it is cannot be said."""

@@ -140,9 +140,11 @@ def next_move(
     resume_path: bool,
     grace: float,
     now: datetime,
+    armed: bool = False,
 ) -> Move:
     """What to do with one waiting prompt this poll. `busy`: an action of afd is in progress on the session;
-    `resume_path`: the wait path would resume this session by itself (limit_auto_resume on, no handoff)."""
+    `resume_path`: the wait path would resume this session by itself (limit_auto_resume on, no handoff);
+    `armed`: the agent's own auto-continue is armed at its wall (Claude Code's)."""
     if now < item.due_at:
         return Hold(f"due at {item.due_at:%Y-%m-%dT%H:%M:%SZ}")
     if state is None:
@@ -157,6 +159,9 @@ def next_move(
     if state is SessionState.IDLE:
         return AsEnvelope()
     if state in (SessionState.LIMITED, SessionState.ALL_LIMITED):
+        if armed:
+            # Its own auto-continue sends a prompt at the reset: ours goes in at the prompt after, not beside it.
+            return Hold("the agent continues by itself at its reset; the prompt goes in at its next prompt")
         return AsResume(with_continuation=resume_path)
     return Hold(_WAITS.get(state, f"the session is {state}"))
 

@@ -199,8 +199,8 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # → +1, usage before the wall (afd/record/usage_book.py): each account's windows as its agent last
     # reported them, the samples a burn rate is read from, the usage.high alerts already given (once per
-    # window, across restarts), the walls and working time calibration reads, and each Claude Code
-    # session's prompt cache.
+    # window, across restarts), the walls and working time calibration reads, each Claude Code
+    # session's prompt cache, and the prompts held for a reset (`afd queue`, afd/record/queue_book.py).
     """
     CREATE TABLE usage_windows (
         account TEXT NOT NULL,
@@ -255,6 +255,20 @@ MIGRATIONS: tuple[str, ...] = (
         observed_at TEXT NOT NULL,
         PRIMARY KEY (account, session_id)
     );
+    CREATE TABLE queue (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session TEXT NOT NULL,
+        text TEXT NOT NULL,
+        at_kind TEXT NOT NULL CHECK (at_kind IN ('reset', 'time')),
+        due_at TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('waiting', 'delivering', 'delivered', 'unconfirmed', 'cancelled')),
+        route TEXT,
+        ref INTEGER,
+        outcome TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX queue_open ON queue (state) WHERE state IN ('waiting', 'delivering');
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -196,3 +196,9 @@ def test_when_a_held_prompt_goes_in(due_at, state, fact, busy, paused, resume_pa
 def test_one_paste_carries_the_continuation_and_the_prompt():
     assert queue.resume_text("Your usage limit has reset.", ["run the tests"]) == "Your usage limit has reset.\n\nrun the tests"
     assert queue.resume_text(None, ["run the tests "]) == "run the tests"
+
+
+def test_an_agent_that_continues_by_itself_gets_the_prompt_at_its_next_prompt():
+    assert queue.next_move(item(0), state=SessionState.LIMITED, fact=None, busy=False, paused=False, resume_path=True,
+                           grace=120, now=T0, armed=True) == Hold(
+        "the agent continues by itself at its reset; the prompt goes in at its next prompt")
