@@ -97,6 +97,11 @@ def plan_wait(
         max_attempts=cfg.resume_max_attempts,
         now=now,
     )
+    if isinstance(decision, policy.ResumeNow) and (cfg.cold_cache_tokens > 0 or cfg.spend_warn_at is not None):
+        costly = wake_cost(ctx, rec, now)
+        if costly is not None:
+            decision = policy.NeedsHuman(f"a resume now costs more than it is worth: {costly}; `afd resume {name}` "
+                                         "resumes anyway")
     plan = nextaction.plan_of(decision, max_attempts=cfg.resume_max_attempts, agent=rec.agent)
     old = nextaction.loads(rec.next_action)
     if isinstance(decision, policy.NeedsHuman) and (old or {}).get("action") != "needs-human":
@@ -128,6 +133,29 @@ def choose_target(ctx: ActionContext, outgoing: str | None, facts, figures) -> p
     return policy.Handoff(to, unverified=fact is None or fact.state is not LimitState.AVAILABLE, why=why)
 
 
+def wake_cost(ctx: ActionContext, rec: SessionRecord, now: datetime, figures=None) -> str | None:
+    """Why waking this session now (a resume, a handoff's continuation) costs more than it is worth, or None.
+
+    The session's prompt cache is the newest its account's status line reported for the session's
+    directory; the spend window is the account's, by exact figures.
+    """
+    from afd.judge import usage
+    from afd.record.usage_book import UsageBook
+
+    cfg = ctx.config
+    account = rec.account or rec.agent
+    book = UsageBook(ctx.store)
+    cache = None
+    if cfg.cold_cache_tokens > 0 and account:
+        mine = [c for c in book.prompt_caches(account) if c.cwd and rec.worktree and c.cwd == rec.worktree]
+        if mine:
+            cache = before_wall.PromptCacheState(mine[0].warm, mine[0].expires_at, mine[0].recache_tokens)
+    if figures is None and cfg.spend_warn_at is not None:
+        figures = usage.figures(book.inputs(now), [], now, stale_after=cfg.usage_stale_after)
+    return before_wall.wake_cost(cache=cache, cold_cache_tokens=cfg.cold_cache_tokens, figures=figures, account=account,
+                                 spend_warn_at=cfg.spend_warn_at, now=now)
+
+
 def start_handoffs(ctx: ActionContext, busy: set[str], figures=None) -> None:
     """Hand off each newly limited session, once per wall, when the config says so; `busy`: sessions with an action.
 
@@ -146,6 +174,16 @@ def start_handoffs(ctx: ActionContext, busy: set[str], figures=None) -> None:
         if isinstance(choice, policy.Park):
             ctx.store.save_resume_history(rec.name, policy.tried(history, wall, policy.HandoffTry.DECLINED))
             _all_limited(ctx, rec, choice)
+            continue
+        # The incoming agent starts with a cold cache anyway: what is asked about is the spend window of the
+        # account it would spend.
+        costly = before_wall.wake_cost(cache=None, cold_cache_tokens=0, figures=figures, account=choice.to,
+                                       spend_warn_at=ctx.config.spend_warn_at, now=ctx.clock())
+        if costly is not None:
+            ctx.store.save_resume_history(rec.name, policy.tried(history, wall, policy.HandoffTry.DECLINED))
+            ctx.event("session.needs_human", f"needs you: a handoff now costs more than it is worth: {costly}; "
+                                             f"`afd handoff {rec.name} --to {choice.to}` hands off anyway", rec.name,
+                      why=costly)
             continue
         try:
             handoff.begin(ctx, rec.name, choice.to, automatic=True)

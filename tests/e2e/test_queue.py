@@ -167,3 +167,33 @@ def test_queue_add_says_why_it_cannot_and_a_waiting_prompt_can_be_cancelled(run_
     assert down.returncode == 3 and "the daemon is not running" in down.stderr
     assert [i["state"] for i in queue_list()] == ["cancelled"]
     assert typed(fake, HELD) == []
+
+
+# --- a wake that costs more than it is worth (cold_cache_tokens) --------------------------
+
+
+@pytest.mark.parametrize(("limit", "asks"), [(10_000, True), (100_000, False)], ids=["costly-asks", "cheap-resumes"])
+def test_a_resume_onto_a_cold_cache_that_costs_too_much_asks_the_person_instead(tmux_server, supervisor, limit, asks):
+    from afd.record.usage_book import PromptCache, UsageBook
+
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, scenario={"limit_now": True, "limit_lasts_seconds": 1})
+    fake.wait_ready()
+    clock = ShiftClock()
+    sup = supervisor(clock, cold_cache_tokens=limit)
+    rec = poll_until(sup, lambda: next((r for r in sup.store.list_sessions() if r.pane_id == fake.pane and r.state == "limited"),
+                                       None), message="limited")
+    # What the session's status line said of its cache: cold, 48,000 tokens to cache again.
+    UsageBook(sup.store).save_prompt_cache(PromptCache("claude", "s-1", rec.worktree, "/t.jsonl", False, None, 48_000, clock()))
+    wait_for(lambda: time.time() - fake.events("limit")[0]["t"] > 1.2, message="the fake's wall to lift")
+    clock.jump_to(rec.reset_at + timedelta(seconds=61))
+    if asks:
+        plan = poll_until(sup, lambda: (r := sup.store.get_session(rec.name)).next_action and "needs-human" in r.next_action
+                          and r.next_action, message="a plan that asks the person")
+        assert "its prompt cache is cold: going on would cache 48,000 tokens again" in plan
+        for _ in range(10):
+            sup.poll()
+        assert typed(fake, MESSAGE) == []
+        told = [e.event for e in sup.store.recent_events(100) if e.event.kind == "session.needs_human"]
+        assert len(told) == 1 and "afd resume" in told[0].message
+    else:
+        poll_until(sup, lambda: typed(fake, MESSAGE), timeout=30, message="the continuation")
