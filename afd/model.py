@@ -122,6 +122,10 @@ class AgentSpec:
     # its text (`[Pasted ~15 lines]`). A group named "lines" is the number of
     # lines pasted; a placeholder counts as the paste only when that matches.
     paste_markers: tuple[re.Pattern[str], ...] = ()
+    # The agent runs a status-line command of the user's on every refresh, with a JSON payload on stdin
+    # that carries its rate limits and prompt cache (Claude Code's `statusLine`): `afd statusline` can be
+    # that command, and its figures are this agent's (afd.observe.statusline). At most one agent says so.
+    status_line: bool = False
 
 
 @dataclass(frozen=True, slots=True)

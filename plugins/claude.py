@@ -108,6 +108,7 @@ def afd_agents() -> list[AgentSpec]:
             busy=_BUSY,
             argv_patterns=(re.compile(r"@anthropic-ai/claude-code|claude-code/cli\.js"),),
             input_rows=_INPUT_ROWS,
+            status_line=True,
             # A second subscription is a second config directory; a token or API key
             # in the environment bills whoever owns it, which no directory names.
             account_env=("CLAUDE_CONFIG_DIR",),

@@ -89,7 +89,7 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
         for failure in plugins.failures:
             add(f"plugin {failure.name}", FAIL, failure.error)
 
-    if config is not None and plugins is not None and "claude" in plugins.agents:
+    if config is not None and plugins is not None and any(s.status_line for s in plugins.agents.values()):
         for check in statusline_checks(config, plugins):
             add(*check)
 
@@ -124,11 +124,12 @@ def statusline_checks(config, plugins, project_dirs=None) -> list[tuple[str, str
     statusLine over the account's: sessions there then hand afd no figures. The projects looked
     at are the worktrees of afd's Claude Code sessions and the current directory.
     """
-    from afd.cli.statusline_settings import SETTINGS, config_dir, is_ours, read_settings
+    from afd.cli.statusline_settings import SETTINGS, config_dir, is_ours, read_settings, status_line_agent
     from afd.errors import UserError as _UserError
 
     out: list[tuple[str, str, str]] = []
-    names = ["claude", *(a.name for a in config.accounts.values() if a.agent == "claude")]
+    agent = status_line_agent(plugins).name
+    names = [agent, *(a.name for a in config.accounts.values() if a.agent == agent)]
     for name in names:
         folder = config_dir(name, config, plugins)
         path = folder / SETTINGS
@@ -146,7 +147,7 @@ def statusline_checks(config, plugins, project_dirs=None) -> list[tuple[str, str
         else:
             out.append((f"statusline {name}", WARN, f"not installed in {path}: `afd statusline install --account {name}` "
                                                     "gives afd the account's exact usage figures"))
-    for place in project_dirs if project_dirs is not None else _claude_projects():
+    for place in project_dirs if project_dirs is not None else _projects_of(agent):
         for leaf in ("settings.json", "settings.local.json"):
             project = Path(place) / ".claude" / leaf
             try:
@@ -160,8 +161,8 @@ def statusline_checks(config, plugins, project_dirs=None) -> list[tuple[str, str
     return out
 
 
-def _claude_projects() -> list[str]:
-    """The worktrees of afd's Claude Code sessions (from the daemon, else the store), and the current directory."""
+def _projects_of(agent: str) -> list[str]:
+    """The worktrees of afd's sessions of `agent` (from the daemon, else the store), and the current directory."""
     from afd.cli.status import read_report
 
     found: list[str] = []
@@ -170,7 +171,7 @@ def _claude_projects() -> list[str]:
     except UserError:
         report = {"sessions": []}
     for s in report.get("sessions", ()):
-        if s.get("agent") == "claude" and s.get("state") != "gone" and s.get("worktree"):
+        if s.get("agent") == agent and s.get("state") != "gone" and s.get("worktree"):
             found.append(s["worktree"])
     cwd = os.getcwd()
     return list(dict.fromkeys([*found, cwd]))

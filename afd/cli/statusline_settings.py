@@ -23,7 +23,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from afd.errors import EXIT_OK, EXIT_USAGE, UserError
-from afd.observe.statusline import AGENT
 
 SETTINGS = "settings.json"
 
@@ -119,19 +118,26 @@ def edit_uninstall(settings: dict) -> tuple[dict, str | None, str | None]:
     return out, before, user
 
 
+def status_line_agent(plugins):
+    """The agent whose status line `afd statusline` serves (its spec says `status_line`); UserError when none."""
+    spec = next((s for s in plugins.agents.values() if s.status_line), None)
+    if spec is None:
+        raise UserError("no plugin provides an agent with a status-line command (Claude Code's)", EXIT_USAGE)
+    return spec
+
+
 def config_dir(account: str, config, plugins) -> Path:
-    """The CLAUDE_CONFIG_DIR of a Claude Code account: its default's `~/.claude`, or the one its [accounts] entry sets."""
+    """The config directory of an account of the status-line agent (Claude Code's CLAUDE_CONFIG_DIR): its default's
+    (`~/.claude`), or the one its [accounts] entry sets."""
     from afd.judge.accounts import env_of, expand, vars_of
 
-    spec = plugins.agents.get(AGENT)
-    if spec is None:
-        raise UserError(f"no plugin provides {AGENT}, whose status line this is", EXIT_USAGE)
-    env = env_of(account, AGENT, vars_of(spec), config.accounts)
+    spec = status_line_agent(plugins)
+    env = env_of(account, spec.name, vars_of(spec), config.accounts)
     if env is None:
-        named = ", ".join([AGENT, *(a.name for a in config.accounts.values() if a.agent == AGENT)])
-        raise UserError(f'"{account}" is not a {AGENT} account (known: {named})', EXIT_USAGE)
+        named = ", ".join([spec.name, *(a.name for a in config.accounts.values() if a.agent == spec.name)])
+        raise UserError(f'"{account}" is not a {spec.name} account (known: {named})', EXIT_USAGE)
     chosen = dict(env) or dict(spec.account_defaults)
-    return Path(expand(chosen["CLAUDE_CONFIG_DIR"], os.path.expanduser("~")))
+    return Path(expand(chosen[spec.account_env[0]], os.path.expanduser("~")))
 
 
 def read_settings(path: Path) -> dict:
@@ -185,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     from afd.cli.common import load_effective, print_json
 
     config, plugins = load_effective(args.config)
-    account = args.account or AGENT
+    account = args.account or status_line_agent(plugins).name
     change = apply(account, config_dir(account, config, plugins), args.action_name, afd_command())
     if args.json:
         print_json(change.to_json())

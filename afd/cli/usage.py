@@ -66,11 +66,12 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if running else EXIT_DAEMON_DOWN
 
 
-def window_label(w: dict) -> str:
+def window_label(w: dict, agent: str | None = None) -> str:
+    """`5-hour`, or `5-hour (codex_spark)` for a limit other than the agent's own."""
     from afd.judge.usage import LABELS
 
     name = LABELS.get(w["window"], w["window"])
-    return f"{name} ({w['limit_id']})" if w.get("limit_id") and w["limit_id"] not in ("codex",) else name
+    return f"{name} ({w['limit_id']})" if w.get("limit_id") and w["limit_id"] != agent else name
 
 
 def provenance_words(w: dict) -> str:
@@ -123,7 +124,7 @@ def usage_table(figures: dict, *, now=None, zone=None, narrow: bool = False):
             style = "bold red" if used is not None and used >= 95 else "yellow" if used is not None and used >= 80 else ""
             figure = provenance_words(w)
             cells = [
-                Text(account["account"]), Text(window_label(w)),
+                Text(account["account"]), Text(window_label(w, account["agent"])),
                 Text("?" if used is None else f"{used:g} %", style=style),
                 Text(local_time(w.get("resets_at"), now, zone) or "-"),
                 Text(runs_out_words(w, now, zone)),

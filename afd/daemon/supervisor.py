@@ -32,7 +32,6 @@ from afd.model import AgentProcess, Clock, Event, Notice, SessionState, WitnessS
 from afd.observe import account_env, identity
 from afd.observe.identity import Identity, IdentityKind
 from afd.observe.identity_cache import IdentityCache, rules_key
-from afd.observe.statusline import AGENT as STATUSLINE_AGENT
 from afd.observe.usage import UsageWatch
 from afd.observe.watch import PaneWatch, occurrence_key
 from afd.record.naming import is_ignored, unique_name
@@ -305,12 +304,12 @@ class Supervisor:
 
     def _observe_usage(self, live, now: datetime) -> None:
         """What the agents report of their accounts' usage: kept, counted for calibration, told early when high."""
-        claude = self.plugins.agents.get(STATUSLINE_AGENT)
+        status_line = next((spec for spec in self.plugins.agents.values() if spec.status_line), None)
         idents = {name: ident for name, (_rec, _pane, ident) in live.items()}
         seen = self.usage_watch.look(
             [rec for rec, _pane, _ident in live.values()],
             process_of=lambda rec: self._agent_process(rec, idents.get(rec.name)),
-            claude_vars=accounts.vars_of(claude) if claude is not None else None,
+            status_line=status_line,
             configured=self.config.accounts.values(),
             read_usage=self.plugins.usage,
             has_usage=self.plugins.has_usage,

@@ -292,7 +292,7 @@ def used_figure(used: object, resets_at: object, *, spend: bool = False) -> floa
     return value
 
 
-def reading_from_statusline(payload: Mapping, at: datetime, agent: str = "claude") -> UsageReading | None:
+def reading_from_statusline(payload: Mapping, at: datetime, agent: str) -> UsageReading | None:
     """The windows of one status-line payload (`rate_limits`), or None when it carries none.
 
     Before its first answer, or for an API key, Claude Code sends no

@@ -30,9 +30,8 @@ from pathlib import Path
 
 SCHEMA = 1
 FOLDER = "usage"
-AGENT = "claude"
-# Claude Code's account variables (its spec's `account_env` and `credential_env`, which a
-# test holds equal): read here without loading the plugins, which would cost the status line.
+# The status-line agent's account variables (Claude Code's spec's `account_env` and `credential_env`, which
+# a test holds equal): read here without loading the plugins, which would cost the status line.
 ACCOUNT_VARS = ("CLAUDE_CONFIG_DIR",)
 CREDENTIAL_VARS = ("CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK",
                    "CLAUDE_CODE_USE_VERTEX")
@@ -67,12 +66,12 @@ def file_name(view: dict) -> str:
             value = home + value[1:]
         parts.append(f"{name}={os.path.realpath(value) if os.path.isabs(value) else value}")
     parts += view["credentials"]
-    return f"{AGENT}-{zlib.crc32(chr(0).join(parts).encode()):08x}.json"
+    return f"statusline-{zlib.crc32(chr(0).join(parts).encode()):08x}.json"
 
 
 def kept(payload: dict, old: dict | None, view: dict, now: float) -> dict:
     """The file's new content: the payload's rate limits (else the last ones), and its session's prompt cache."""
-    out = {"schema": SCHEMA, "agent": AGENT, "env": view, "written_at": now}
+    out = {"schema": SCHEMA, "env": view, "written_at": now}
     limits = payload.get("rate_limits")
     if isinstance(limits, dict):
         out["rate_limits"], out["rate_limits_at"] = limits, now

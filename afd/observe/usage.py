@@ -25,7 +25,7 @@ from pathlib import Path
 
 from afd.judge import accounts, usage
 from afd.judge.accounts import Account, AgentVars, ProcessEnv
-from afd.model import AgentProcess, SessionState, UsageReading
+from afd.model import AgentProcess, AgentSpec, SessionState, UsageReading
 from afd.observe import statusline
 from afd.record.types import SessionRecord
 
@@ -122,7 +122,7 @@ class StatuslineFiles:
         return out
 
 
-def account_of_file(found: StatuslineFile, variables: AgentVars, configured: Iterable[Account],
+def account_of_file(found: StatuslineFile, agent: str, variables: AgentVars, configured: Iterable[Account],
                     resolve: Callable[[str], str] = os.path.realpath) -> str:
     env = found.env
     seen = ProcessEnv(
@@ -130,7 +130,7 @@ def account_of_file(found: StatuslineFile, variables: AgentVars, configured: Ite
         credentials=tuple(str(c) for c in env["credentials"]),
         home=env.get("home") if isinstance(env.get("home"), str) else None,
     )
-    return accounts.account_of(statusline.AGENT, variables, seen, configured, home=os.path.expanduser("~"), resolve=resolve)
+    return accounts.account_of(agent, variables, seen, configured, home=os.path.expanduser("~"), resolve=resolve)
 
 
 def _epoch(value: object) -> datetime | None:
@@ -177,7 +177,7 @@ class UsageWatch:
         live: Iterable[SessionRecord],
         *,
         process_of: Callable[[SessionRecord], AgentProcess | None],
-        claude_vars: AgentVars | None,
+        status_line: AgentSpec | None,
         configured: Iterable[Account],
         read_usage: Callable[[str, AgentProcess, datetime], UsageReading | None],
         has_usage: Callable[[str], bool],
@@ -187,15 +187,17 @@ class UsageWatch:
         readings: list[tuple[str, UsageReading]] = []
         caches: list[CacheSeen] = []
         configured = list(configured)
-        if claude_vars is not None:
+        if status_line is not None:
+            variables = accounts.vars_of(status_line)
             for found in self.files.changed():
-                account = account_of_file(found, claude_vars, configured)
+                account = account_of_file(found, status_line.name, variables, configured)
                 if account == accounts.UNKNOWN:
                     continue  # a credential chose the account: whose plan it is, is unknown
                 caches += caches_of(found, account)
                 if found.rate_limits is not None and found.rate_limits_at is not None:
                     at = _epoch(found.rate_limits_at)
-                    reading = usage.reading_from_statusline({"rate_limits": found.rate_limits}, at) if at else None
+                    reading = usage.reading_from_statusline({"rate_limits": found.rate_limits}, at, status_line.name) \
+                        if at else None
                     if reading is not None:
                         readings.append((account, reading))
         working = []

@@ -57,7 +57,7 @@ EPOCH = int(RESET.timestamp())
     ],
 )
 def test_status_line_payload_to_windows(payload, expected):
-    reading = usage.reading_from_statusline(payload, T0)
+    reading = usage.reading_from_statusline(payload, T0, "claude")
     if expected is None:
         assert reading is None
         return

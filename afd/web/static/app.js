@@ -254,7 +254,7 @@ function renderUsage() {
       const tr = document.createElement("tr");
       tr.dataset.account = a.account;
       tr.dataset.window = w.window;
-      const label = (WINDOWS[w.window] || w.window) + (w.limit_id && w.limit_id !== "codex" ? ` (${w.limit_id})` : "");
+      const label = (WINDOWS[w.window] || w.window) + (w.limit_id && w.limit_id !== a.agent ? ` (${w.limit_id})` : "");
       const used = document.createElement("td");
       used.textContent = w.used_percent === null ? "?" : `${w.used_percent} %`;
       if (w.used_percent !== null) used.className = w.used_percent >= 95 ? "u-high" : w.used_percent >= 80 ? "u-warn" : "";
