@@ -167,6 +167,8 @@ class UsageWatch:
 
     files: StatuslineFiles
     _asked: dict[str, float] = field(default_factory=dict)  # session -> monotonic seconds
+    # A file's environment, as written, told its account: kept for the config and plugins it was told under.
+    _told: dict = field(default_factory=dict)
 
     @classmethod
     def for_runtime_dir(cls, runtime: Path | None = None) -> UsageWatch:
@@ -190,7 +192,12 @@ class UsageWatch:
         if status_line is not None:
             variables = accounts.vars_of(status_line)
             for found in self.files.changed():
-                account = account_of_file(found, status_line.name, variables, configured)
+                key = (status_line.name, variables, tuple(configured), json.dumps(found.env, sort_keys=True))
+                if key not in self._told:
+                    if len(self._told) > 64:
+                        self._told.clear()
+                    self._told[key] = account_of_file(found, status_line.name, variables, configured)
+                account = self._told[key]
                 if account == accounts.UNKNOWN:
                     continue  # a credential chose the account: whose plan it is, is unknown
                 caches += caches_of(found, account)

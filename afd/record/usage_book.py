@@ -107,6 +107,7 @@ class UsageBook:
         self._sampled: dict[tuple[str, str, str], tuple[str | None, datetime]] = {}  # key -> reset and instant of its last sample
         self._caches: dict[tuple[str, str], tuple] = {}
         self._inputs: tuple[tuple[int, int], UsageInputs] | None = None
+        self._given: set[str] | None = None  # only this book writes the marks: read once
 
     def inputs(self, now: datetime | None = None) -> UsageInputs:
         """What the figures are made of, read again only after anyone wrote to the store (most polls: no one)."""
@@ -163,12 +164,17 @@ class UsageBook:
     # --- usage.high, once per window ------------------------------------------------
 
     def alerts_given(self) -> set[str]:
-        return {r["key"] for r in self.store.query("SELECT key FROM usage_alerts")}
+        """The once-per-window marks given (usage.high levels, handoffs before the wall); read once, then kept."""
+        if self._given is None:
+            self._given = {r["key"] for r in self.store.query("SELECT key FROM usage_alerts")}
+        return set(self._given)
 
     def mark_alerts(self, keys: list[str], at: datetime) -> None:
+        given = self.alerts_given()
         with self.store.transaction():
             for key in keys:
                 self.store.execute("INSERT OR IGNORE INTO usage_alerts (key, at) VALUES (?, ?)", (key, _iso(at)))
+        self._given = given | set(keys)
 
     # --- calibration: walls and working time ----------------------------------------
 
@@ -241,3 +247,4 @@ class UsageBook:
         self._windows = None
         self._caches.clear()
         self._sampled.clear()
+        self._given = None
