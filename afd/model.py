@@ -201,6 +201,10 @@ class AgentSpec:
     # The agent's input box, found by its shape on each capture (its rows are
     # chrome there, see `afd.judge.gates.chrome_of`); None: `chrome` says it all.
     composer_box: ComposerBox | None = None
+    # The agent runs a status-line command of the user's on every refresh, with a JSON payload on stdin
+    # that carries its rate limits and prompt cache (Claude Code's `statusLine`): `afd statusline` can be
+    # that command, and its figures are this agent's (afd.observe.statusline). At most one agent says so.
+    status_line: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,3 +336,39 @@ class WitnessVerdict:
     window: str | None = None  # "five_hour", "weekly", … as the record names or implies it
     record: str | None = None  # the file the verdict was read from
     at: datetime | None = None  # when the deciding record was written
+
+
+@dataclass(frozen=True, slots=True)
+class UsageWindow:
+    """One rate-limit window as the agent itself reports it: how much of it is used, and when it resets.
+
+    ``window`` names the window by its length, never by its position in the
+    agent's report: ``five_hour``, ``seven_day``, ``spend_limit``, or
+    ``<minutes>m`` for any other length. ``used_percent`` is the agent's own
+    figure (above 100 for a spend window once exceeded); None when it
+    reported the window without a usable figure.
+    """
+
+    window: str
+    used_percent: float | None
+    resets_at: datetime | None  # aware UTC
+    window_minutes: int | None = None
+    # Which of the provider's limits the window belongs to (Codex's `limit_id`:
+    # `codex`, or a model's own); None when the agent names only one.
+    limit_id: str | None = None
+    # When the agent reported this window, when it differs from the reading's `at`.
+    observed_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReading:
+    """What an agent reported of its account's usage at one instant (`afd_usage`, Claude Code's status line)."""
+
+    agent: str
+    at: datetime  # aware UTC: when the agent wrote it
+    windows: tuple[UsageWindow, ...]
+    source: str  # "statusline", "rollout", …: where afd read it
+    plan_type: str | None = None  # the plan as the agent names it ("plus", "pro", "max"), when it does
+    # Limits the reading names with no window figures at all (Codex switched to a
+    # model's own limit whose windows are null): known to exist, not measured.
+    unmeasured: tuple[str, ...] = ()

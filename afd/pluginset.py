@@ -29,7 +29,17 @@ import pluggy
 import afd_plugins
 from afd import ENTRY_POINT_GROUP, PROJECT, hookspecs
 from afd.errors import AfdError
-from afd.model import AgentProcess, AgentSpec, Clock, Detection, Event, Notice, WitnessState, WitnessVerdict
+from afd.model import (
+    AgentProcess,
+    AgentSpec,
+    Clock,
+    Detection,
+    Event,
+    Notice,
+    UsageReading,
+    WitnessState,
+    WitnessVerdict,
+)
 
 log = logging.getLogger("afd.plugins")
 
@@ -148,6 +158,20 @@ class PluginSet:
             self._report_once("(a hook wrapper)", "afd_witness", exc)
             return WitnessVerdict(WitnessState.UNKNOWN, f"a hook wrapper of afd_witness failed: {type(exc).__name__}")
 
+    def has_usage(self, agent: str) -> bool:
+        """Whether the plugin that provides ``agent`` reads its usage from its records (`afd_usage`)."""
+        owner = self.owners.get(agent)
+        return any(i.plugin_name == owner for i in self.manager.hook.afd_usage.get_hookimpls())
+
+    def usage(self, agent: str, process: AgentProcess, until: datetime) -> UsageReading | None:
+        """The agent's latest usage report from its own records, or None (a failing reader counts as none)."""
+        try:
+            found = self._caller("afd_usage", agent)(agent=agent, process=process, until=until)
+        except (Exception, SystemExit) as exc:  # only a wrapper can get here: each reader is guarded
+            self._report_once("(a hook wrapper)", "afd_usage", exc)
+            return None
+        return found if isinstance(found, UsageReading) else None
+
     def emit(self, event: Event, notice: Notice | None = None) -> None:
         """Hand an event to every `afd_event` plugin; a failing one is logged, never raised.
 
@@ -228,6 +252,24 @@ def _guard_witness(plugins: PluginSet, plugin: str, function: Callable[..., Any]
     return guarded
 
 
+def _guard_usage(plugins: PluginSet, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """An exception, or anything but a UsageReading, is no reading, logged once: usage figures are never guessed."""
+
+    @functools.wraps(function)
+    def guarded(*args: Any, **kwargs: Any) -> UsageReading | None:
+        try:
+            found = function(*args, **kwargs)
+        except (Exception, SystemExit) as exc:
+            plugins._report_once(plugin, "afd_usage", exc)
+            return None
+        if found is not None and not isinstance(found, UsageReading):
+            plugins._report_once(plugin, "afd_usage", TypeError(f"returned {type(found).__name__}, not a UsageReading"))
+            return None
+        return found
+
+    return guarded
+
+
 def _guard_event(plugins: PluginSet, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
     """An exception is logged once and never reaches the daemon's loop; the other plugins still get the event."""
 
@@ -245,6 +287,7 @@ def _guard_event(plugins: PluginSet, plugin: str, function: Callable[..., Any]) 
 _GUARDS: dict[str, Callable[[PluginSet, str, Callable[..., Any]], Callable[..., Any]]] = {
     "afd_detect": _guard_detect,
     "afd_witness": _guard_witness,
+    "afd_usage": _guard_usage,
     "afd_event": _guard_event,
 }
 

@@ -119,6 +119,7 @@ def afd_agents() -> list[AgentSpec]:
                 re.compile(r"Continuing shortly\b", re.IGNORECASE),
             ),
             auto_continue_cancelled=(re.compile(r"Automatic continue cancelled", re.IGNORECASE),),
+            status_line=True,
             # A second subscription is a second config directory; a token or API key
             # in the environment bills whoever owns it, which no directory names.
             account_env=("CLAUDE_CONFIG_DIR",),

@@ -329,3 +329,10 @@ def afd_witness(agent, process, since, until, record):
     if agent != AGENT:
         return None
     return _codex_records.witness(process, since, until, record)
+
+
+@hookimpl
+def afd_usage(agent, process, until):
+    if agent != AGENT:
+        return None
+    return _codex_records.usage(process, until)

@@ -506,6 +506,85 @@ def status_latency(work: Path, sessions: int, events: int, repeat: int) -> dict:
     return result
 
 
+STATUSLINE_PAYLOAD = json.dumps({
+    "session_id": "0b7e1a52-5c55-4a49-9c1d-5a0e1f2d3c4b", "transcript_path": "/home/me/.claude/projects/-home-me-shop/t.jsonl",
+    "cwd": "/home/me/shop", "model": {"id": "claude-opus-4-5", "display_name": "Opus 4.5"}, "version": "2.1.332",
+    "workspace": {"current_dir": "/home/me/shop", "project_dir": "/home/me/shop"},
+    "cost": {"total_cost_usd": 1.25, "total_duration_ms": 400000, "total_api_duration_ms": 90000},
+    "context_window": {"total_input_tokens": 48000, "context_window_size": 200000},
+    "rate_limits": {"five_hour": {"used_percentage": 42.3, "resets_at": 1893456000},
+                    "seven_day": {"used_percentage": 13, "resets_at": 1893900000}},
+    "prompt_cache": {"warm": True, "expires_at": 1893450000, "recache_tokens_if_cold": 48000},
+}).encode()
+# A typical user's own status line: reads the payload and prints a line.
+USER_LINE = "cat >/dev/null; printf 'main ✓'"
+
+
+def statusline_cost(work: Path, repeat: int) -> dict:
+    """`afd statusline` as Claude Code runs it (a payload on stdin, a fresh process each refresh) beside
+    `python -c pass`, and wrapping a user's own command beside that command alone; wall time of each
+    whole process, pair by pair."""
+    afd = str(Path(sys.executable).with_name("afd"))
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(work / "run")}
+    (work / "run").mkdir(exist_ok=True)
+
+    def once(argv: list[str]) -> float:
+        t = time.perf_counter()
+        subprocess.run(argv, env=env, input=STATUSLINE_PAYLOAD, capture_output=True)
+        return time.perf_counter() - t
+
+    def pairs(a: list[str], b: list[str]) -> dict:
+        once(a), once(b)
+        runs = [(once(a), once(b)) for _ in range(repeat)]
+        return {"runs": repeat, "afd_ms_median": round(statistics.median(x for x, _ in runs) * 1000, 1),
+                "other_ms_median": round(statistics.median(y for _, y in runs) * 1000, 1),
+                "ratio_median": round(statistics.median(x / y for x, y in runs), 3)}  # fmt: skip
+
+    return {
+        "own_line_vs_python_pass": pairs([afd, "statusline"], [sys.executable, "-c", "pass"]),
+        "wrapping_vs_the_users_command": pairs([afd, "statusline", "--", "sh", "-c", USER_LINE], ["sh", "-c", USER_LINE]),
+    }
+
+
+USAGE_WRITER = """
+import json, os, sys, time
+from pathlib import Path
+from afd.observe import statusline
+where, n = Path(sys.argv[1]), int(sys.argv[2])
+payload = json.loads(sys.argv[3])
+i = 0
+while True:
+    i += 1
+    for k in range(n):
+        payload["rate_limits"]["five_hour"]["used_percentage"] = round(10 + (i % 800) / 10, 1)
+        statusline.record(payload, {"HOME": "/home/me", "CLAUDE_CONFIG_DIR": f"/home/me/.claude-{k}"}, where)
+    time.sleep(1.0)
+"""
+
+
+def usage_poll(sup: Supervisor, bench: Bench, work: Path, seconds: float, accounts: int = 3) -> dict:
+    """afd's poll at the bench's panes with no usage figures, then with `accounts` status-line files each
+    rewritten every second by another process (a Claude Code refreshing its status line while working, its
+    five-hour figure moving every time), so every poll ingests them and keeps a sample."""
+    from afd.observe.usage import UsageWatch
+
+    where = work / "usage-run"
+    sup.usage_watch = UsageWatch.for_runtime_dir(where)
+    off = measure(sup.poll, seconds, bench.interval, bench.server)
+    writer = subprocess.Popen([sys.executable, "-c", USAGE_WRITER, str(where / "usage"), str(accounts),
+                               STATUSLINE_PAYLOAD.decode()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        time.sleep(2.5)
+        sup.poll()
+        on = measure(sup.poll, seconds, bench.interval, bench.server)
+    finally:
+        writer.kill()
+        writer.wait(timeout=10)
+    samples = sup.store.query("SELECT COUNT(*) AS n FROM usage_samples")[0]["n"]
+    return {"panes": len(bench.panes), "accounts": accounts, "off": off.as_json(), "on": on.as_json(),
+            "samples_kept": samples, "on_over_off": round(on.cpu_ms / off.cpu_ms, 3) if off.cpu_ms else None}
+
+
 def daemon_answer_ms(env: dict, repeat: int) -> float:
     """One status request over the control socket, as a dashboard in another process would make it."""
     from afd.daemon import control
@@ -818,6 +897,7 @@ PARTS = {
     "status": "afd status --json and afd status --tmux at 200 sessions beside python -c 'import afd'",
     "latency": "action latency: a resume, a handoff and a job's envelope among busy panes",
     "dashboard": "the dashboard at 200 sessions, in headless chromium",
+    "usage": "afd statusline per call against python -c pass; afd's poll at 100 idle panes with usage figures coming in",
 }
 
 
@@ -837,7 +917,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
     parts = args.only
     large = max(args.panes) if max(args.panes) > 200 and parts & {"panes500", "memory500"} else None
     counts = sorted({n for n in args.panes if n != large} if "poll" in parts else set())
-    if "daemon" in parts or ("panes500" in parts and large is not None):
+    if "daemon" in parts or "usage" in parts or ("panes500" in parts and large is not None):
         counts = sorted({*counts, 100})
     if large is not None:
         counts.append(large)
@@ -918,6 +998,10 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
                 scenario("working_10pct_of_100", {"afd": sup.poll, **common})
                 bench.tell(workers, "idle")
                 bench.grow(100)
+            if "usage" in parts:
+                say("afd's poll at 100 idle panes: usage figures off, then coming in for 3 accounts every second")
+                result["usage_poll"] = usage_poll(sup, bench, work, window)
+                say(f"  off {result['usage_poll']['off']['cpu_ms']:.2f} ms, on {result['usage_poll']['on']['cpu_ms']:.2f} ms CPU/poll")
             if "daemon" in parts:
                 say("afd run at 100 idle panes, default poll interval")
                 result["daemon"] = daemon_run(bench, work, args.daemon_seconds, memory_sample_every(args.daemon_seconds))
@@ -941,6 +1025,9 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
         screen = "\n".join(capture_rows(subprocess.run(["bash", str(bench.bin / "claude"), "bench pane 0"], capture_output=True,
                                                        text=True, stdin=subprocess.DEVNULL).stdout.replace("\033[H\033[2J", "")))  # fmt: skip
         result["detection"] = detection_throughput(screen, 1.0 if args.quick else 3.0)
+    if "usage" in parts:
+        say("afd statusline per call")
+        result["statusline"] = statusline_cost(work, 10 if args.quick else 30)
     if "status" in parts:
         say("afd status latency")
         result["status"] = status_latency(work / "status", 200, 1000, 5)
@@ -1020,6 +1107,8 @@ def targets(result: dict) -> list[dict]:
     row(f"afd run, {panes} idle panes: resident memory, max over {big.get('seconds', '–')} s (MiB)", "daemon_large.rss_mib_max", "<", 80)
     row(f"afd run, {panes} idle panes: flat, the second half's max over the first half's (MiB)",
         "daemon_large.rss_mib_second_half_over_first_max", "≤", 1)
+    row("afd statusline (own line) vs python -c pass, per call", "statusline.own_line_vs_python_pass.ratio_median", "≤", 2.0)
+    row("afd's poll at 100 idle panes: usage figures coming in vs none", "usage_poll.on_over_off", "≤", 1.1)
     for side in ("daemon_down", "daemon_up"):
         row(f"afd status --json, {st.get('sessions', 200)} sessions, {st.get('events', 1000)} events, {side.replace('_', ' ')}: "
             "vs python -c 'import afd'", f"status.{side}.ratio_median", "≤", 1.5)  # fmt: skip
@@ -1095,6 +1184,16 @@ def render(result: dict) -> None:
                           f"{v['afd_ms_median']} vs {v['import_afd_ms_median']}")  # fmt: skip
     if "answer_ms_median" in s.get("daemon_up", {}):
         other.add_row("status over the control socket from a running process (ms)", f"{s['daemon_up']['answer_ms_median']}")
+    sl = result.get("statusline")
+    if sl:
+        v, w = sl["own_line_vs_python_pass"], sl["wrapping_vs_the_users_command"]
+        other.add_row("afd statusline per call, own line (ms; python -c pass beside it)", f"{v['afd_ms_median']} vs {v['other_ms_median']}")
+        other.add_row("afd statusline wrapping a user's command (ms; the command alone beside it)",
+                      f"{w['afd_ms_median']} vs {w['other_ms_median']} ({w['ratio_median']}×)")
+    u = result.get("usage_poll")
+    if u:
+        other.add_row(f"afd's poll at {u['panes']} idle panes, usage off / on for {u['accounts']} accounts (CPU ms)",
+                      f"{u['off']['cpu_ms']} / {u['on']['cpu_ms']} ({u['on_over_off']}×)")
     p = result.get("panes500")
     if p and "afd_500" in p:
         other.add_row(f"afd's poll, 100 vs {p['panes']} idle panes, {p['window_s']:g} s each (CPU ms; wall ms)",

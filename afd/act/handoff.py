@@ -219,10 +219,15 @@ def begin(
     force: bool = False,
     automatic: bool = False,
     jobs: Sequence[str] = (),
+    reason: str | None = None,
+    before_wall: bool = False,
 ) -> int:
     """Check, gather, build the brief and journal the intent; returns the journal entry id.
 
     `jobs` is what the brief says of the jobs the session supervises (they stay with it), one line each.
+    `before_wall`: an automatic handoff at the turn boundary before the wall (`handoff_before`), whose
+    evidence is the account's exact, fresh usage figure: the record witness, which speaks of walls, does
+    not apply. `reason` then says why ("approaching limit (96 % of the 5-hour window, resets 15:02)").
     """
     store, config = ctx.store, ctx.config
     rec = store.get_session(name)
@@ -233,6 +238,8 @@ def begin(
         seen.facts, seen.pane, seen.worktree, seen.spec, seen.client_path, seen.resolved, seen.ledger, seen.outgoing,
         seen.turn_end,
     )
+    if before_wall:
+        facts = replace(facts, witnessed=True)
     why = policy.handoff_refusal(facts, target, brief=brief, force=force, automatic=automatic)
     if why is not None:
         raise HandoffRefused(why)
@@ -243,7 +250,7 @@ def begin(
         facts_git = git.handoff_facts(Path(worktree), recorded_base)
     except git.GitError as exc:
         raise HandoffRefused(str(exc)) from None
-    reason = "usage limit" if automatic or rec.state in LIMITED_STATES else "manual"
+    reason = reason or ("usage limit" if automatic or rec.state in LIMITED_STATES else "manual")
     agent = spec.name
     account = target  # the name given is the account's (an agent's name: its default account)
     # Hand-back: this agent, on this account, worked here before; it keeps its own conversation per directory.
@@ -306,7 +313,8 @@ def begin(
     started = Tell(
         "handoff.started",
         f"handing off from {who(rec.agent, rec.account)} to {who(agent, account)}{how_chosen} at {facts_git.head_sha[:12]}"
-        f" ({'automatic' if automatic else 'asked by the user'}; {rec.agent}'s turn had ended: {how})",
+        f" ({'automatic' if automatic else 'asked by the user'}; {rec.agent}'s turn had ended: {how})"
+        + (f"; {reason}" if before_wall else ""),
     )
     # The row and the session's handing_off are one commit: a poll in between must not judge a pane the swap owns.
     entry = runner.begin(ctx, name, ACTION, to_row(intent), records=(Observe(sessions.HandoffBegun(shown)),))

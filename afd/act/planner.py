@@ -16,13 +16,13 @@ from datetime import datetime
 
 from afd.act import Observe, SaveHistory, Tell, handoff, resume, runner
 from afd.act.context import ActionContext
-from afd.decide import nextaction, plan, policy
+from afd.decide import before_wall, headroom, nextaction, plan, policy
 from afd.judge import screen, sessions
 from afd.judge.sessions import after_continuation
 from afd.kit.resettime import local_zone
 from afd.model import LIMITED_STATES, Clock, SessionState
 from afd.record.ledger import who
-from afd.record.types import Pause, PlanKind, ResumeHistory, SessionRecord, Witnesses
+from afd.record.types import LimitState, Pause, PlanKind, ResumeHistory, SessionRecord, Witnesses
 
 log = logging.getLogger("afd.actions")
 
@@ -113,6 +113,11 @@ def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, s
     )
     if decision is None:
         return  # the handoff path has the wall (`start_handoffs` tries it after the poll), or there is none
+    if isinstance(decision, policy.ResumeNow) and (cfg.cold_cache_tokens > 0 or cfg.spend_warn_at is not None):
+        costly = wake_cost(ctx, rec, now)
+        if costly is not None:
+            decision = policy.NeedsHuman(f"a resume now costs more than it is worth: {costly}; `afd resume {name}` "
+                                         "resumes anyway")
     shown = plan.of(decision, max_attempts=cfg.resume_max_attempts, agent=rec.agent)
     old = rec.next_action
     if isinstance(decision, policy.NeedsHuman) and (old is None or old.action is not PlanKind.NEEDS_HUMAN):
@@ -135,14 +140,55 @@ def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, s
     _commit(ctx, name, (Observe(sessions.Planned(shown)),))  # the rulebook writes it only where it changed
 
 
+def choose_target(ctx: ActionContext, outgoing: str | None, facts, figures) -> policy.Handoff | policy.Park:
+    """The account a handoff goes to: `handoff_order` ranked as `handoff_rank` says, with the usage figures (None: none)."""
+    config = ctx.config
+    ranked = headroom.rank_targets(config.handoff_order, outgoing, facts, figures, config.handoff_rank)
+    if not ranked:
+        park = policy.choose_target(config.handoff_order, outgoing, facts)
+        # Every account limited, or the rest with a window used up by their exact figures.
+        return park if isinstance(park, policy.Park) else policy.Park(all_limited=True, until=None, why="all agents limited")
+    to, room = ranked[0]
+    fact = facts.get(to)
+    state = fact.state.value if fact is not None else "unknown"
+    how = f"{room:g} % headroom" if room is not None else state
+    why = f"{'most headroom' if config.handoff_rank == 'headroom' else 'first in handoff_order'} not limited ({how})"
+    return policy.Handoff(to, unverified=fact is None or fact.state is not LimitState.AVAILABLE, why=why)
+
+
+def wake_cost(ctx: ActionContext, rec: SessionRecord, now: datetime, figures=None) -> str | None:
+    """Why waking this session now (a resume, a handoff's continuation) costs more than it is worth, or None.
+
+    The session's prompt cache is the newest its account's status line reported for the session's
+    directory; the spend window is the account's, by exact figures.
+    """
+    from afd.judge import usage
+    from afd.record.usage_book import UsageBook
+
+    cfg = ctx.config
+    account = rec.account or rec.agent
+    book = UsageBook(ctx.store)
+    cache = None
+    if cfg.cold_cache_tokens > 0 and account:
+        mine = [c for c in book.prompt_caches(account) if c.cwd and rec.worktree and c.cwd == rec.worktree]
+        if mine:
+            cache = before_wall.PromptCacheState(mine[0].warm, mine[0].expires_at, mine[0].recache_tokens)
+    if figures is None and cfg.spend_warn_at is not None:
+        figures = usage.figures(book.inputs(now), [], now, stale_after=cfg.usage_stale_after)
+    return before_wall.wake_cost(cache=cache, cold_cache_tokens=cfg.cold_cache_tokens, figures=figures, account=account,
+                                 spend_warn_at=cfg.spend_warn_at, now=now)
+
+
 def _waits_for_you(decision: policy.Decision) -> bool:
     return isinstance(decision, policy.Nothing) and decision.next_action is not None and decision.why in policy.WAITS_FOR_YOU
 
 
-def start_handoffs(ctx: ActionContext, busy: set[str], jobs_of: Callable[[str], Sequence[str]] = lambda name: ()) -> None:
+def start_handoffs(ctx: ActionContext, busy: set[str], jobs_of: Callable[[str], Sequence[str]] = lambda name: (),
+                   figures=None) -> None:
     """Hand off each newly limited session, once per wall, when the config says so; `busy`: sessions with an action.
 
-    `jobs_of` gives what a session's brief says of the jobs it supervises.
+    `jobs_of` gives what a session's brief says of the jobs it supervises; `figures`: the accounts' usage
+    figures (afd.judge.usage), which rank the targets by headroom.
     """
     config = ctx.config
     now = ctx.clock()
@@ -157,9 +203,19 @@ def start_handoffs(ctx: ActionContext, busy: set[str], jobs_of: Callable[[str], 
         wall = policy.wall_key(rec.banner_first_seen_at, rec.witnesses)
         # The account it runs on is the one skipped (a record from before accounts: the agent's default).
         outgoing = rec.account or rec.agent
-        choice = policy.choose_target(config.handoff_order, outgoing, ctx.store.load_limits())
+        choice = choose_target(ctx, outgoing, ctx.store.load_limits(), figures)
         if isinstance(choice, policy.Park):
             _all_limited(ctx, rec, choice, policy.tried(history, wall, policy.HandoffTry.DECLINED))
+            continue
+        # The incoming agent starts with a cold cache anyway: what is asked about is the spend window of the
+        # account it would spend.
+        costly = before_wall.wake_cost(cache=None, cold_cache_tokens=0, figures=figures, account=choice.to,
+                                       spend_warn_at=ctx.config.spend_warn_at, now=ctx.clock())
+        if costly is not None:
+            ctx.store.save_resume_history(rec.name, policy.tried(history, wall, policy.HandoffTry.DECLINED))
+            ctx.event("session.needs_human", f"needs you: a handoff now costs more than it is worth: {costly}; "
+                                             f"`afd handoff {rec.name} --to {choice.to}` hands off anyway", rec.name,
+                      why=costly)
             continue
         try:
             handoff.begin(ctx, rec.name, choice.to, automatic=True, jobs=jobs_of(rec.name))
@@ -170,6 +226,51 @@ def start_handoffs(ctx: ActionContext, busy: set[str], jobs_of: Callable[[str], 
                       to=choice.to, why=str(exc), next=after)
         else:
             ctx.store.save_resume_history(rec.name, policy.tried(ctx.store.resume_history(rec.name), wall, policy.HandoffTry.STARTED))
+
+
+def turn_ended(ctx: ActionContext, rec: SessionRecord, watch) -> bool:
+    """Whether the session's agent is at its prompt between turns: its pane at rest, no busy marker in its tail."""
+    if watch is None or watch.moving or len(watch.captures) < 2 or rec.agent is None:
+        return False
+    spec = ctx.plugins.agents.get(rec.agent)
+    if spec is None:
+        return False
+    return not sessions.seen_busy(watch.captures[-1], spec.busy, spec.chrome, ctx.config.tail_lines)
+
+
+def start_handoffs_before_the_wall(ctx: ActionContext, busy: set[str], figures, done: set[str], mark, watches) -> None:
+    """`handoff_before`: hand off a session whose turn has ended while its account's window is nearly full.
+
+    Once per account, window and reset (`done` holds the keys given; `mark` records one, in the
+    store's transaction with the handoff's journal row, so a crash between them cannot start two).
+    """
+    config = ctx.config
+    if config.handoff_before is None or figures is None or not config.handoff_order:
+        return
+    now = ctx.clock()
+    for rec in ctx.store.list_sessions():
+        if rec.name in busy or pause_of(ctx, rec.name, now) is not None:
+            continue
+        found = before_wall.handoff_before(state=rec.state, turn_ended=turn_ended(ctx, rec, watches.get(rec.name)),
+                                           account=rec.account, figures=figures,
+                                           threshold=config.handoff_before, min_wait=config.handoff_before_min_wait,
+                                           now=now, done=done, zone=local_zone())
+        if found is None:
+            continue
+        done.add(found.key)
+        choice = choose_target(ctx, rec.account or rec.agent, ctx.store.load_limits(), figures)
+        if isinstance(choice, policy.Park):
+            mark(found.key)
+            ctx.event("handoff.refused", f"no handoff before the wall, {found.reason}: every account of handoff_order is "
+                                         "limited or used up; it works on until its wall", rec.name)
+            continue
+        try:
+            with ctx.store.transaction():
+                mark(found.key)
+                handoff.begin(ctx, rec.name, choice.to, automatic=True, reason=found.reason, before_wall=True)
+        except handoff.HandoffRefused as exc:
+            mark(found.key)
+            ctx.event("handoff.refused", f"no handoff before the wall to {choice.to}, {found.reason}: {exc}", rec.name)
 
 
 def _all_limited(ctx: ActionContext, rec: SessionRecord, park: policy.Park, tried: ResumeHistory) -> None:

@@ -281,8 +281,12 @@ def _shown(ctx, name: str, shown: NextAction | None) -> tuple[Record, ...]:
     return (Observe(sessions.Planned(shown)),) if rec is not None and rec.next_action != shown else ()
 
 
-def begin(ctx, rec, *, attempt: int, why: str, episode: str | None, manual: bool = False) -> int:
-    """Commit a resume's intent (step `scheduled`) before anything touches the pane; returns its row's id."""
+def begin(ctx, rec, *, attempt: int, why: str, episode: str | None, manual: bool = False, text: str | None = None) -> int:
+    """Commit a resume's intent (step `scheduled`) before anything touches the pane; returns its row's id.
+
+    `text`: what the continuation says instead of the configured one (a prompt held for the reset, with
+    or without the resume's own words: afd/act/queue.py).
+    """
     from afd.act import runner
     from afd.act.intent import to_row
     from afd.act.launch import Launch, account_env, argv_for, on_account
@@ -295,7 +299,7 @@ def begin(ctx, rec, *, attempt: int, why: str, episode: str | None, manual: bool
     if argv is not None and spec is not None:
         argv = on_account(argv, spec, account_env(cfg, spec, rec.account))  # a resume keeps the session's account
     intent = ResumeIntent(
-        text=deliver.continuation_text(override.resume_message if override else None, rec.mission),
+        text=text or deliver.continuation_text(override.resume_message if override else None, rec.mission),
         agent=rec.agent,
         pane_id=rec.pane_id,
         cwd=rec.worktree,

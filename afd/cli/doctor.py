@@ -89,6 +89,10 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
         for failure in plugins.failures:
             add(f"plugin {failure.name}", FAIL, failure.error)
 
+    if config is not None and plugins is not None and any(s.status_line for s in plugins.agents.values()):
+        for check in statusline_checks(config, plugins):
+            add(*check)
+
     state = state_dir()
     probe = state if state.exists() else next((p for p in state.parents if p.exists()), Path("/"))
     if os.access(probe, os.W_OK):
@@ -111,6 +115,66 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
     else:
         add("systemd unit", WARN, "not installed; `afd service install` writes it")
     return out
+
+
+def statusline_checks(config, plugins, project_dirs=None) -> list[tuple[str, str, str]]:
+    """Per Claude Code account, whether `afd statusline` is its statusLine; and project settings that override it.
+
+    Claude Code lets a project's `.claude/settings.json` (or `settings.local.json`) set its own
+    statusLine over the account's: sessions there then hand afd no figures. The projects looked
+    at are the worktrees of afd's Claude Code sessions and the current directory.
+    """
+    from afd.cli.statusline_settings import SETTINGS, config_dir, is_ours, read_settings, status_line_agent
+    from afd.errors import UserError as _UserError
+
+    out: list[tuple[str, str, str]] = []
+    agent = status_line_agent(plugins).name
+    names = [agent, *(a.name for a in config.accounts.values() if a.agent == agent)]
+    for name in names:
+        folder = config_dir(name, config, plugins)
+        path = folder / SETTINGS
+        try:
+            line = read_settings(path).get("statusLine")
+        except _UserError as exc:
+            out.append((f"statusline {name}", WARN, str(exc)))
+            continue
+        command = line.get("command") if isinstance(line, dict) else None
+        if is_ours(command):
+            out.append((f"statusline {name}", OK, f"installed in {path}"))
+        elif command:
+            out.append((f"statusline {name}", WARN, f"{path} runs its own statusLine; `afd statusline install "
+                                                    f"--account {name}` keeps it and adds afd's exact usage figures"))
+        else:
+            out.append((f"statusline {name}", WARN, f"not installed in {path}: `afd statusline install --account {name}` "
+                                                    "gives afd the account's exact usage figures"))
+    for place in project_dirs if project_dirs is not None else _projects_of(agent):
+        for leaf in ("settings.json", "settings.local.json"):
+            project = Path(place) / ".claude" / leaf
+            try:
+                line = read_settings(project).get("statusLine")
+            except _UserError:
+                continue
+            command = line.get("command") if isinstance(line, dict) else None
+            if command and not is_ours(command):
+                out.append(("statusline override", WARN, f"{project} sets its own statusLine, which overrides afd's for "
+                                                         f"Claude Code sessions in {place}"))
+    return out
+
+
+def _projects_of(agent: str) -> list[str]:
+    """The worktrees of afd's sessions of `agent` (from the daemon, else the store), and the current directory."""
+    from afd.cli.status import read_report
+
+    found: list[str] = []
+    try:
+        report, _ = read_report(0)
+    except UserError:
+        report = {"sessions": []}
+    for s in report.get("sessions", ()):
+        if s.get("agent") == agent and s.get("state") != "gone" and s.get("worktree"):
+            found.append(s["worktree"])
+    cwd = os.getcwd()
+    return list(dict.fromkeys([*found, cwd]))
 
 
 def run(args: argparse.Namespace) -> int:

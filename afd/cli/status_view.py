@@ -196,6 +196,11 @@ def report_view(report: dict, reader: Reader, width: int, *, wide: bool = False,
     columns, fitted = ((ACCOUNTS_FULL, widths(accounts, ACCOUNTS_FULL, width)) if wide
                        else choose(accounts, (ACCOUNTS_FULL, ACCOUNTS_SHORT), width))
     parts.append(_table("accounts", accounts, columns, fitted))
+    figures = report.get("usage")
+    if figures and any(a["windows"] for a in figures.get("accounts", ())):
+        from afd.cli.usage import usage_table
+
+        parts.append(usage_table(figures, now=reader.now, zone=reader.zone, narrow=not wide and width < 100))
     recent = report["events"] if events is None else report["events"][:events]
     if recent:
         parts.append(_events_table(recent, reader, cut=cut_events))

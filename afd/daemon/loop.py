@@ -182,6 +182,8 @@ class Daemon:
         self.store.set_meta("agents", json.dumps(sorted(self.plugins.agents)))
         # And the accounts its config names, so status lists them even before one is seen.
         self.store.set_meta("accounts", json.dumps([[a.name, a.agent] for a in self.config.accounts.values()]))
+        # And how long an exact usage figure stays fresh, so `afd usage` says the same with the daemon down.
+        self.store.set_meta("usage_stale_after", repr(self.config.usage_stale_after))
 
     def start_control(self) -> None:
         from afd.daemon.requests import RequestHandler

@@ -24,6 +24,7 @@ from typing import Protocol
 from afd.act import create
 from afd.act.launch import Launch, account_env, launch_argv, on_account
 from afd.daemon.control import Stream
+from afd.daemon.queue_requests import QueueRequests
 from afd.daemon.status import StatusSnapshot, event_json
 from afd.daemon.supervisor import GONE, UNKNOWN, expected_socket_path
 from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
@@ -62,9 +63,10 @@ class RequestHandler:
         self.daemon = daemon
         self._status: StatusSnapshot | None = None
         self.jobs = JobRequests(daemon, self._session, self.do_sessions_create)
+        self.queue = QueueRequests(daemon, self._session)
         self.extensions = [make(self) for make in extensions]
         self.table: dict[str, Command] = {}
-        for group in (self.commands(), self.jobs.commands(), *(e.commands() for e in self.extensions)):
+        for group in (self.commands(), self.jobs.commands(), self.queue.commands(), *(e.commands() for e in self.extensions)):
             for name, command in group.items():
                 if name in self.table:
                     raise ValueError(f"two command groups answer {name!r}")
@@ -127,6 +129,11 @@ class RequestHandler:
     def do_status(self, events: int = 20) -> dict:
         return self.status.report(self.daemon_info(), events)
 
+    def do_usage(self) -> dict:
+        """Every account's usage figures (`afd usage --json`), calibration's working time as it stands now."""
+        owners = [(a["name"], a["agent"]) for a in self.status.report(self.daemon_info(), 0)["accounts"]]
+        return self.sup.usage_figures(owners=owners).to_json()
+
     def do_sessions_list(self) -> list[dict]:
         return self.status.report(self.daemon_info(), 0)["sessions"]
 
@@ -157,10 +164,16 @@ class RequestHandler:
         if configured is not None:
             return self._agent_spec(configured.agent), name, None
         spec = self._agent_spec(name)
-        if config.route_new_sessions != "least-limited":
+        candidates = accounts_of(name, config.accounts.values())
+        if config.route_new_sessions == "most-headroom":
+            from afd.decide.headroom import route_most_headroom
+
+            account, why = route_most_headroom(candidates, self.store.load_limits(), self.sup.usage_figures())
+        elif config.route_new_sessions == "least-limited":
+            account, why = policy.route_account(candidates, self.store.load_limits())
+        else:
             return spec, name, None
-        account, why = policy.route_account(accounts_of(name, config.accounts.values()), self.store.load_limits())
-        return spec, account, f"route_new_sessions = \"least-limited\": {account}, {why}"
+        return spec, account, f"route_new_sessions = \"{config.route_new_sessions}\": {account}, {why}"
 
     def _agent_spec(self, agent: str):
         spec = self.daemon.plugins.agents.get(agent)

@@ -142,12 +142,14 @@ def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
     # One row per agent, as readers from before accounts expect: its default account's facts.
     agent_rows = [{"name": name, **_fact_json(facts.get(name))}
                   for name in sorted(agents | {r["agent"] for r in rows.limits if r["account"] == r["agent"]})]
+    accounts = account_rows(rows, agents, facts, home)
     return {
         "schema": SCHEMA,
         "daemon": daemon,
         "sessions": sessions,
         "agents": agent_rows,
-        "accounts": account_rows(rows, agents, facts, home),
+        "accounts": accounts,
+        "usage": usage_json(rows, [(a["name"], a["agent"]) for a in accounts]),
         "events": [
             {"at": _stored_iso(e["at"]), "session": e["session"], "kind": e["kind"], "message": e["message"],
              "data": _stored_data(e["data"])}
@@ -161,6 +163,18 @@ def _pause_json(pause: tuple[str, str | None] | None) -> dict | None:
         return None
     since, until = pause
     return {"since": _stored_iso(since), "until": _stored_iso(until)}
+
+
+def usage_json(rows: StatusRows, owners: list[tuple[str, str]], now: datetime | None = None) -> dict | None:
+    """Every account's usage figures now (`afd usage --json`'s object), from the rows read with the report."""
+    from datetime import timezone
+
+    from afd.judge import usage
+
+    if rows.usage is None:
+        return None
+    stale_after = rows.usage_stale_after if rows.usage_stale_after is not None else 900.0
+    return usage.figures(rows.usage, owners, now or datetime.now(timezone.utc), stale_after=stale_after).to_json()  # type: ignore[arg-type]
 
 
 def _fact_json(fact) -> dict:
@@ -210,7 +224,7 @@ class StatusSnapshot:
     def __init__(self, store: Store, agents: Callable[[], Iterable[str]]):
         self.store = store
         self._agents = agents
-        self._kept: dict[int, tuple[object, dict]] = {}  # events asked -> (marker and agents, report)
+        self._kept: dict[int, tuple[object, dict, StatusRows]] = {}  # events asked -> (marker and agents, report, rows)
 
     def report(self, daemon: dict, events: int = 20) -> dict:
         key = (self.store.change_marker(), tuple(sorted(self._agents())))
@@ -220,5 +234,9 @@ class StatusSnapshot:
             # from 0 to 10,000 must not grow the daemon.
             if len(self._kept) >= 4:
                 self._kept.clear()
-            kept = self._kept[events] = (key, report(self.store.status_rows(events), key[1], {}))
-        return {**kept[1], "daemon": daemon}
+            rows = self.store.status_rows(events)
+            kept = self._kept[events] = (key, report(rows, key[1], {}), rows)
+        built, rows = kept[1], kept[2]
+        # The usage figures carry their age: made again for each answer, from the rows kept.
+        owners = [(a["name"], a["agent"]) for a in built["accounts"]]
+        return {**built, "daemon": daemon, "usage": usage_json(rows, owners)}

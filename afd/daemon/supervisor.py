@@ -18,13 +18,13 @@ from datetime import datetime, timedelta, timezone
 
 import psutil
 
-from afd.act import briefing, create, planner, resume, runner, swap
+from afd.act import briefing, create, planner, queue, resume, runner, swap
 from afd.act.context import ActionContext, Advanced, Workers
 from afd.config.settings import Config, compiled_limit_patterns
 from afd.jobs import delivery
 from afd.jobs.book import supervised_lines
 from afd.jobs.outbox import Outbox
-from afd.judge import accounts, limits, sessions
+from afd.judge import accounts, calibration, limits, sessions, usage
 from afd.judge.gates import chrome_of, judge
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows
@@ -41,11 +41,14 @@ from afd.model import (
 )
 from afd.observe import account_env, identity
 from afd.observe.identity_cache import IdentityCache, rules_key
+from afd.observe.usage import UsageWatch
 from afd.observe.watch import PaneWatch, occurrence_key
 from afd.pluginset import PluginSet
 from afd.record.naming import is_ignored, unique_name
+from afd.record.queue_book import QueueBook
 from afd.record.store import Store
 from afd.record.types import NO_HISTORY, LimitFact, LimitState, SessionRecord
+from afd.record.usage_book import PromptCache, UsageBook
 from afd.world import git, tmux
 
 log = logging.getLogger("afd.supervisor")
@@ -57,6 +60,12 @@ AVAILABLE_FOR = timedelta(hours=1)
 # refreshing it every poll would write to the store every poll for each
 # working pane, and "available" then ends at most this much early.
 AVAILABLE_REFRESH = timedelta(minutes=1)
+
+# How far ahead a window's run-out is told (`usage.high`), once per window.
+RUNOUT_WITHIN = timedelta(minutes=30)
+# Calibration's working time is saved at most this often (a crash loses at most this much of it).
+BUSY_SAVE_EVERY = 60.0
+USAGE_PRUNE_EVERY = 3600.0
 
 # Events a person should notice in the journal.
 _WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "unchecked", "create-failed", "disputed", "failed"})
@@ -130,8 +139,25 @@ class Supervisor:
     # Sessions whose pane an action (a handoff) owns this poll, read from the journal:
     # the poll neither follows nor judges them until the action settles.
     acting: frozenset[str] = frozenset()
+    # Usage before the wall: the status-line files and the agents' records read (afd/observe/usage.py),
+    # what is kept of them (afd/record/usage_book.py), and calibration's working time per account.
+    usage_watch: UsageWatch = field(default_factory=UsageWatch.for_runtime_dir)
+    usage_book: UsageBook = field(init=False)
+    _periods: dict = field(default_factory=dict)  # account -> calibration.Period
+    _periods_saved: dict = field(default_factory=dict)  # account -> (Period, monotonic seconds) as last saved
+    _usage_polled_at: datetime | None = None
+    _usage_pruned_at: float = float("-inf")
+    queue_book: QueueBook = field(init=False)  # the prompts held with `afd queue add`
+    _queue_said: dict = field(default_factory=dict)  # queued prompt id → the hold last said in an event
 
     def __post_init__(self) -> None:
+        self.usage_book = UsageBook(self.store)
+        self.queue_book = QueueBook(self.store)
+        now = self.clock()
+        for account, (agent, busy, whole, saved_at) in self.usage_book.busy().items():
+            period = calibration.resumed(calibration.Period(agent, busy, whole), saved_at, now)
+            self._periods[account] = period
+            self._periods_saved[account] = (period, float("-inf"))
         self._creates = create.CreateExecutor()
         self.engine = runner.Engine(
             [resume.ResumeExecutor(), swap.SwapExecutor(), briefing.BriefExecutor(), self._creates,
@@ -168,7 +194,14 @@ class Supervisor:
 
     def start_handoffs(self) -> None:
         """Automatic handoffs policy asks for (the daemon calls this after a poll; `run --once` does not)."""
-        planner.start_handoffs(self.context(), set(self.engine.pending(self.store)), lambda name: supervised_lines(self.store, name))
+        figures = self.usage_figures()
+        pending = set(self.engine.pending(self.store))
+        planner.start_handoffs(self.context(), pending, lambda name: supervised_lines(self.store, name), figures)
+        if self.config.handoff_before is not None:
+            book = self.usage_book
+            planner.start_handoffs_before_the_wall(self.context(), set(self.engine.pending(self.store)), figures,
+                                                   book.alerts_given(), lambda key: book.mark_alerts([key], self.clock()),
+                                                   self.watches)
         self.acting = frozenset(self.engine.owning(self.store))
 
     def busy(self) -> bool:
@@ -234,6 +267,7 @@ class Supervisor:
 
         live = self._bind_panes(inv, now)
         captured = self._capture_and_judge(live, inv, now)
+        self._observe_usage(live, now)
         # Jobs first: a delivery begun for an idle recipient takes its first step in this poll's turn.
         self._advance_jobs(live, now)
         self._advance_actions(live, now)
@@ -265,12 +299,110 @@ class Supervisor:
         ctx = self.context()
         # Each plan writes only its own session's record and history, so this view stays current for each.
         records = {r.name: r for r in self.store.list_sessions()}
+        if self.queue_book.open():
+            # Held prompts first: one due at this reset goes in with the resume, in one paste.
+            queue.advance(ctx, self.queue_book, {n: records[n] for n in live if n in records}, busy,
+                          paused=lambda rec: planner.pause_of(ctx, rec.name, now) is not None, said=self._queue_said,
+                          armed=lambda rec: self._native_armed(ctx, rec, now))
+            busy = {e.session for e in self.store.pending_journal()}
+            records = {r.name: r for r in self.store.list_sessions()}
         histories = self.store.resume_histories()
         for name in list(live):
             rec = records.get(name)
             if rec is not None and name not in busy:
                 stored = histories.get(name, NO_HISTORY)
                 planner.plan_wait(ctx, rec, self.watches.get(name), now, stored=stored)
+
+    # --- usage before the wall (afd.judge.usage) ---------------------------------
+
+    def _observe_usage(self, live, now: datetime) -> None:
+        """What the agents report of their accounts' usage: kept, counted for calibration, told early when high."""
+        status_line = next((spec for spec in self.plugins.agents.values() if spec.status_line), None)
+        idents = {name: ident for name, (_rec, _pane, ident) in live.items()}
+        seen = self.usage_watch.look(
+            [rec for rec, _pane, _ident in live.values()],
+            process_of=lambda rec: self._agent_process(rec, idents.get(rec.name)),
+            status_line=status_line,
+            configured=self.config.accounts.values(),
+            read_usage=self.plugins.usage,
+            has_usage=self.plugins.has_usage,
+            now=now,
+            mono=self.monotonic(),
+        )
+        changed = False
+        with self.store.transaction():  # one commit for what this poll read, not one per file
+            for account, reading in seen.readings:
+                changed |= self.usage_book.record(account, reading)
+            for cache in seen.caches:
+                self.usage_book.save_prompt_cache(PromptCache(cache.account, cache.session_id, cache.cwd,
+                                                              cache.transcript_path, cache.warm, cache.expires_at,
+                                                              cache.recache_tokens, cache.at))
+            self._count_working_time(seen.working, now)
+        if changed:
+            self._tell_high_usage(now)
+        mono = self.monotonic()
+        if mono - self._usage_pruned_at >= USAGE_PRUNE_EVERY:
+            self._usage_pruned_at = mono
+            self.usage_book.prune(now)
+
+    def usage_figures(self, now: datetime | None = None, owners=()) -> usage.UsageFigures:
+        """Every account's figures now (`owners`: (name, agent) listed even with none), working time as it stands."""
+        now = now or self.clock()
+        inputs = self.usage_book.inputs(now)
+        busy = {a: p.busy for a, p in self._periods.items() if p.whole}
+        owners = [*owners, *((a.name, a.agent) for a in self.config.accounts.values())]
+        return usage.figures(usage.UsageInputs(inputs.samples, inputs.stops, busy), owners, now,
+                             stale_after=self.config.usage_stale_after)
+
+    def _tell_high_usage(self, now: datetime) -> None:
+        due = usage.alerts_due(
+            self.usage_figures(now), warn_at=self.config.usage_warn_at, spend_warn_at=self.config.spend_warn_at,
+            runout_within=RUNOUT_WITHIN, done=self.usage_book.alerts_given(), zone=local_zone(),
+        )
+        for alert in due:
+            w = alert.figure
+            self.event("usage.high", alert.message, None, account=alert.account, agent=w.agent, window=w.window,
+                       limit_id=w.limit_id, level=alert.level, used_percent=w.used_percent,
+                       resets_at=usage.iso(w.resets_at),
+                       runs_out_at=usage.iso(w.forecast.earliest) if w.forecast is not None else None)
+        if due:
+            self.usage_book.mark_alerts([a.key for a in due], now)
+
+    def _count_working_time(self, working, now: datetime) -> None:
+        last, self._usage_polled_at = self._usage_polled_at, now
+        # A poll long after the last (a suspended machine, a stuck tmux) is not time spent working.
+        elapsed = 0.0 if last is None else min(max(0.0, (now - last).total_seconds()), 2 * self.config.poll_interval + 5)
+        self._periods, stops = calibration.step(self._periods, working=working, limits=self.store.load_limits(), now=now,
+                                                elapsed=elapsed)
+        for stop in stops:
+            self.usage_book.add_stop(stop)
+        mono = self.monotonic()
+        for account, period in self._periods.items():
+            saved, saved_mono = self._periods_saved.get(account, (None, float("-inf")))
+            if period == saved:
+                continue
+            if saved is not None and period.busy.since == saved.busy.since and period.whole == saved.whole \
+                    and mono - saved_mono < BUSY_SAVE_EVERY:
+                continue  # only more working time: saved once a minute
+            self.usage_book.save_busy(period.agent, period.busy, period.whole, now)
+            self._periods_saved[account] = (period, mono)
+
+    def _native_armed(self, ctx: ActionContext, rec: SessionRecord, now: datetime) -> bool:
+        """Whether the agent's own auto-continue is armed at the wall it stands at (Claude Code's)."""
+        from afd.decide.policy import Native
+
+        limit = planner.limit_of(ctx, rec, self.watches.get(rec.name), now)
+        return limit is not None and limit.native is Native.ARMED
+
+    def _agent_process(self, rec: SessionRecord, ident: Identity | None) -> AgentProcess | None:
+        """The session's agent process as a plugin reading its records sees it; None when whose it is cannot be said."""
+        env = ident.env if ident is not None and ident.pid is not None and ident.pid == rec.agent_pid else None
+        if env is None and rec.account == accounts.UNKNOWN:
+            return None
+        start = datetime.fromtimestamp(rec.agent_started_at, timezone.utc) if rec.agent_started_at else None
+        shown = None if env is None else (*env.selecting, *((("HOME", env.home),) if env.home else ()))
+        return AgentProcess(pid=rec.agent_pid, cwd=_process_cwd(rec.agent_pid) or rec.worktree, start_time=start,
+                            account_env=shown)
 
     # --- server-level states ------------------------------------------------
 

@@ -18,7 +18,7 @@ from afd.record.types import GitFacts
 @dataclass(frozen=True, slots=True)
 class BriefInput:
     previous_agent: str
-    reason: str  # "usage limit" | "manual"
+    reason: str  # "usage limit" | "manual" | "approaching limit (96 % of the 5-hour window, resets 15:02)"
     goal: str  # the mission, or the user's --brief (which replaces it)
     git: GitFacts
     extra: str = ""  # handoff_brief from the config, appended as written
@@ -43,6 +43,8 @@ def _work_line(commits: int, dirty: int, since: str) -> str:
 def _why(reason: str) -> str:
     if reason == "usage limit":
         return "stopped because it hit its provider usage limit"
+    if reason.startswith("approaching limit"):
+        return f"was stopped between turns before it hit its provider usage limit, {reason}"
     return "was stopped because the user handed the work over"
 
 

@@ -230,5 +230,78 @@ MIGRATIONS: tuple[str, ...] = (
     );
     ALTER TABLE resume_history ADD COLUMN cancelled TEXT;
     """,
+    # → +1, usage before the wall (afd/record/usage_book.py): each account's windows as its agent last
+    # reported them, the samples a burn rate is read from, the usage.high alerts already given (once per
+    # window, across restarts), the walls and working time calibration reads, each Claude Code
+    # session's prompt cache, and the prompts held for a reset (`afd queue`, afd/record/queue_book.py).
+    """
+    CREATE TABLE usage_windows (
+        account TEXT NOT NULL,
+        limit_id TEXT NOT NULL DEFAULT '',
+        window TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        used_percent REAL,
+        resets_at TEXT,
+        window_minutes INTEGER,
+        observed_at TEXT NOT NULL,
+        source TEXT NOT NULL,
+        plan_type TEXT,
+        PRIMARY KEY (account, limit_id, window)
+    );
+    CREATE TABLE usage_samples (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        account TEXT NOT NULL,
+        limit_id TEXT NOT NULL DEFAULT '',
+        window TEXT NOT NULL,
+        at TEXT NOT NULL,
+        used_percent REAL,
+        resets_at TEXT
+    );
+    CREATE INDEX usage_samples_at ON usage_samples (at);
+    CREATE TABLE usage_alerts (
+        key TEXT PRIMARY KEY,
+        at TEXT NOT NULL
+    );
+    CREATE TABLE usage_stops (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        account TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        at TEXT NOT NULL,
+        busy_seconds REAL NOT NULL
+    );
+    CREATE TABLE usage_busy (
+        account TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        since TEXT NOT NULL,
+        seconds REAL NOT NULL,
+        whole INTEGER NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE prompt_caches (
+        account TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        cwd TEXT,
+        transcript_path TEXT,
+        warm INTEGER,
+        expires_at TEXT,
+        recache_tokens INTEGER,
+        observed_at TEXT NOT NULL,
+        PRIMARY KEY (account, session_id)
+    );
+    CREATE TABLE queue (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session TEXT NOT NULL,
+        text TEXT NOT NULL,
+        at_kind TEXT NOT NULL CHECK (at_kind IN ('reset', 'time')),
+        due_at TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('waiting', 'delivering', 'delivered', 'unconfirmed', 'cancelled')),
+        route TEXT,
+        ref INTEGER,
+        outcome TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX queue_open ON queue (state) WHERE state IN ('waiting', 'delivering');
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

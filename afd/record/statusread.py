@@ -38,6 +38,8 @@ class StatusRows(NamedTuple):
     accounts: tuple[tuple[str, str], ...] | None = None
     # session -> (since, until) of its pause as stored (until None: until unpaused).
     pauses: dict[str, tuple[str, str | None]] = {}
+    usage: object = None  # afd.judge.usage.UsageInputs, read in the same transaction
+    usage_stale_after: float | None = None  # the daemon's usage_stale_after; None if it never said
 
 
 def read_status_rows(conn: sqlite3.Connection, events: int) -> StatusRows:
@@ -58,6 +60,10 @@ def read_status_rows(conn: sqlite3.Connection, events: int) -> StatusRows:
         named = conn.execute("SELECT value FROM meta WHERE key = 'agents'").fetchone()
         configured = conn.execute("SELECT value FROM meta WHERE key = 'accounts'").fetchone()
         pauses = {r["session"]: (r["since"], r["until"]) for r in conn.execute("SELECT * FROM pauses")}
+        from afd.record.usage_book import read_inputs
+
+        usage = read_inputs(lambda sql: conn.execute(sql).fetchall())  # samples as of now: the report is made now
+        stale = conn.execute("SELECT value FROM meta WHERE key = 'usage_stale_after'").fetchone()
     finally:
         if began:
             conn.execute("COMMIT")
@@ -70,6 +76,8 @@ def read_status_rows(conn: sqlite3.Connection, events: int) -> StatusRows:
         agents=tuple(json.loads(named[0])) if named else None,
         accounts=tuple((str(n), str(a)) for n, a in json.loads(configured[0])) if configured else None,
         pauses=pauses,
+        usage=usage,
+        usage_stale_after=float(stale[0]) if stale else None,
     )
 
 

@@ -83,3 +83,26 @@ def test_a_pause_shows_in_the_live_view_and_goes_when_unpaused(tmux_server, run_
     wait_for(lambda: (s := tmux_server.capture(pane)) and "recent events" in s and "· paused" not in s, timeout=30,
              message="the pause gone from the view")
     tmux_server.send_keys(pane, "C-c")
+    wait_for(lambda: "watch-exit=0" in tmux_server.capture(pane), timeout=30, message="the exit")
+
+
+def test_the_live_view_has_the_usage_panel_once_an_account_has_figures(tmux_server, run_daemon, xdg_dirs):
+    import json
+    import subprocess
+    from datetime import datetime, timedelta, timezone
+    from pathlib import Path
+
+    write_config(xdg_dirs, 'poll_interval = "200ms"\n')
+    run_daemon()
+    reset = int((datetime.now(timezone.utc) + timedelta(hours=2)).timestamp())
+    payload = json.dumps({"session_id": "s", "rate_limits": {"five_hour": {"used_percentage": 83.5, "resets_at": reset}}})
+    env = {**os.environ, **{k: str(v) for k, v in xdg_dirs.items()}}
+    subprocess.run([str(Path(sys.executable).with_name("afd")), "statusline"], input=payload.encode(), env=env,
+                   capture_output=True, check=True, timeout=30)
+    wait_for(lambda: status()["usage"]["accounts"][0]["windows"], timeout=30, message="the figure kept")
+    pane = watch_pane(tmux_server, xdg_dirs, width=150)
+    frame = wait_for(lambda: (s := tmux_server.capture(pane)) and "recent events" in s and "usage" in s and s,
+                     timeout=30, message="a frame with the usage panel")
+    row = next(line for line in frame.splitlines() if "83.5 %" in line)
+    assert "claude" in row and "5-hour" in row and "exact" in row
+    tmux_server.send_keys(pane, "C-c")

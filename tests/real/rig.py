@@ -189,7 +189,7 @@ class Rig:
         """
         home = self._home("claude")
         config = home / config_dir
-        config.mkdir(parents=True)
+        config.mkdir(parents=True, exist_ok=True)  # it may hold settings.json already (the user's own)
         seed = {
             "hasCompletedOnboarding": True,
             "lastOnboardingVersion": "2.1.332",

@@ -370,3 +370,28 @@ def quota_failure(quota_id: str, metric: str = "generativelanguage.googleapis.co
 
 def error_info(reason: str, domain: str = "googleapis.com") -> dict:
     return {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": domain}
+
+
+def claude_usage_headers(five_hour: float, five_reset: int, seven_day: float, seven_reset: int) -> dict:
+    """What a subscriber's answer carries of both windows: utilisation (0–1) and reset, status allowed."""
+    return {
+        f"{U}status": "allowed",
+        f"{U}representative-claim": "five_hour",
+        f"{U}reset": str(five_reset),
+        f"{U}5h-utilization": str(five_hour),
+        f"{U}5h-reset": str(five_reset),
+        f"{U}5h-status": "allowed",
+        f"{U}7d-utilization": str(seven_day),
+        f"{U}7d-reset": str(seven_reset),
+        f"{U}7d-status": "allowed",
+    }
+
+
+def codex_both_windows(primary: float, primary_reset: int, secondary: float, secondary_reset: int) -> dict:
+    """Codex's usage headers for its 5-hour (primary) and weekly (secondary) windows."""
+    return {
+        **codex_usage_headers(primary, primary_reset),
+        "x-codex-secondary-used-percent": str(secondary),
+        "x-codex-secondary-window-minutes": "10080",
+        "x-codex-secondary-reset-at": str(secondary_reset),
+    }

@@ -337,3 +337,33 @@ def test_the_page_fits_1400_and_400_pixels_with_five_sessions_long_missions_and_
     seen = overflow(browser)
     assert not seen["boxes"] and not seen["past"], seen
     browser.save_screenshot(str(tmp_path / "fit-400-dialog.png"))
+
+
+def test_the_usage_panel_shows_each_windows_figure_and_where_it_comes_from(run_daemon, browser, xdg_dirs, tmp_path):  # noqa: F811
+    import json
+    import os
+    import subprocess
+    import sys
+    from datetime import datetime, timedelta, timezone
+    from pathlib import Path
+
+    from daemon_harness import write_config
+
+    port = free_port()
+    write_config(xdg_dirs, web_config(port))
+    run_daemon()
+    reset = int((datetime.now(timezone.utc) + timedelta(hours=2)).timestamp())
+    data = json.dumps({"session_id": "s", "rate_limits": {"five_hour": {"used_percentage": 91.5, "resets_at": reset},
+                                                            "seven_day": {"used_percentage": 12, "resets_at": reset + 86400}}})
+    subprocess.run([str(Path(sys.executable).with_name("afd")), "statusline"], input=data.encode(), check=True,
+                   capture_output=True, env=dict(os.environ), timeout=30)
+    browser.get(login_url())
+    wait_for(lambda: rows_of(browser, '#usage tr[data-account="claude"]'), message="the usage rows")
+    rows = wait_for(lambda: (lambda r: r if len(r) == 2 else None)(rows_of(browser, '#usage tr[data-account="claude"]')),
+                    message="both windows")
+    assert [r[:3] for r in rows] == [["claude", "5-hour", "91.5 %"], ["claude", "7-day", "12 %"]]
+    assert rows[0][4].startswith("exact, ") and rows[0][4].endswith(" old")
+    assert browser.find_element("css selector", '#usage tr[data-window="five_hour"] td:nth-child(3)').get_attribute(
+        "class") == "u-warn"
+    assert not browser.find_element("id", "usage-empty").is_displayed()
+    browser.save_screenshot(str(tmp_path / "dashboard-usage.png"))

@@ -286,6 +286,55 @@ function renderAgents() {
   body.replaceChildren(...rows);
 }
 
+// Usage before the wall: per account and window, the same panel as `afd usage` (its JSON is in docs/usage.md).
+const WINDOWS = { five_hour: "5-hour", seven_day: "7-day", spend_limit: "spend", walls: "until a wall" };
+
+function ageWords(seconds) {
+  if (seconds === null || seconds === undefined) return "?";
+  if (seconds < 90) return `${Math.floor(seconds)}s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)}m`;
+  return `${(seconds / 3600).toFixed(1)}h`;
+}
+
+function runsOut(w) {
+  const f = w.forecast;
+  if (!f) return w.used_percent !== null && w.used_percent >= 100 ? "used up" : "—";
+  if (f.lasts_to_reset) return "not before the reset";
+  const early = f.earliest ? localTime(f.earliest) : null;
+  const late = f.latest ? localTime(f.latest) : "after the reset";
+  return early && early !== late ? `${early} – ${late}` : (early || late);
+}
+
+function renderUsage() {
+  const figures = view.status.usage;
+  const rows = [];
+  for (const a of (figures && figures.accounts) || []) {
+    for (const w of a.windows) {
+      const tr = document.createElement("tr");
+      tr.dataset.account = a.account;
+      tr.dataset.window = w.window;
+      const label = (WINDOWS[w.window] || w.window) + (w.limit_id && w.limit_id !== a.agent ? ` (${w.limit_id})` : "");
+      const used = document.createElement("td");
+      used.textContent = w.used_percent === null ? "?" : `${w.used_percent} %`;
+      if (w.used_percent !== null) used.className = w.used_percent >= 95 ? "u-high" : w.used_percent >= 80 ? "u-warn" : "";
+      if (w.resets_at) used.title = `resets ${localTime(w.resets_at, true)}`;
+      const figure = w.provenance === "calibrated"
+        ? `calibrated from ${w.stops} stop${w.stops === 1 ? "" : "s"}`
+        : `exact, ${ageWords(w.age_seconds)} old${w.stale ? " (stale)" : ""}`;
+      for (const value of [a.account, label, used, runsOut(w), figure]) {
+        if (value instanceof HTMLTableCellElement) { tr.appendChild(value); continue; }
+        const td = document.createElement("td");
+        td.textContent = value;
+        tr.appendChild(td);
+      }
+      if (w.stale) tr.classList.add("stale");
+      rows.push(tr);
+    }
+  }
+  $("#usage tbody").replaceChildren(...rows);
+  $("#usage-empty").hidden = rows.length > 0;
+}
+
 function eventItem(e) {
   const li = document.createElement("li");
   const time = document.createElement("time");
@@ -590,6 +639,7 @@ async function refresh() {
     renderDaemon();
     renderSessions();
     renderAgents();
+    renderUsage();
     if (first) {
       renderEvents(view.status.events || []);
       const wanted = new URLSearchParams(location.hash.slice(1)).get("session");
