@@ -569,7 +569,7 @@ def usage_poll(sup: Supervisor, bench: Bench, work: Path, seconds: float, accoun
     from afd.observe.usage import UsageWatch
 
     where = work / "usage-run"
-    sup.usage_watch = UsageWatch.for_runtime_dir(where)
+    sup.usage_poll.watch = UsageWatch.for_runtime_dir(where)
     off = measure(sup.poll, seconds, bench.interval, bench.server)
     writer = subprocess.Popen([sys.executable, "-c", USAGE_WRITER, str(where / "usage"), str(accounts),
                                STATUSLINE_PAYLOAD.decode()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip

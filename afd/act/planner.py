@@ -11,10 +11,11 @@ deciding does not try again.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from afd.act import Observe, SaveHistory, Tell, handoff, resume, runner
+from afd.act import Observe, SaveHistory, Tell, handoff, queue, resume, runner
 from afd.act.context import ActionContext
 from afd.decide import before_wall, headroom, nextaction, plan, policy
 from afd.judge import screen, sessions
@@ -22,10 +23,61 @@ from afd.judge.sessions import after_continuation
 from afd.kit.resettime import local_zone
 from afd.model import LIMITED_STATES, Clock, SessionState
 from afd.record.ledger import who
-from afd.record.types import LimitState, Pause, PlanKind, ResumeHistory, SessionRecord, Witnesses
+from afd.record.queue_book import QueueBook
+from afd.record.types import NO_HISTORY, LimitState, Pause, PlanKind, ResumeHistory, SessionRecord, Witnesses
 
 log = logging.getLogger("afd.actions")
 
+
+
+@dataclass(frozen=True, slots=True)
+class Handoffs:
+    """What the handoff policy needs besides the store: asked for by `afd run`'s turn, never by `run --once`."""
+
+    figures: object  # the accounts' usage figures (afd.judge.usage.UsageFigures): targets ranked by headroom
+    jobs_of: Callable[[str], Sequence[str]] = lambda name: ()  # what a session's brief says of its jobs
+    alerts_given: set[str] = field(default_factory=set)  # handoffs before the wall already given, by key
+    mark: Callable[[str], None] = lambda key: None  # records one given
+
+
+def plan_turn(ctx: ActionContext, live: Iterable[str], watches: Mapping, now: datetime, *, queue_book: QueueBook,
+              queue_said: dict, handoffs: Handoffs | None = None) -> None:
+    """The plan stage, after the engine's turn: held prompts, the wait path, then the handoffs, in one place.
+
+    Every plan reads one view of the store taken after the engine's turn, never the records bound
+    before it: a continuation the engine saw the agent take this turn has ended its episode, whatever
+    the poll's earlier look at the pane said (DESIGN "Acting on a limit"). Each plan writes only its
+    own session's record and history, and what it began or recorded is carried in the view, so the
+    handoffs see the episode the wait path recorded and skip a session it resumed.
+    """
+    live = list(live)
+    busy = {e.session for e in ctx.store.pending_journal()}
+    records = {r.name: r for r in ctx.store.list_sessions()}
+    if queue_book.open():
+        # Held prompts first: one due at this reset goes in with the resume, in one paste.
+        queue.advance(ctx, queue_book, {n: records[n] for n in live if n in records}, busy,
+                      paused=lambda rec: pause_of(ctx, rec.name, now) is not None, said=queue_said,
+                      armed=lambda rec: native_armed(ctx, rec, watches.get(rec.name), now))
+        busy = {e.session for e in ctx.store.pending_journal()}
+        records = {r.name: r for r in ctx.store.list_sessions()}
+    histories = dict(ctx.store.resume_histories())
+    for name in live:
+        rec = records.get(name)
+        if rec is not None and name not in busy:
+            histories[name], began = plan_wait(ctx, rec, watches.get(name), now, stored=histories.get(name, NO_HISTORY))
+            if began:
+                busy.add(name)
+    if handoffs is None:
+        return
+    start_handoffs(ctx, busy, handoffs.jobs_of, handoffs.figures, records=records.values(), histories=histories)
+    start_handoffs_before_the_wall(ctx, busy, handoffs.figures, handoffs.alerts_given, handoffs.mark, watches,
+                                   records=records.values())
+
+
+def native_armed(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> bool:
+    """Whether the agent's own auto-continue is armed at the wall it stands at (Claude Code's)."""
+    limit = limit_of(ctx, rec, watch, now)
+    return limit is not None and limit.native is screen.Native.ARMED
 
 
 def limit_of(ctx: ActionContext, rec: SessionRecord, watch, now: datetime) -> policy.Limit | None:
@@ -85,8 +137,11 @@ def pause_of(ctx: ActionContext, name: str, now: datetime) -> Pause | None:
     return pause if pause is not None and policy.pause_in_force(pause.until, now) else None
 
 
-def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, stored: ResumeHistory | None = None) -> None:
+def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *,
+              stored: ResumeHistory | None = None) -> tuple[ResumeHistory, bool]:
     """The wait path for one session this poll: history observed, then resume now, schedule, or report.
+
+    Returns the session's resume history as it stands after the plan, and whether a resume began.
 
     `rec` is the session's record as stored after the engine's turn (never one bound before it): a
     plan is made from values that include everything the engine has done, at any tempo of the loop.
@@ -100,7 +155,7 @@ def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, s
     if history != before:
         ctx.store.save_resume_history(name, history)
     elif limit is None and rec.next_action is None:
-        return  # most sessions, most polls: no wall, nothing remembered to move on, no plan shown to clear
+        return history, False  # most sessions, most polls: no wall, nothing remembered to move on, no plan shown to clear
     decision = policy.decide_limit(
         name, limit, history, path_of(ctx, rec, history, limit),
         tried=policy.tried_for(history, policy.wall_key(rec.banner_first_seen_at, rec.witnesses)),
@@ -112,7 +167,7 @@ def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, s
         now=now,
     )
     if decision is None:
-        return  # the handoff path has the wall (`start_handoffs` tries it after the poll), or there is none
+        return history, False  # the handoff path has the wall (`start_handoffs` tries it next, in `plan_turn`), or there is none
     if isinstance(decision, policy.ResumeNow) and (cfg.cold_cache_tokens > 0 or cfg.spend_warn_at is not None):
         costly = wake_cost(ctx, rec, now)
         if costly is not None:
@@ -134,10 +189,10 @@ def plan_wait(ctx: ActionContext, rec: SessionRecord, watch, now: datetime, *, s
                   name, at=(shown_json or {}).get("at"), attempt=decision.attempt, why=decision.why)
     if isinstance(decision, policy.ResumeNow):
         resume.begin(ctx, rec, attempt=decision.attempt, why=decision.why, episode=limit.episode if limit else None)
-        return
-    if old == shown:
-        return  # most sessions, most polls: nothing to wait for, and nothing shown
-    _commit(ctx, name, (Observe(sessions.Planned(shown)),))  # the rulebook writes it only where it changed
+        return history, True
+    if old != shown:
+        _commit(ctx, name, (Observe(sessions.Planned(shown)),))  # the rulebook writes it only where it changed
+    return history, False
 
 
 def choose_target(ctx: ActionContext, outgoing: str | None, facts, figures) -> policy.Handoff | policy.Park:
@@ -184,18 +239,20 @@ def _waits_for_you(decision: policy.Decision) -> bool:
 
 
 def start_handoffs(ctx: ActionContext, busy: set[str], jobs_of: Callable[[str], Sequence[str]] = lambda name: (),
-                   figures=None) -> None:
+                   figures=None, *, records: Iterable[SessionRecord] | None = None,
+                   histories: Mapping[str, ResumeHistory] | None = None) -> None:
     """Hand off each newly limited session, once per wall, when the config says so; `busy`: sessions with an action.
 
     `jobs_of` gives what a session's brief says of the jobs it supervises; `figures`: the accounts' usage
-    figures (afd.judge.usage), which rank the targets by headroom.
+    figures (afd.judge.usage), which rank the targets by headroom. `records` and `histories`: the plan's
+    view of the store (read from it when not given). A session handed off is added to `busy`.
     """
     config = ctx.config
     now = ctx.clock()
-    for rec in ctx.store.list_sessions():
+    for rec in (ctx.store.list_sessions() if records is None else records):
         if rec.name in busy:
             continue
-        history = ctx.store.resume_history(rec.name)
+        history = ctx.store.resume_history(rec.name) if histories is None else histories.get(rec.name, NO_HISTORY)
         # A cancel is for an episode, which the poll's plan has recorded in the history by now.
         cancelled = history.cancelled is not None and history.cancelled == history.episode
         if cancelled or path_of(ctx, rec, history, None) is not policy.Path.HANDOFF or pause_of(ctx, rec.name, now) is not None:
@@ -219,6 +276,7 @@ def start_handoffs(ctx: ActionContext, busy: set[str], jobs_of: Callable[[str], 
             continue
         try:
             handoff.begin(ctx, rec.name, choice.to, automatic=True, jobs=jobs_of(rec.name))
+            busy.add(rec.name)
         except handoff.HandoffRefused as exc:
             ctx.store.save_resume_history(rec.name, policy.tried(ctx.store.resume_history(rec.name), wall, policy.HandoffTry.DECLINED))
             after = policy.after_declined(rec.name, auto_resume=config.limit_auto_resume)
@@ -238,7 +296,8 @@ def turn_ended(ctx: ActionContext, rec: SessionRecord, watch) -> bool:
     return not sessions.seen_busy(watch.captures[-1], spec.busy, spec.chrome, ctx.config.tail_lines)
 
 
-def start_handoffs_before_the_wall(ctx: ActionContext, busy: set[str], figures, done: set[str], mark, watches) -> None:
+def start_handoffs_before_the_wall(ctx: ActionContext, busy: set[str], figures, done: set[str], mark, watches, *,
+                                   records: Iterable[SessionRecord] | None = None) -> None:
     """`handoff_before`: hand off a session whose turn has ended while its account's window is nearly full.
 
     Once per account, window and reset (`done` holds the keys given; `mark` records one, in the
@@ -248,7 +307,7 @@ def start_handoffs_before_the_wall(ctx: ActionContext, busy: set[str], figures, 
     if config.handoff_before is None or figures is None or not config.handoff_order:
         return
     now = ctx.clock()
-    for rec in ctx.store.list_sessions():
+    for rec in (ctx.store.list_sessions() if records is None else records):
         if rec.name in busy or pause_of(ctx, rec.name, now) is not None:
             continue
         found = before_wall.handoff_before(state=rec.state, turn_ended=turn_ended(ctx, rec, watches.get(rec.name)),
@@ -268,6 +327,7 @@ def start_handoffs_before_the_wall(ctx: ActionContext, busy: set[str], figures, 
             with ctx.store.transaction():
                 mark(found.key)
                 handoff.begin(ctx, rec.name, choice.to, automatic=True, reason=found.reason, before_wall=True)
+            busy.add(rec.name)
         except handoff.HandoffRefused as exc:
             mark(found.key)
             ctx.event("handoff.refused", f"no handoff before the wall to {choice.to}, {found.reason}: {exc}", rec.name)

@@ -61,11 +61,9 @@ class Tempo:
 
 
 def turn(supervisor: Supervisor) -> PollSummary:
-    """One turn of the loop on its own: a poll (the engine's turn and the plans after it), then the handoffs
-    policy asks for. `afd run` turns it every `Tempo.next_turn_in`; a test may drive it with a simulated clock."""
-    summary = supervisor.poll()
-    supervisor.start_handoffs()
-    return summary
+    """One turn of the loop on its own: a poll (the engine's turn and the plans after it, the handoffs policy
+    asks for among them). `afd run` turns it every `Tempo.next_turn_in`; a test may drive it with a simulated clock."""
+    return supervisor.poll(handoffs=True)
 
 # journald reads a "<N>" prefix on each stderr line as the syslog priority.
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3, logging.CRITICAL: 2}

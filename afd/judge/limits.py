@@ -16,7 +16,7 @@ is told). Each account has one `LimitFact`, three-valued:
   limit into ``available``.
 
 These functions are pure: facts and instants in, a new fact out. The
-supervisor feeds them, per poll and per session, one of:
+limit-map stage feeds them (`after_sighting`), per poll and per session, one of:
 
 * ``observe_limited(..., first_seen=True)`` — a banner that passed both gates
   and that this session was not showing before (a new banner, or a different
@@ -30,7 +30,9 @@ supervisor feeds them, per poll and per session, one of:
 * nothing — an idle agent without a banner. Sitting at a prompt has not
   spent anything from the plan, so it says nothing about the limit.
 
-and calls ``expire`` on every fact with the poll's instant.
+and calls ``expire`` on every fact with the poll's instant (`expiries`). What
+they return is a `LimitChange`, written by the map's one writer,
+afd/record/limit_map.py, with the event a change of state is.
 
 ``observed_at`` is the instant of the evidence the fact rests on: for a
 limit, when its banner was first seen; for ``available``, the latest time
@@ -41,16 +43,23 @@ limit lapsed and when.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from afd.record.types import LimitFact, LimitState
+from afd.judge.sessions import SeenDisputed, SeenLimited, SeenWorking, Sighting
+from afd.record.types import LimitChange, LimitFact, LimitState, unknown_fact
 
+__all__ = ["AVAILABLE_FOR", "AVAILABLE_REFRESH", "after_sighting", "expire", "expiries", "observe_limited",
+           "observe_working", "unknown_fact"]
 
-def unknown_fact(agent: str, account: str | None = None) -> LimitFact:
-    """The fact for an account never observed (or one no detector can observe); `account` None: the default one."""
-    return LimitFact(agent=agent, state=LimitState.UNKNOWN, reset_at=None, observed_at=None, source_session=None,
-                     account=account if account != agent else None)
+# "Available" is evidence that an agent ran without a banner *recently*;
+# older than this, it is no longer evidence of anything.
+AVAILABLE_FOR = timedelta(hours=1)
+# How stale that working sighting may get before it is written again:
+# refreshing it every poll would write to the store every poll for each
+# working pane, and "available" then ends at most this much early.
+AVAILABLE_REFRESH = timedelta(minutes=1)
 
 
 def _reset_passed(reset_at: datetime | None, now: datetime) -> bool:
@@ -121,3 +130,38 @@ def expire(fact: LimitFact, now: datetime, *, available_for: timedelta | None = 
     ):
         return replace(fact, state=LimitState.UNKNOWN)
     return fact
+
+
+def after_sighting(old: LimitFact, seen: Sighting, now: datetime) -> LimitChange | None:
+    """What one sighting of the sessions rulebook does to its account's fact (None: nothing to write)."""
+    if isinstance(seen, SeenWorking):
+        if old.state is LimitState.AVAILABLE and old.observed_at and timedelta(0) <= now - old.observed_at < AVAILABLE_REFRESH:
+            return None
+        return LimitChange(old, observe_working(old, at=now, session=seen.session), seen.session)
+    if isinstance(seen, SeenDisputed):
+        if old.state is not LimitState.LIMITED or old.source_session != seen.session:
+            return None
+        # The limit every session was told of came from the banner now disputed.
+        return LimitChange(old, unknown_fact(seen.agent, seen.account), seen.session,
+                           f"the limit seen in {seen.session} is disputed by its own records")
+    assert isinstance(seen, SeenLimited)
+    new = observe_limited(old, reset_at=seen.reset_at, at=now, session=seen.session, banner=seen.banner,
+                          first_seen=seen.first_seen, evidence_at=seen.seen_at)
+    why = None
+    if old.state is LimitState.AVAILABLE and new.state is LimitState.UNKNOWN:
+        why = f"a usage limit whose reset had already passed was seen in {seen.session}"
+    return LimitChange(old, new, seen.session, why)
+
+
+def expiries(facts: Iterable[LimitFact], now: datetime) -> list[LimitChange]:
+    """Every fact as it stands at `now`: a passed reset, a working sighting older than AVAILABLE_FOR."""
+    changes = []
+    for fact in facts:
+        why = None
+        if fact.state is LimitState.AVAILABLE and fact.observed_at is not None:
+            # Said only when it is so: the last working sighting is that old.
+            why = f"last seen working at {fact.observed_at:%Y-%m-%dT%H:%M:%SZ}, over {AVAILABLE_FOR} ago"
+        new = expire(fact, now, available_for=AVAILABLE_FOR)
+        if new != fact:
+            changes.append(LimitChange(fact, new, fact.source_session, why))
+    return changes

@@ -207,6 +207,22 @@ class LimitFact:
         return self.account or self.agent
 
 
+def unknown_fact(agent: str, account: str | None = None) -> LimitFact:
+    """The fact for an account never observed (or one no detector can observe); `account` None: the default one."""
+    return LimitFact(agent=agent, state=LimitState.UNKNOWN, reset_at=None, observed_at=None, source_session=None,
+                     account=account if account != agent else None)
+
+
+@dataclass(frozen=True, slots=True)
+class LimitChange:
+    """One account's fact before and after a sighting or an expiry, for the limit map's writer (afd/record/limit_map.py)."""
+
+    old: LimitFact
+    new: LimitFact
+    session: str | None  # where the evidence was seen
+    why: str | None = None  # for a fact that turns unknown: what made it so
+
+
 @dataclass(frozen=True, slots=True)
 class Pause:
     """The person's hold on one session (`afd sessions pause`): afd types nothing into its pane by itself.

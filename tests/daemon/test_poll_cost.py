@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import pytest
 
 from afd.config.settings import Config
-from afd.daemon.supervisor import AVAILABLE_REFRESH, Supervisor
+from afd.daemon.supervisor import Supervisor
 from afd.observe.identity_cache import REWALK_EVERY, IdentityCache
 from afd.observe.watch import MAX_CAPTURE_AGE
 from afd.pluginset import load_plugins
 from afd.record.store import Store
-from afd.record.types import LimitState
 from afd.world import tmux
 from harness import start_fake, wait_for
 
@@ -76,18 +75,3 @@ def test_an_unchanged_poll_spawns_only_list_panes_and_writes_nothing(tmux_server
         assert store.total_changes() == changes and states() == [("claude", "idle"), ("codex", "limited")]
     finally:
         store.close()
-
-
-def test_an_agent_seen_working_every_poll_is_written_available_once_a_minute(xdg_dirs):
-    t0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
-    with Store(xdg_dirs["XDG_STATE_HOME"] / "afd" / "state.db") as store:
-        sup = Supervisor(Config(), load_plugins(None, entry_points=False), store, tmux.ServerRef(socket_name="unused"))
-        sup._observe_working("codex", "codex", "s1", t0)
-        changes = store.total_changes()
-        for second in range(1, 60):
-            sup._observe_working("codex", "codex", "s1", t0 + timedelta(seconds=second))
-        assert store.total_changes() == changes
-        sup._observe_working("codex", "codex", "s1", t0 + AVAILABLE_REFRESH)
-        fact = store.load_limits()["codex"]
-        assert store.total_changes() == changes + 1
-        assert fact.state is LimitState.AVAILABLE and fact.observed_at == t0 + AVAILABLE_REFRESH

@@ -18,6 +18,7 @@ import pytest
 from afd.act.launch import bare, on_account
 from afd.cli.status import render
 from afd.config.settings import Config, ConfigError, load_config
+from afd.daemon.loop import turn
 from afd.daemon.status import build_status
 from afd.daemon.supervisor import Supervisor
 from afd.decide.policy import LimitAction
@@ -344,7 +345,7 @@ def test_a_pane_whose_environment_cannot_be_read_is_not_handed_off_automatically
     sup = supervise(config, read_env=lambda pid: None if _is_fake(pid) else process_environ(pid))
     rec = settle(sup, fake.pane, lambda r: r.state == "limited", "limited")
     assert rec.account == UNKNOWN
-    sup.start_handoffs()
+    turn(sup)  # a poll of `afd run`: the handoffs policy asks for among its plans
     refused = [e.event for e in sup.store.recent_events(50) if e.event.kind == "handoff.refused"]
     assert refused and "cannot tell which account" in refused[0].message
     for _ in range(5):

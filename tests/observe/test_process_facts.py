@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from afd.act.preflight import pane_path
-from afd.daemon.supervisor import _process_cwd
 from afd.kit.recordtail import process_environment
+from afd.observe.look import process_cwd as _process_cwd
 from harness import wait_for
 
 
