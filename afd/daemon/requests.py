@@ -76,6 +76,7 @@ class RequestHandler:
         return {
             "status": self.do_status,
             "sessions.list": self.do_sessions_list,
+            "usage": self.do_usage,
             "events": self.do_events,
             "sessions.set-mission": self.do_sessions_set_mission,
             "sessions.forget": self.do_sessions_forget,

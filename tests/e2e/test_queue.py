@@ -15,6 +15,7 @@ from afd.decide.queue import QueueState
 from afd.pluginset import load_plugins
 from afd.record.queue_book import QueueBook
 from afd.record.store import Store
+from afd.record.types import PlanKind
 from afd.world.tmux import ServerRef
 from daemon_harness import afd, events, run_daemon, session_for, wait_session, write_config  # noqa: F401 (run_daemon is a fixture)
 from harness import start_fake, wait_for
@@ -187,9 +188,9 @@ def test_a_resume_onto_a_cold_cache_that_costs_too_much_asks_the_person_instead(
     wait_for(lambda: time.time() - fake.events("limit")[0]["t"] > 1.2, message="the fake's wall to lift")
     clock.jump_to(rec.reset_at + timedelta(seconds=61))
     if asks:
-        plan = poll_until(sup, lambda: (r := sup.store.get_session(rec.name)).next_action and "needs-human" in r.next_action
-                          and r.next_action, message="a plan that asks the person")
-        assert "its prompt cache is cold: going on would cache 48,000 tokens again" in plan
+        plan = poll_until(sup, lambda: (r := sup.store.get_session(rec.name)).next_action
+                          and r.next_action.action is PlanKind.NEEDS_HUMAN and r.next_action, message="a plan that asks the person")
+        assert "its prompt cache is cold: going on would cache 48,000 tokens again" in plan.why
         for _ in range(10):
             sup.poll()
         assert typed(fake, MESSAGE) == []
