@@ -10,8 +10,6 @@ module decides nothing, and writes only what the rules decided (`_apply`). See d
 
 from __future__ import annotations
 
-import logging
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,15 +18,16 @@ from datetime import datetime, timezone
 from afd.act import briefing, create, planner, resume, runner, swap
 from afd.act.context import ActionContext, Advanced, Workers
 from afd.config.settings import Config
+from afd.daemon import telling
 from afd.daemon.summary import PollSummary
 from afd.jobs import delivery
 from afd.jobs.book import supervised_lines
 from afd.jobs.outbox import Outbox
 from afd.judge import limits, sessions, usage
-from afd.kit.resettime import local_zone
 from afd.model import Event, Identity, Notice, SessionState
 from afd.observe import account_env, bind, look
 from afd.observe.identity_cache import IdentityCache
+from afd.observe.server import seen as server_seen
 from afd.observe.usage_poll import UsagePoll
 from afd.observe.watch import PaneWatch
 from afd.pluginset import PluginSet
@@ -40,9 +39,6 @@ from afd.record.usage_book import UsageBook
 from afd.world import tmux
 
 __all__ = ["GONE", "UNKNOWN", "PollSummary", "Supervisor", "expected_socket_path"]
-log = logging.getLogger("afd.supervisor")
-# Events a person should notice in the journal.
-_WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "unchecked", "create-failed", "disputed", "failed"})
 LIMITED, GONE, UNKNOWN = SessionState.LIMITED, SessionState.GONE, SessionState.UNKNOWN
 
 
@@ -130,25 +126,9 @@ class Supervisor:
         return self._apply(None, made)
 
     def event(self, kind: str, message: str, session: str | None = None, **data) -> None:
-        # The store row and the log line are afd's own record, and the socket publish feeds `afd events
-        # --follow`: they stay here, in order, so no notifier can delay them. Telling people (every
-        # `afd_event` plugin) happens on the notifier worker.
-        event = Event(at=self.clock(), kind=kind, message=message, session=session, data=data)
-        event_id = self.store.add_event(event)
-        level = logging.WARNING if kind.split(".")[-1] in _WARNING_KINDS else logging.INFO
-        log.log(level, "%s%s: %s", f"[{session}] " if session else "", kind, message)
-        if self.announce is not None and self.plugins.manager.hook.afd_event.get_hookimpls():
-            self.announce(event, self._notice(event, event_id))
-        self.emit(event, event_id)
-
-    def _notice(self, event: Event, event_id: int) -> Notice:
-        """The event told for a person, from the session's record as it stands now, in the user's zone."""
-        from afd.notifiers.message import About, compose
-
-        rec = self.store.get_session(event.session) if event.session else None
-        about = None if rec is None else About(agent=rec.agent, location=rec.location, pane=rec.pane_id, worktree=rec.worktree,
-                                               branch=rec.branch, reset_at=rec.reset_at, account=rec.account)
-        return compose(event, about, now=event.at, zone=local_zone(), host=socket.gethostname(), event_id=event_id)
+        hooked = self.announce is not None and self.plugins.manager.hook.afd_event.get_hookimpls()
+        telling.record(self.store, Event(at=self.clock(), kind=kind, message=message, session=session, data=data),
+                       emit=self.emit, announce=self.announce if hooked else None)
 
     @property
     def socket(self) -> str:
@@ -158,36 +138,26 @@ class Supervisor:
     # --- the poll -----------------------------------------------------------
 
     def poll(self, *, handoffs: bool = False) -> PollSummary:
-        """One poll; `handoffs`: the turn of `afd run` (`run --once` starts none, as none could be carried to its end)."""
+        """One poll, the stages in order; `handoffs`: a turn of `afd run` (`run --once` starts none: none could end)."""
         self.acting = frozenset(self.engine.owning(self.store))  # a handoff begun between polls owns its pane now
         now = self.clock()
         limit_map.write(self.store, limits.expiries(self.store.load_limits().values(), now), self.event)
         planner.end_pauses(self.context(), now)
-        # tmux's clock, not the injected one: tmux stamps window_activity with it.
-        listed_at = self.tmux_time()
+        listed_at = self.tmux_time()  # tmux's clock, not the injected one: tmux stamps window_activity with it
         inv = tmux.list_panes(self.server, details=False)  # only adoption reads paths, and asks for its own pane
-        if not self._server_answered(inv):
+        if not self._server_runs(inv):
             return PollSummary(False, inv.answered, 0, 0, 0, (), None if inv.answered else inv.error,
                                socket=self.socket if inv.answered else None)
-
         found = bind.bind(inv, self.store.list_sessions(), identities=self.identities, agents=self.plugins.agents,
                           config=self.config, told=self.accounts_told, acting=self.acting, read_env=self.read_env,
                           server=self.server, now=now)
         live = found.live
         for old, t in found.steps:
             self._apply(old, t)
-        mono = self.monotonic()
-        wanted = look.due(live, self.watches, acting=self.acting, config=self.config, plugins=self.plugins, mono=mono)
-        for name, seen in look.look(wanted, live, self.watches, server=self.server, server_pid=inv.server_pid, store=self.store,
-                                    config=self.config, plugins=self.plugins, mono=mono, listed_at=listed_at, now=now) if wanted else ():
-            rec = self._apply(live[name][0], sessions.transition(live[name][0], seen, now))
-            if rec.state == GONE:
-                del live[name]
-            else:
-                live[name] = (rec, *live[name][1:])
+        captured = self._look(live, inv, listed_at, now)
         self.usage_poll.look([rec for rec, _, _ in live.values()], process_of=look.live_processes(live), agents=self.plugins.agents,
-                        plugins=self.plugins, config=self.config, limits=self.store.load_limits, say=self.event, now=now,
-                        mono=self.monotonic)
+                             plugins=self.plugins, config=self.config, limits=self.store.load_limits, say=self.event, now=now,
+                             mono=self.monotonic)
         # Jobs first: a delivery begun for an idle recipient takes its first step in this turn's engine.
         ctx = self.context()
         self.outbox.observe_jobs(ctx, now)
@@ -201,34 +171,40 @@ class Supervisor:
         if handoffs:
             self.acting = frozenset(self.engine.owning(self.store))
         limited = tuple(sorted(name for name, (rec, _, _) in live.items() if rec.state == LIMITED))
-        return PollSummary(True, True, len(inv.panes), len(live), len(wanted), limited)
+        return PollSummary(True, True, len(inv.panes), len(live), captured, limited)
+
+    def _server_runs(self, inv: tmux.Inventory) -> bool:
+        """Whether the listing found the server running; its change of state told, and what it means for the sessions."""
+        if inv.answered and inv.server_running:
+            self._socket_path = inv.socket_path
+        up = server_seen(self._server_state, inv, self.socket)
+        self._server_state = up.state
+        for kind, message in up.told:
+            self.event(kind, message)
+        if up.sessions_see is None:
+            return True
+        self.watches.clear()  # nothing captured before the outage proves anything after it
+        for rec in [r for r in self.store.list_sessions() if r.state != GONE and r.server_socket == self.socket]:
+            self._apply(rec, sessions.transition(rec, up.sessions_see, self.clock()))
+        return False
+
+    def _look(self, live: bind.Live, inv: tmux.Inventory, listed_at: float, now: datetime) -> int:
+        """Look at the panes due a look; each observation through the rulebook, written before the next is looked at."""
+        mono = self.monotonic()
+        wanted = look.due(live, self.watches, acting=self.acting, config=self.config, plugins=self.plugins, mono=mono)
+        for name, seen in look.look(wanted, live, self.watches, server=self.server, server_pid=inv.server_pid, store=self.store,
+                                    config=self.config, plugins=self.plugins, mono=mono, listed_at=listed_at, now=now) if wanted else ():
+            rec = self._apply(live[name][0], sessions.transition(live[name][0], seen, now))
+            if rec.state == GONE:
+                del live[name]
+            else:
+                live[name] = (rec, *live[name][1:])
+        return len(wanted)
 
     def _handoffs(self) -> planner.Handoffs:
         book = self.usage_poll.book
         return planner.Handoffs(self.usage_figures(), lambda name: supervised_lines(self.store, name), book.alerts_given(),
                                 lambda key: book.mark_alerts([key], self.clock()))
-
-    def _server_answered(self, inv: tmux.Inventory) -> bool:
-        """Whether the listing found a running server; what its state means for the sessions, written."""
-        if inv.answered and inv.server_running:
-            self._socket_path = inv.socket_path
-            if self._server_state != "running":
-                self.event("tmux.up", f"watching tmux server {inv.socket_path} (pid {inv.server_pid})")
-            if inv.error:
-                self.event("tmux.partial", f"tmux listed panes with problems: {inv.error}")
-            self._server_state = "running"
-            return True
-        state, first = "down" if inv.answered else "unanswered", self._server_state is None
-        if self._server_state != state and state == "unanswered":
-            self.event("tmux.unanswered", f"tmux did not answer: {inv.error}; sessions are unknown until it does")
-        elif self._server_state != state:
-            self.event("tmux.down", f"no tmux server is running at {self.socket}; nothing to watch" + (" yet" if first else " now"))
-        self._server_state = state
-        self.watches.clear()  # nothing captured before the outage proves anything after it
-        seen = sessions.PaneClosed("its tmux server is not running") if inv.answered else sessions.ServerUnanswered()
-        for rec in [r for r in self.store.list_sessions() if r.state != GONE and r.server_socket == self.socket]:
-            self._apply(rec, sessions.transition(rec, seen, self.clock()))
-        return False
 
     def _apply(self, old: SessionRecord | None, t: sessions.Transition) -> SessionRecord:
         """Write one transition: the record and its banner, the watch forgotten, the limit map, then its events."""
