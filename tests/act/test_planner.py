@@ -144,3 +144,34 @@ def test_a_session_with_an_action_under_way_is_not_handed_off(world):
     world.store.upsert_session(LIMITED)
     planner.start_handoffs(ctx, {"fix"})
     assert world.events == [] and world.store.resume_history("fix") == ResumeHistory()
+
+
+# --- the plan stage of a turn (planner.plan_turn): the wait path and the handoffs from one view ----------------
+
+
+def plan_turn(world, ctx, handoffs):
+    from afd.record.queue_book import QueueBook
+
+    planner.plan_turn(ctx, ["fix"], {"fix": watch()}, NOW, queue_book=QueueBook(world.store), queue_said={}, handoffs=handoffs)
+
+
+def test_a_poll_without_handoffs_plans_the_wait_path_and_begins_no_handoff(world):
+    # `run --once` polls without handoffs: a wall on the handoff path is left for the daemon's turn.
+    ctx = world.ctx(limit_action=LimitAction.HANDOFF, handoff_order=("codex",))
+    world.store.upsert_session(LIMITED)
+    plan_turn(world, ctx, None)
+    assert "handoff.refused" not in kinds(world) and world.store.resume_history("fix").episode is not None
+    plan_turn(world, ctx, planner.Handoffs(figures=None))
+    assert kinds(world).count("handoff.refused") == 1  # tried on the turn that asks for handoffs (no pane: refused)
+
+
+def test_the_handoffs_of_a_turn_see_the_episode_its_wait_path_recorded(world):
+    # Cancelled for this wall before the poll first recorded the wall's episode: the wait path records it in
+    # this turn, and the handoffs, planned from the same view, see the cancel apply and leave the wall alone.
+    ctx = world.ctx(limit_action=LimitAction.HANDOFF, handoff_order=("codex",))
+    world.store.upsert_session(LIMITED)
+    episode = f"{BANNER}@{SEEN.isoformat()}"
+    world.store.save_resume_history("fix", ResumeHistory(cancelled=episode))
+    plan_turn(world, ctx, planner.Handoffs(figures=None))
+    assert world.store.resume_history("fix").episode == episode
+    assert "handoff.refused" not in kinds(world) and world.store.pending_journal() == []
