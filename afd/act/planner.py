@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from afd.act import Observe, SaveHistory, Tell, handoff, queue, resume, runner
+from afd.act import Observe, SaveHistory, Tell, handoff, resume, runner
 from afd.act.context import ActionContext
 from afd.decide import before_wall, headroom, nextaction, plan, policy
 from afd.judge import screen, sessions
@@ -23,7 +23,6 @@ from afd.judge.sessions import after_continuation
 from afd.kit.resettime import local_zone
 from afd.model import LIMITED_STATES, Clock, SessionState
 from afd.record.ledger import who
-from afd.record.queue_book import QueueBook
 from afd.record.types import NO_HISTORY, LimitState, Pause, PlanKind, ResumeHistory, SessionRecord, Witnesses
 
 log = logging.getLogger("afd.actions")
@@ -40,24 +39,24 @@ class Handoffs:
     mark: Callable[[str], None] = lambda key: None  # records one given
 
 
-def plan_turn(ctx: ActionContext, live: Iterable[str], watches: Mapping, now: datetime, *, queue_book: QueueBook,
-              queue_said: dict, handoffs: Handoffs | None = None) -> None:
+def plan_turn(ctx: ActionContext, live: Iterable[str], watches: Mapping, now: datetime, *,
+              hold: Callable[[Mapping[str, SessionRecord], set[str]], bool] | None = None,
+              handoffs: Handoffs | None = None) -> None:
     """The plan stage, after the engine's turn: held prompts, the wait path, then the handoffs, in one place.
 
     Every plan reads one view of the store taken after the engine's turn, never the records bound
     before it: a continuation the engine saw the agent take this turn has ended its episode, whatever
     the poll's earlier look at the pane said (DESIGN "Acting on a limit"). Each plan writes only its
     own session's record and history, and what it began or recorded is carried in the view, so the
-    handoffs see the episode the wait path recorded and skip a session it resumed.
+    handoffs see the episode the wait path recorded and skip a session it resumed. `hold`: the held
+    prompts' hand-over (afd/jobs/held.py), given the live records and the busy sessions; True when
+    prompts are held (the view is then read again, as a delivery may have begun).
     """
     live = list(live)
     busy = {e.session for e in ctx.store.pending_journal()}
     records = {r.name: r for r in ctx.store.list_sessions()}
-    if queue_book.open():
-        # Held prompts first: one due at this reset goes in with the resume, in one paste.
-        queue.advance(ctx, queue_book, {n: records[n] for n in live if n in records}, busy,
-                      paused=lambda rec: pause_of(ctx, rec.name, now) is not None, said=queue_said,
-                      armed=lambda rec: native_armed(ctx, rec, watches.get(rec.name), now))
+    # Held prompts first: one due at this reset goes in with the resume, in one paste.
+    if hold is not None and hold({n: records[n] for n in live if n in records}, busy):
         busy = {e.session for e in ctx.store.pending_journal()}
         records = {r.name: r for r in ctx.store.list_sessions()}
     histories = dict(ctx.store.resume_histories())

@@ -285,7 +285,7 @@ def begin(ctx, rec, *, attempt: int, why: str, episode: str | None, manual: bool
     """Commit a resume's intent (step `scheduled`) before anything touches the pane; returns its row's id.
 
     `text`: what the continuation says instead of the configured one (a prompt held for the reset, with
-    or without the resume's own words: afd/act/queue.py).
+    or without the resume's own words: afd/jobs/held.py).
     """
     from afd.act import runner
     from afd.act.intent import to_row

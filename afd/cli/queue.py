@@ -55,7 +55,7 @@ def _show(item: dict, as_json: bool, verb: str) -> None:
         return
     from datetime import datetime, timezone
 
-    from afd.cli.usage import local_time
+    from afd.cli.usage_table import local_time
     from afd.kit.resettime import local_zone
 
     when = local_time(item["due_at"], datetime.now(timezone.utc), local_zone())
@@ -84,7 +84,7 @@ def run_list(args: argparse.Namespace) -> int:
         from rich.console import Console
         from rich.table import Table
 
-        from afd.cli.usage import local_time
+        from afd.cli.usage_table import local_time
         from afd.kit.resettime import local_zone
 
         now, zone = datetime.now(timezone.utc), local_zone()

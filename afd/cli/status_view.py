@@ -198,7 +198,7 @@ def report_view(report: dict, reader: Reader, width: int, *, wide: bool = False,
     parts.append(_table("accounts", accounts, columns, fitted))
     figures = report.get("usage")
     if figures and any(a["windows"] for a in figures.get("accounts", ())):
-        from afd.cli.usage import usage_table
+        from afd.cli.usage_table import usage_table
 
         parts.append(usage_table(figures, now=reader.now, zone=reader.zone, narrow=not wide and width < 100))
     recent = report["events"] if events is None else report["events"][:events]

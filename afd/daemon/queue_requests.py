@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 from afd.decide import queue as rules
-from afd.decide.queue import QueueState
 from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.kit.resettime import local_zone
 from afd.record.queue_book import QueueBook
+from afd.record.types import QueueState
 
 MAX_TEXT = 8000  # characters of a held prompt
 

@@ -14,13 +14,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 
 from afd.act import briefing, create, planner, resume, runner, swap
 from afd.act.context import ActionContext, Advanced, Workers
 from afd.config.settings import Config
 from afd.daemon import telling
 from afd.daemon.summary import PollSummary
-from afd.jobs import delivery
+from afd.jobs import delivery, held
 from afd.jobs.book import supervised_lines
 from afd.jobs.outbox import Outbox
 from afd.judge import limits, sessions, usage
@@ -166,8 +167,9 @@ class Supervisor:
                 watch.look_again()  # seen idle within a poll or two of settling, not at the next backstop
         if self.store.pending_journal():
             self.advance_actions(live)
-        planner.plan_turn(self.context(), live, self.watches, now, queue_book=self.queue_book, queue_said=self._queue_said,
-                          handoffs=self._handoffs() if handoffs else None)
+        ctx = self.context()
+        hold = partial(held.hand_over, ctx, self.queue_book, watches=self.watches, said=self._queue_said, now=now)
+        planner.plan_turn(ctx, live, self.watches, now, hold=hold, handoffs=self._handoffs() if handoffs else None)
         if handoffs:
             self.acting = frozenset(self.engine.owning(self.store))
         limited = tuple(sorted(name for name, (rec, _, _) in live.items() if rec.state == LIMITED))

@@ -19,7 +19,6 @@ has room again.
 
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
@@ -27,41 +26,11 @@ from datetime import datetime, time, timedelta, tzinfo
 from afd.judge.limits import LimitFact, LimitState
 from afd.judge.usage import Provenance, UsageFigures
 from afd.model import SessionState
+from afd.record.types import QueuedPrompt
 
 RESET = "reset"
 TIME = "time"
 _CLOCK = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
-
-
-class QueueState(enum.StrEnum):
-    WAITING = "waiting"  # held until it is due and the session can take it
-    DELIVERING = "delivering"  # handed to a delivery (its outbox envelope or resume row): never handed again
-    DELIVERED = "delivered"  # the agent took it
-    UNCONFIRMED = "unconfirmed"  # submitted, not seen taken in time; never sent again
-    CANCELLED = "cancelled"
-
-
-@dataclass(frozen=True, slots=True)
-class QueuedPrompt:
-    """One held prompt, as stored."""
-
-    id: int
-    session: str
-    text: str
-    at_kind: str  # "reset" or "time"
-    due_at: datetime  # aware UTC: the reset plus grace, or the time given
-    state: QueueState
-    created_at: datetime
-    route: str | None = None  # "envelope" or "resume", once handed to a delivery
-    ref: int | None = None  # the outbox row or the resume's journal row it was handed to
-    outcome: str | None = None
-
-    def to_json(self) -> dict:
-        def iso(v: datetime | None) -> str | None:
-            return v.strftime("%Y-%m-%dT%H:%M:%SZ") if v is not None else None
-
-        return {"id": self.id, "session": self.session, "text": self.text, "at": self.at_kind, "due_at": iso(self.due_at),
-                "state": self.state.value, "created_at": iso(self.created_at), "route": self.route, "outcome": self.outcome}
 
 
 def parse_at(text: str, now: datetime, zone: tzinfo) -> tuple[str, datetime | None]:

@@ -35,10 +35,17 @@ import enum
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 
 from afd.model import UsageReading, UsageWindow
+
+# The stored values, kept beside their read (re-exported: plugins and tests name them here).
+from afd.record.usage_rows import MAX_STOPS, RECENT, RESET_SLACK
+from afd.record.usage_rows import Busy as Busy
+from afd.record.usage_rows import Sample as Sample
+from afd.record.usage_rows import Stop as Stop
+from afd.record.usage_rows import UsageInputs as UsageInputs
 
 SCHEMA = 1
 
@@ -49,56 +56,13 @@ SPEND = "spend_limit"
 # How people read a window's name.
 LABELS = {"five_hour": "5-hour", "seven_day": "7-day", SPEND: "spend", "walls": "until a wall"}
 
-RECENT = timedelta(minutes=30)  # the span of the recent burn rate
 MIN_SPAN = timedelta(minutes=2)  # a rate over less time than this is noise
-# Two reports of one window may name its reset a little apart (rounding, clock skew).
-RESET_SLACK = timedelta(minutes=2)
-MAX_STOPS = 10  # the walls calibration remembers per account
 MIN_CEILING = 60.0  # seconds of work: a wall hit sooner than this calibrates nothing
 
 
 class Provenance(enum.StrEnum):
     EXACT = "exact"  # the agent's own figure
     CALIBRATED = "calibrated"  # afd's own confirmed walls on the account set its ceiling
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """One stored report of one window of one account."""
-
-    account: str
-    agent: str
-    window: str
-    used_percent: float | None
-    resets_at: datetime | None
-    at: datetime  # when the agent reported it
-    source: str
-    limit_id: str | None = None
-    window_minutes: int | None = None
-    plan_type: str | None = None
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.account, self.limit_id or "", self.window)
-
-
-@dataclass(frozen=True, slots=True)
-class Stop:
-    """One confirmed wall on an account: when, and the working time its sessions had spent since the reset before it."""
-
-    account: str
-    agent: str
-    at: datetime
-    busy_seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class Busy:
-    """An account's working time since its last reset (or since afd first saw it work)."""
-
-    account: str
-    since: datetime
-    seconds: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,15 +377,6 @@ def calibrated_figure(account: str, agent: str, stops: Sequence[Stop], busy: Bus
                           _second(now + timedelta(seconds=max(0.0, max(ceilings) - spent))),
                           (round(100 * 3600 / max(ceilings), 2), round(100 * 3600 / min(ceilings), 2))),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class UsageInputs:
-    """What the figures are made of, as stored."""
-
-    samples: Mapping[tuple[str, str, str], Sequence[Sample]] = field(default_factory=dict)  # key -> oldest first
-    stops: Mapping[str, Sequence[Stop]] = field(default_factory=dict)  # account -> oldest first
-    busy: Mapping[str, Busy] = field(default_factory=dict)
 
 
 def figures(inputs: UsageInputs, accounts: Iterable[tuple[str, str]], now: datetime, *, stale_after: float) -> UsageFigures:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from afd.decide.queue import QueuedPrompt, QueueState
+from afd.record.types import QueuedPrompt, QueueState
 
 if TYPE_CHECKING:
     from afd.record.store import Store

@@ -60,7 +60,7 @@ def read_status_rows(conn: sqlite3.Connection, events: int) -> StatusRows:
         named = conn.execute("SELECT value FROM meta WHERE key = 'agents'").fetchone()
         configured = conn.execute("SELECT value FROM meta WHERE key = 'accounts'").fetchone()
         pauses = {r["session"]: (r["since"], r["until"]) for r in conn.execute("SELECT * FROM pauses")}
-        from afd.record.usage_book import read_inputs
+        from afd.record.usage_rows import read_inputs
 
         usage = read_inputs(lambda sql: conn.execute(sql).fetchall())  # samples as of now: the report is made now
         stale = conn.execute("SELECT value FROM meta WHERE key = 'usage_stale_after'").fetchone()

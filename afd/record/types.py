@@ -328,3 +328,34 @@ class Envelope:
     state: EnvelopeState
     recipient: str | None  # who it went to once attempting
     attempts: int
+
+
+class QueueState(enum.StrEnum):
+    WAITING = "waiting"  # held until it is due and the session can take it
+    DELIVERING = "delivering"  # handed to a delivery (its outbox envelope or resume row): never handed again
+    DELIVERED = "delivered"  # the agent took it
+    UNCONFIRMED = "unconfirmed"  # submitted, not seen taken in time; never sent again
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedPrompt:
+    """One held prompt, as stored (`afd queue add`; its rules in afd/decide/queue.py)."""
+
+    id: int
+    session: str
+    text: str
+    at_kind: str  # "reset" or "time"
+    due_at: datetime  # aware UTC: the reset plus grace, or the time given
+    state: QueueState
+    created_at: datetime
+    route: str | None = None  # "envelope" or "resume", once handed to a delivery
+    ref: int | None = None  # the outbox row or the resume's journal row it was handed to
+    outcome: str | None = None
+
+    def to_json(self) -> dict:
+        def iso(v: datetime | None) -> str | None:
+            return v.strftime("%Y-%m-%dT%H:%M:%SZ") if v is not None else None
+
+        return {"id": self.id, "session": self.session, "text": self.text, "at": self.at_kind, "due_at": iso(self.due_at),
+                "state": self.state.value, "created_at": iso(self.created_at), "route": self.route, "outcome": self.outcome}

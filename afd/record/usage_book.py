@@ -14,13 +14,12 @@ the longest window is seven days.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from afd.judge.usage import RECENT, RESET_SLACK, Busy, Sample, Stop, UsageInputs
 from afd.model import UsageReading
+from afd.record.usage_rows import MAX_STOPS, Busy, Stop, UsageInputs, _dt, _iso, read_inputs
 
 if TYPE_CHECKING:
     from afd.record.store import Store
@@ -30,16 +29,7 @@ REFRESH = timedelta(minutes=1)
 # as a sample at most this often; the window's row always has the latest.
 SAMPLE_EVERY = timedelta(minutes=1)
 KEEP = timedelta(days=8)
-MAX_STOPS = 10
 CACHE_KEEP = timedelta(days=1)
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.astimezone(timezone.utc).isoformat(timespec="microseconds") if value is not None else None
-
-
-def _dt(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value) if value else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,48 +44,6 @@ class PromptCache:
     expires_at: datetime | None
     recache_tokens: int | None  # what caching the context again would cost, when cold
     observed_at: datetime
-
-
-Query = Callable[[str], Sequence[Sequence]]
-
-
-def read_inputs(query: Query, now: datetime | None = None) -> UsageInputs:
-    """What the figures are made of: `query` runs one SELECT on the store (the daemon's, or a read-only one).
-
-    Only the samples a figure reads: those of the last `RECENT` (the recent burn rate), and the one
-    before them of each window (its value when that span began); the window's average needs none.
-    """
-    since = _iso((now or datetime.now(timezone.utc)) - RECENT - RESET_SLACK)
-    rows = query("SELECT account, limit_id, window, agent, used_percent, resets_at, window_minutes, observed_at,"
-                 " source, plan_type FROM usage_windows")
-    latest = {(r[0], r[1], r[2]): r for r in rows}
-    samples: dict[tuple[str, str, str], list[Sample]] = {}
-    for account, limit_id, window, at, used, resets in query(
-            "SELECT account, limit_id, window, at, used_percent, resets_at FROM usage_samples"
-            f" WHERE at >= '{since}' OR id IN (SELECT MAX(id) FROM usage_samples WHERE at < '{since}'"
-            " GROUP BY account, limit_id, window) ORDER BY id"):
-        row = latest.get((account, limit_id, window))
-        if row is None:
-            continue
-        samples.setdefault((account, limit_id, window), []).append(_sample(row, used, resets, at))
-    for key, row in latest.items():
-        series = samples.setdefault(key, [])
-        last = _sample(row, row[4], row[5], row[7])
-        if not series or series[-1].at < last.at:
-            series.append(last)
-    stops: dict[str, list[Stop]] = {}
-    for account, agent, at, busy in query("SELECT account, agent, at, busy_seconds FROM usage_stops ORDER BY id"):
-        stops.setdefault(account, []).append(Stop(account, agent, _dt(at) or datetime.now(timezone.utc), busy))
-    busy_rows = {r[0]: Busy(r[0], _dt(r[1]) or datetime.now(timezone.utc), r[2])
-                 for r in query("SELECT account, since, seconds FROM usage_busy WHERE whole = 1")}
-    return UsageInputs(samples=samples, stops={a: s[-MAX_STOPS:] for a, s in stops.items()}, busy=busy_rows)
-
-
-def _sample(row, used, resets, at) -> Sample:
-    account, limit_id, window, agent, _, _, minutes, _, source, plan = row
-    return Sample(account=account, agent=agent, window=window, used_percent=used, resets_at=_dt(resets),
-                  at=_dt(at) or datetime.now(timezone.utc), source=source, limit_id=limit_id or None,
-                  window_minutes=minutes, plan_type=plan)
 
 
 class UsageBook:

@@ -150,9 +150,7 @@ def test_a_session_with_an_action_under_way_is_not_handed_off(world):
 
 
 def plan_turn(world, ctx, handoffs):
-    from afd.record.queue_book import QueueBook
-
-    planner.plan_turn(ctx, ["fix"], {"fix": watch()}, NOW, queue_book=QueueBook(world.store), queue_said={}, handoffs=handoffs)
+    planner.plan_turn(ctx, ["fix"], {"fix": watch()}, NOW, handoffs=handoffs)
 
 
 def test_a_poll_without_handoffs_plans_the_wait_path_and_begins_no_handoff(world):

@@ -9,11 +9,12 @@ import pytest
 
 from afd.decide import before_wall, headroom, queue
 from afd.decide.before_wall import PromptCacheState
-from afd.decide.queue import AsEnvelope, AsResume, Hold, QueuedPrompt, QueueState
+from afd.decide.queue import AsEnvelope, AsResume, Hold
 from afd.judge import usage
 from afd.judge.limits import LimitFact, LimitState
 from afd.judge.usage import Sample, UsageInputs
 from afd.model import SessionState
+from afd.record.types import QueuedPrompt, QueueState
 
 T0 = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
 UTC = timezone.utc

@@ -11,11 +11,10 @@ import pytest
 
 from afd.config.settings import AgentOverride, Config
 from afd.daemon.supervisor import Supervisor
-from afd.decide.queue import QueueState
 from afd.pluginset import load_plugins
 from afd.record.queue_book import QueueBook
 from afd.record.store import Store
-from afd.record.types import PlanKind
+from afd.record.types import PlanKind, QueueState
 from afd.world.tmux import ServerRef
 from daemon_harness import afd, events, run_daemon, session_for, wait_session, write_config  # noqa: F401 (run_daemon is a fixture)
 from harness import start_fake, wait_for

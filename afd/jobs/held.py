@@ -15,16 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 
-from afd.act import deliver, resume
+from afd.act import deliver, planner, resume
 from afd.act.context import ActionContext
 from afd.decide import policy
 from afd.decide import queue as rules
-from afd.decide.queue import AsEnvelope, AsResume, Hold, QueuedPrompt, QueueState
+from afd.decide.queue import AsEnvelope, AsResume, Hold
 from afd.jobs import delivery
 from afd.jobs.book import JobBook
 from afd.model import SessionState
 from afd.record.queue_book import QueueBook
-from afd.record.types import SessionRecord
+from afd.record.types import QueuedPrompt, QueueState, SessionRecord
 
 KIND = "queued"
 RETRY_AFTER_FAILURE = 1800.0  # seconds, when a resume that was to carry a prompt sent nothing and no retry interval is set
@@ -32,6 +32,20 @@ RETRY_AFTER_FAILURE = 1800.0  # seconds, when a resume that was to carry a promp
 
 def key_of(item: QueuedPrompt) -> str:
     return f"queue:{item.id}"
+
+
+def hand_over(ctx: ActionContext, book: QueueBook, records: Mapping[str, SessionRecord], busy: set[str], *, watches: Mapping,
+              said: dict, now: datetime) -> bool:
+    """The plan stage's first step (afd.act.planner.plan_turn): held prompts handed over, before the wait path.
+
+    Returns whether any prompt is held (then the plan reads the store again: a delivery may have begun).
+    A paused session gets none; a wall the agent's own auto-continue is armed at gets its prompt after it.
+    """
+    if not book.open():
+        return False
+    advance(ctx, book, records, busy, paused=lambda rec: planner.pause_of(ctx, rec.name, now) is not None, said=said,
+            armed=lambda rec: planner.native_armed(ctx, rec, watches.get(rec.name), now))
+    return True
 
 
 def advance(ctx: ActionContext, book: QueueBook, records: Mapping[str, SessionRecord], busy: set[str],
