@@ -59,7 +59,8 @@ class WebServer:
         return f"http://{'[::1]' if self.host == '::1' else self.host}:{self.port}/"
 
     def login_url(self) -> str:
-        return f"{self.url}?token={self.logins.mint_token()}"
+        # In the fragment: the browser never sends it to any server, nor a Referer, nor a log line.
+        return f"{self.url}#token={self.logins.mint_token()}"
 
     @property
     def running(self) -> bool:
