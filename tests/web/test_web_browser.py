@@ -300,3 +300,26 @@ def test_a_page_on_another_loopback_port_gets_nothing_that_works_against_afd(lim
     browser.switch_to.window(dashboard)
     assert browser.execute_script("return sessionStorage.getItem('afd-session');") == session
     assert Client(port, session=session).get("/api/status").status == 200
+
+
+def test_the_page_afd_web_open_writes_logs_the_browser_in(run_daemon, xdg_dirs, browser, tmp_path):
+    import sys
+
+    from daemon_harness import write_config
+    from web_harness import afd
+
+    port = free_port()
+    write_config(xdg_dirs, web_config(port))
+    run_daemon()
+    given = tmp_path / "given"
+    opener = tmp_path / "opener"
+    opener.write_text(f"#!{sys.executable}\nimport sys\nopen({str(given)!r}, 'w').write(sys.argv[1])\n")
+    opener.chmod(0o700)
+    done = afd("web", "--open", env={"BROWSER": str(opener)})
+    assert done.returncode == 0, done.stderr
+    page = wait_for(lambda: given.exists() and given.read_text(), message="the address handed to the browser")
+    assert page.startswith("file:///") and "token" not in page
+    browser.get(page)
+    wait_for(lambda: browser.current_url == f"http://127.0.0.1:{port}/", message="sent on to the dashboard, the token gone")
+    wait_for(lambda: text_of(browser, "#live") == "live", message="logged in and following events")
+    assert browser.execute_script("return sessionStorage.getItem('afd-session');")

@@ -327,3 +327,37 @@ def test_enabling_web_in_a_reloaded_config_starts_serving(run_daemon, xdg_dirs, 
     write_config(xdg_dirs, web_config(port))
     wait_for(lambda: _answers(port), timeout=20, message="the dashboard served after the reload")
     assert json.loads(afd("web", "--json").stdout)["port"] == port
+
+
+def test_afd_web_open_keeps_the_token_out_of_the_browsers_argv_and_environment(dashboard, port, tmp_path):
+    import os
+    import stat
+    import sys
+
+    seen = tmp_path / "browser.json"
+    browser = tmp_path / "browser"
+    # A stand-in browser: what every user could read of it (its argv and environment), and the page it was given.
+    browser.write_text(f"""#!{sys.executable}
+import json, os, sys
+from urllib.parse import urlsplit, unquote
+page = unquote(urlsplit(sys.argv[1]).path)
+info = os.stat(page)
+json.dump({{"argv": sys.argv, "environ": open("/proc/self/environ", "rb").read().decode(errors="replace"),
+           "page": open(page).read(), "mode": info.st_mode & 0o777, "uid": info.st_uid, "path": page}}, open({str(seen)!r}, "w"))
+""")
+    browser.chmod(0o700)
+    done = afd("web", "--open", env={"BROWSER": str(browser)})
+    assert done.returncode == 0, done.stderr
+    got = json.loads(wait_for(lambda: seen.exists() and seen.read_text(), message="the browser started"))
+    printed = done.stdout.strip()
+    token = token_of(printed)
+    assert token not in " ".join(got["argv"]) and token not in got["environ"]
+    assert got["argv"][1].startswith("file:///") and got["path"].endswith("/afd/web-login.html")
+    assert got["mode"] == 0o600 and got["uid"] == os.getuid()
+    assert stat.S_IMODE(Path(got["path"]).parent.stat().st_mode) == 0o700
+    # The page sends the browser on to the login address, which logs it in.
+    [target] = set(re.findall(r'url=([^"]+)"', got["page"]))
+    opened = target.replace("&amp;", "&")
+    assert opened == printed
+    assert Client(port).log_in(opened).status == 200
+    assert Client(port).post("/api/login", {"token": token}).status == 401  # good once
