@@ -24,6 +24,7 @@ from afd import __version__
 from afd.config.loader import PluginSet, load_config_and_plugins
 from afd.config.settings import Config, ConfigError, default_config_path
 from afd.daemon import control, notify
+from afd.daemon.limits import raise_open_files
 from afd.daemon.status import event_json
 from afd.daemon.supervisor import PollSummary, Supervisor
 from afd.errors import EXIT_CONFIG, EXIT_FAIL, AfdError
@@ -94,6 +95,8 @@ class Daemon:
     # --- start ----------------------------------------------------------------
 
     def start(self) -> None:
+        soft, hard = raise_open_files()
+        log.debug("open files: soft limit %d, hard limit %d", soft, hard)
         self._config_stamp = _file_stamp(self._config_file())
         try:
             self.config, self.plugins = load_checked(self.config_path)
@@ -307,8 +310,11 @@ class Daemon:
             self.supervisor.event(kind, message, **data)
 
     def poll(self) -> PollSummary:
+        started = time.perf_counter()
         summary = self.supervisor.poll()
         notify.status(summary.line())
+        # One line a poll with -v: what scripts/bench.py reads the poll's duration from.
+        log.debug("poll took %.1f ms: %s", (time.perf_counter() - started) * 1000, summary.line())
         return summary
 
     def act(self) -> None:

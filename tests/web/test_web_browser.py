@@ -305,8 +305,9 @@ def test_a_page_on_another_loopback_port_gets_nothing_that_works_against_afd(lim
 def test_the_page_afd_web_open_writes_logs_the_browser_in(run_daemon, xdg_dirs, browser, tmp_path):
     import sys
 
-    from daemon_harness import write_config
     from web_harness import afd
+
+    from daemon_harness import write_config
 
     port = free_port()
     write_config(xdg_dirs, web_config(port))
