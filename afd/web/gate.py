@@ -163,7 +163,7 @@ class GatedProtocol(asyncio.Protocol):
         self.timer: asyncio.TimerHandle | None = None
         self.counted = True  # the acceptor admitted it
 
-    def connection_made(self, transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport) -> None:
         self.transport = transport
         self.gate.waiting.add(self)
         self.timer = asyncio.get_running_loop().call_later(self.gate.head_timeout, self._too_slow)
