@@ -10,11 +10,11 @@ accept loop takes up to `backlog` connections a turn before any protocol
 sees one (uvicorn's default, 2,048): enough to empty the table in one turn.
 
 So afd accepts the dashboard's connections itself (`Acceptor`), at most
-ACCEPT_BURST a turn. Past `limit` open connections, or when the new
-descriptor's number says the file table is within RESERVE of full, the
-connection is answered 503 and closed at once, before anything else is
-made for it; the rest of the table stays for the poll, its tmux calls, the
-store and the control socket. An admitted connection must send a whole
+ACCEPT_BURST a turn, and none while `limit` connections are open: those
+wait in the kernel's listen queue. When the new descriptor's number says
+the file table is within RESERVE of full, the connection is answered 503
+and closed at once, before anything else is made for it; the rest of the
+table stays for the poll, its tmux calls, the store and the control socket. An admitted connection must send a whole
 request head within HEAD_TIMEOUT, or it is answered 408 and closed; then
 uvicorn's protocol takes it over. Every answer closes its connection
 (afd/web/guard.py), so each connection carries one request, and the timer
@@ -67,22 +67,31 @@ class Gate:
         self.head_timeout = head_timeout
         self.ceiling = descriptor_ceiling() if ceiling is None else ceiling
         self.active = 0
-        self.refused = 0
+        self.refused = 0  # answered 503 because the file table was nearly full
+        self.full = 0  # times accepting stopped because `limit` connections were open
         self.timed_out = 0
         self.waiting: set[GatedProtocol] = set()  # admitted, their request not yet whole
+        self.on_free: Callable[[], None] = lambda: None  # the acceptor's: a slot is free again
+
+    @property
+    def is_full(self) -> bool:
+        return self.active >= self.limit
 
     def admit(self, fd: int) -> bool:
         # Descriptors are numbered lowest-free first: a high number means a nearly full table.
-        if self.active >= self.limit or fd > self.ceiling:
+        if fd > self.ceiling:
             self.refused += 1
             if self.refused in (1, 10, 100, 1000, 10000, 100000):
-                log.warning("web: turned a connection away (%d so far; %d open, at most %d)", self.refused, self.active, self.limit)
+                log.warning("web: turned a connection away: the file table is within %d of its limit (%d so far)",
+                            RESERVE, self.refused)
             return False
         self.active += 1
         return True
 
     def left(self) -> None:
         self.active -= 1
+        if self.active == self.limit - 1:
+            self.on_free()
 
     def close_waiting(self) -> None:
         """Close the connections that have not asked anything yet (the server is stopping)."""
@@ -92,29 +101,58 @@ class Gate:
 
 class Acceptor:
     """Accepts on the listening socket for the server's event loop, through `gate`, and hands each
-    admitted connection to a GatedProtocol in front of the protocol `inner` makes."""
+    admitted connection to a GatedProtocol in front of the protocol `inner` makes.
+
+    With `limit` connections open it stops accepting until one closes: the
+    next ones wait in the kernel's listen queue (and past it, the kernel
+    drops their handshakes), which costs afd nothing. Accepting only to
+    refuse would cost a turn of the event loop for each, and a client that
+    reconnects at once would make that a busy loop in afd's process.
+    """
 
     def __init__(self, sock: socket.socket, gate: Gate, inner: Callable[[], asyncio.Protocol]):
         self.sock = sock
         self.gate = gate
         self.inner = inner
         self.loop: asyncio.AbstractEventLoop | None = None
-        self._paused: asyncio.TimerHandle | None = None
+        self.reading = False
+        self._later: asyncio.TimerHandle | None = None
+        gate.on_free = self._resume
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.sock.setblocking(False)
-        loop.add_reader(self.sock.fileno(), self._accept)
+        self._resume()
 
     def stop(self) -> None:
-        if self._paused is not None:
-            self._paused.cancel()
-        if self.loop is not None and not self.loop.is_closed():
+        if self._later is not None:
+            self._later.cancel()
+        self._pause()
+        self.loop = None
+
+    def _resume(self) -> None:
+        self._later = None
+        if self.loop is not None and not self.reading and not self.loop.is_closed():
+            self.loop.add_reader(self.sock.fileno(), self._accept)
+            self.reading = True
+
+    def _pause(self, seconds: float | None = None) -> None:
+        if self.loop is not None and self.reading and not self.loop.is_closed():
             self.loop.remove_reader(self.sock.fileno())
+            self.reading = False
+            if seconds is not None:
+                self._later = self.loop.call_later(seconds, self._resume)
 
     def _accept(self) -> None:
         assert self.loop is not None
         for _ in range(ACCEPT_BURST):
+            if self.gate.is_full:
+                self.gate.full += 1
+                if self.gate.full in (1, 10, 100, 1000, 10000, 100000):
+                    log.warning("web: %d connections open, as many as the dashboard serves at once; new ones wait "
+                                "(%d times so far)", self.gate.active, self.gate.full)
+                self._pause()  # until a connection closes (Gate.left)
+                return
             try:
                 conn, _ = self.sock.accept()
             except (BlockingIOError, InterruptedError):
@@ -123,21 +161,22 @@ class Acceptor:
                 if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
                     # The table is full for now (something else holds it): wait a moment, in the queue.
                     log.warning("web: cannot accept a connection now (%s); trying again in a second", exc.strerror)
-                    self.loop.remove_reader(self.sock.fileno())
-                    self._paused = self.loop.call_later(1.0, self.start, self.loop)
+                    self._pause(1.0)
                     return
                 if exc.errno in (errno.ECONNABORTED, errno.EPROTO):
                     continue  # it left before it was accepted
                 raise
             if not self.gate.admit(conn.fileno()):
-                # Answered and closed here and now: nothing else is made for it, its descriptor is free at once.
+                # Answered and closed here and now: nothing else is made for it, its descriptor is free at once;
+                # then a pause, so that a full table is not met again at once.
                 try:
                     conn.setblocking(False)
                     conn.send(BUSY)
                 except OSError:
                     pass
                 conn.close()
-                continue
+                self._pause(1.0)
+                return
             conn.setblocking(False)
             self.loop.create_task(self._serve(conn))
 

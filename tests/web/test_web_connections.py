@@ -12,6 +12,7 @@ import threading
 import pytest
 from web_harness import Client, afd, free_port, web_config
 
+from afd.web.gate import MAX_CONNECTIONS, RESERVE
 from daemon_harness import run_daemon, session_for, wait_state, write_config  # noqa: F401 (run_daemon is a fixture)
 from harness import start_fake, wait_for
 
@@ -66,6 +67,13 @@ class Flood:
         self.thread.start()
         return self
 
+    def __enter__(self) -> Flood:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+        self.close()
+
     def stop(self) -> None:
         """Stop opening new ones; the ones open now are left for `wait_all_closed`."""
         self.stopping.set()
@@ -117,9 +125,10 @@ def test_idle_connections_are_closed_and_neither_the_control_socket_nor_a_wall_w
     try:
         def first_wave_closed() -> bool:
             held.append(open_files(daemon.proc.pid))
-            return flood.closed_by_server >= IDLE
+            return flood.closed_by_server >= MAX_CONNECTIONS
 
-        wait_for(first_wave_closed, timeout=90, message="the server closing the first wave")
+        # The ones it took, it closes when their time to ask is up; the rest wait in the kernel's queue.
+        wait_for(first_wave_closed, timeout=90, message="the server closing the idle connections it took")
         # With the connections kept at 1,100 all along: the control socket answers…
         for _ in range(3):
             done = afd("status", "--json")
@@ -153,7 +162,23 @@ def test_idle_connections_are_closed_and_neither_the_control_socket_nor_a_wall_w
     assert daemon.proc.poll() is None
     log = daemon.log()
     assert "Too many open files" not in log and "Traceback" not in log, log[-3000:]
-    assert "web: turned a connection away" in log
+    assert "as many as the dashboard serves at once; new ones wait" in log
+
+
+def test_near_its_open_files_limit_the_dashboard_gives_way_to_the_rest_of_afd(run_daemon, tmux_server, xdg_dirs):
+    port = free_port()
+    write_config(xdg_dirs, web_config(port))
+    limit = RESERVE + 40  # room for the daemon's own descriptors and a few connections, no more
+    daemon = run_daemon(nofile=limit)
+    with Flood(port, count=200).start() as flood:
+        wait_for(lambda: "within 256 of its limit" in daemon.log(), timeout=60, message="a connection turned away")
+        assert afd("status").returncode == 0
+        fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch, scenario={"limit_now": True})
+        fake.wait_ready()
+        assert wait_state(session_for(fake.pane)["name"], "limited")["agent"] == "claude"
+        assert open_files(daemon.proc.pid) < limit - RESERVE // 2  # the reserve stays free
+        assert flood.closed_by_server > 0
+    assert "Too many open files" not in daemon.log()
 
 
 def test_a_request_whose_head_or_body_never_ends_is_closed(run_daemon, xdg_dirs):
