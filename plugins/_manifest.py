@@ -5,7 +5,7 @@ how it is launched and resumed, which environment variables select its
 account, what its screen's chrome looks like, when it is busy, what its
 walls say (and where their reset clause is), what only looks like a wall,
 and where it keeps session records a witness can read. The format, key by
-key, is in the README ("Agents as data"); `plugins/agents/*.toml` are the
+key, is in docs/plugins.md ("Agents as data"); `plugins/agents/*.toml` are the
 shipped examples.
 
 Reading is strict and collects every problem with its line, as the config

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(limited / available / unknown) and recent events. Works read-only from the store when the daemon is "
         "down (exit 3).",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object (schema in the README)")
+    p.add_argument("--json", action="store_true", help="print one JSON object (schema in docs/status.md)")
     p.add_argument("--events", type=count, default=10, metavar="N", help="how many recent events to show (default 10)")
     p.add_argument("--watch", "-w", action="store_true",
                    help="a live view, refreshed from the daemon each second, with countdowns; Ctrl-C leaves")
