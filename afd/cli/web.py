@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         print_json(result)
     else:
         print(result["login_url"])
-        print(f"afd: the dashboard is at {result['url']}; this login address works once, for ten minutes", file=sys.stderr)
+        print(f"afd: the dashboard is at {result['url']}; this login address logs one browser tab in, once, within ten minutes",
+              file=sys.stderr)
     return EXIT_OK
 
 

@@ -141,7 +141,8 @@ def test_repeats_within_min_interval_are_one_message_and_a_command_gets_each_on_
 
 def test_a_notifier_whose_endpoint_echoes_its_secrets_leaves_them_in_nothing_afd_stores_or_shows(
         tmux_server, run_daemon, xdg_dirs, endpoint, tmp_path):
-    from web_harness import Client, free_port as free_web_port, web_config
+    from web_harness import Client, web_config
+    from web_harness import free_port as free_web_port
 
     key, token = "abcdefghijklmnopqrstuvwx", "tk_9Zq7Lm2Xw4Vb8Nc1"
     path = f"/services/T0AAAAAAA/{key}"
