@@ -117,6 +117,7 @@ class Acceptor:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.reading = False
         self._later: asyncio.TimerHandle | None = None
+        self._starting: set[asyncio.Task] = set()  # held, or the loop may drop a task it only references weakly
         gate.on_free = self._resume
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -178,7 +179,9 @@ class Acceptor:
                 self._pause(1.0)
                 return
             conn.setblocking(False)
-            self.loop.create_task(self._serve(conn))
+            task = self.loop.create_task(self._serve(conn))
+            self._starting.add(task)
+            task.add_done_callback(self._starting.discard)
 
     async def _serve(self, conn: socket.socket) -> None:
         assert self.loop is not None
