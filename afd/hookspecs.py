@@ -13,7 +13,7 @@ Later registrations take precedence: a third-party plugin that provides an
 agent a built-in also provides overrides the built-in for that agent.
 
 Value types (``AgentSpec``, ``Clock``, ``Detection``, ``Event``,
-``Notice``, ``AgentProcess``, ``WitnessVerdict``) live in
+``Notice``, ``AgentProcess``, ``WitnessVerdict``, ``UsageReading``) live in
 ``afd.model``; ``afd.kit.text`` and ``afd.kit.resettime`` hold helpers a detector may
 use (normalising rows, resolving zones, reading reset clauses).
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 import pluggy
 
 from afd import PROJECT
-from afd.model import AgentProcess, AgentSpec, Clock, Detection, Event, Notice, WitnessVerdict
+from afd.model import AgentProcess, AgentSpec, Clock, Detection, Event, Notice, UsageReading, WitnessVerdict
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 
@@ -64,7 +64,7 @@ def afd_detect(
     """Find a usage-limit banner in one capture of a pane running ``agent``.
 
     ``lines`` are the pane's screen rows, oldest first, ANSI escapes
-    stripped and text folded by ``afd.text.normalise_row`` (curly quotes to
+    stripped and text folded by ``afd.kit.text.normalise_row`` (curly quotes to
     ``'``, ``∙`` to ``·``, non-breaking spaces to spaces).
 
     ``clock`` is the only source of time: a detector never reads the system
@@ -151,10 +151,41 @@ def afd_witness(
     window kind when the record states them) when the latest wall in that
     window was not followed by a continuation; ``NOT_LIMITED`` when the
     conversation went on after it, or with no wall at all; ``UNKNOWN``
-    otherwise (no file, unreadable, stale, ambiguous). Read only a bounded
+    otherwise (no file, unreadable, stale, ambiguous) — and when a prompt
+    was recorded after the latest wall (a continuation afd typed, or the
+    person's own) that the agent has not answered yet: that wall was
+    answered, and whether the plan had room shows only in what comes next
+    (an answer, or a new rejection). ``afd.kit.recordverdict.verdict_of``
+    reads a timeline by these rules. Read only a bounded
     tail of a file, never its whole history. Return None for an agent the
     plugin does not know. First non-None result wins, in the order of
     ``afd_detect`` (a plugin whose agent was overridden is not asked;
     hook wrappers run around the call). A witness that raises counts as
     UNKNOWN and is logged once.
+    """
+
+
+@hookspec(firstresult=True)
+def afd_usage(agent: str, process: AgentProcess, until: datetime) -> UsageReading | None:
+    """Read ``agent``'s own records for what it last reported of its account's usage, before any wall.
+
+    Called by the supervisor for every live session of ``agent``, idle or
+    working (the witness is asked only of an idle pane, which is too late
+    for usage before the wall), at most once per session every
+    ``USAGE_READ_EVERY`` seconds; cache file reads by size and mtime, as a
+    witness does (``afd.kit.recordtail``). ``process`` is the agent's process
+    in the pane, as for ``afd_witness``; ``until`` the judging instant (a
+    record written after it is not read as evidence).
+
+    Return a ``UsageReading``: the windows of the agent's latest report,
+    each named by its length (``five_hour``, ``seven_day``, ``<n>m``), with
+    the limit it belongs to (``limit_id``) when the agent names several, and
+    each window's own ``observed_at`` when reports of different limits came
+    at different times. ``at`` is when the newest of them was written. A
+    limit reported with null windows goes in ``unmeasured``, never as 0 %.
+    Return None when the records say nothing of usage, and for an agent the
+    plugin does not know. First non-None result wins, in the order of
+    ``afd_detect``. A reader that raises counts as no reading and is logged
+    once. The account the figures belong to is the session's: afd tells it,
+    the plugin never does.
     """

@@ -13,7 +13,7 @@ class SessionState(enum.StrEnum):
 
     A StrEnum, so stored rows and JSON keep their plain strings. Actions add
     their own in-progress states here (and a transition for each in
-    `afd/sessions.py`).
+    `afd/judge/sessions.py`).
     """
 
     WORKING = "working"
@@ -26,12 +26,48 @@ class SessionState(enum.StrEnum):
     ALL_LIMITED = "all_limited"  # limited, and every agent of handoff_order is too: the loop guard's stop
 
 
+# The states in which a session stands at a limit (the loop guard's stop is one too).
+LIMITED_STATES = frozenset({SessionState.LIMITED, SessionState.ALL_LIMITED})
+
+
 class IdentityKind(enum.StrEnum):
     """Which agent runs in a pane, in three values (afd.observe.identity says how it is found)."""
 
     KNOWN = "known"  # the agent is named
     UNKNOWN = "unknown"  # something other than a shell runs, and matches no spec: never authorises anything
     NONE = "none"  # only a shell, or nothing at all
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessEnv:
+    """What afd reads of an agent process's environment: never a credential's value.
+
+    `selecting`: the account variables (of any agent) that are set, with
+    their values; `credentials`: the names of the credential variables that
+    are set; `home`: its HOME, which `~` in its values means.
+    """
+
+    selecting: tuple[tuple[str, str], ...]
+    credentials: tuple[str, ...]
+    home: str | None
+
+    def value(self, name: str) -> str | None:
+        return dict(self.selecting).get(name) or None
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Which agent runs in a pane, and the process that says so (afd.observe.identity finds it)."""
+
+    kind: IdentityKind
+    agent: str | None
+    pid: int | None  # the agent process (or, for UNKNOWN, the unidentified one)
+    create_time: float | None  # with pid, names the process even after pid reuse
+    argv: tuple[str, ...]
+    reason: str
+    # The account variables of `pid`'s environment, read when the identity was
+    # established (afd.observe.account_env); None: not read, or unreadable.
+    env: ProcessEnv | None = None
 
 
 class IdentitySource(enum.StrEnum):
@@ -60,6 +96,33 @@ class InputRow:
     # and below it: a prompt echoed into the transcript may be drawn with the
     # same glyph, but not between two rules.
     between_rules: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LimitMenu:
+    """A menu an agent opens at its wall, and what afd answers in it before it types a continuation."""
+
+    # Searched (re.search) in the menu's title and options, joined by spaces.
+    pattern: re.Pattern[str]
+    # The option afd takes, by its exact text (never by its number); None: only a person answers this menu.
+    answer: str | None
+    # What the person is asked to do when `answer` is None (after "needs you: ").
+    ask: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ComposerBox:
+    """An input box told from the transcript by its shape, not by its glyph.
+
+    Some agents draw their input box with the same side bar as a prompt (or
+    an error) in their history (OpenCode's `┃`). The box is the run of rows
+    ``side`` matches directly above the lowest row ``edge`` matches (its
+    bottom edge), and that edge: those rows are chrome; the same bar higher
+    up is the transcript.
+    """
+
+    side: re.Pattern[str]
+    edge: re.Pattern[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +185,26 @@ class AgentSpec:
     # its text (`[Pasted ~15 lines]`). A group named "lines" is the number of
     # lines pasted; a placeholder counts as the paste only when that matches.
     paste_markers: tuple[re.Pattern[str], ...] = ()
+    # The menus the agent opens at its wall, tried in order on the menu a
+    # resume finds where its input row should be: the first whose pattern
+    # matches says which option afd takes, or that a person must answer it.
+    # A menu none of them matches is a person's to answer.
+    limit_menus: tuple[LimitMenu, ...] = ()
+    # Rows of the agent's own auto-continue at a wall (it types "continue"
+    # itself at the reset): a row matching one of `auto_continue_armed` arms
+    # it, and its group named "at", when it has one, is when it fires (read
+    # as a reset clause; without the group it fires now); a row matching one
+    # of `auto_continue_cancelled` disarms it. The lowest such row wins. An
+    # armed auto-continue is waited out, never typed over.
+    auto_continue_armed: tuple[re.Pattern[str], ...] = ()
+    auto_continue_cancelled: tuple[re.Pattern[str], ...] = ()
+    # The agent's input box, found by its shape on each capture (its rows are
+    # chrome there, see `afd.judge.gates.chrome_of`); None: `chrome` says it all.
+    composer_box: ComposerBox | None = None
+    # The agent runs a status-line command of the user's on every refresh, with a JSON payload on stdin
+    # that carries its rate limits and prompt cache (Claude Code's `statusLine`): `afd statusline` can be
+    # that command, and its figures are this agent's (afd.observe.statusline). At most one agent says so.
+    status_line: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,3 +336,39 @@ class WitnessVerdict:
     window: str | None = None  # "five_hour", "weekly", … as the record names or implies it
     record: str | None = None  # the file the verdict was read from
     at: datetime | None = None  # when the deciding record was written
+
+
+@dataclass(frozen=True, slots=True)
+class UsageWindow:
+    """One rate-limit window as the agent itself reports it: how much of it is used, and when it resets.
+
+    ``window`` names the window by its length, never by its position in the
+    agent's report: ``five_hour``, ``seven_day``, ``spend_limit``, or
+    ``<minutes>m`` for any other length. ``used_percent`` is the agent's own
+    figure (above 100 for a spend window once exceeded); None when it
+    reported the window without a usable figure.
+    """
+
+    window: str
+    used_percent: float | None
+    resets_at: datetime | None  # aware UTC
+    window_minutes: int | None = None
+    # Which of the provider's limits the window belongs to (Codex's `limit_id`:
+    # `codex`, or a model's own); None when the agent names only one.
+    limit_id: str | None = None
+    # When the agent reported this window, when it differs from the reading's `at`.
+    observed_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReading:
+    """What an agent reported of its account's usage at one instant (`afd_usage`, Claude Code's status line)."""
+
+    agent: str
+    at: datetime  # aware UTC: when the agent wrote it
+    windows: tuple[UsageWindow, ...]
+    source: str  # "statusline", "rollout", …: where afd read it
+    plan_type: str | None = None  # the plan as the agent names it ("plus", "pro", "max"), when it does
+    # Limits the reading names with no window figures at all (Codex switched to a
+    # model's own limit whose windows are null): known to exist, not measured.
+    unmeasured: tuple[str, ...] = ()

@@ -39,7 +39,23 @@ def slim(record: dict) -> dict:
     kept = {k: record[k] for k in _KEEP if k in record}
     if record.get("type") == "system" and isinstance(record.get("content"), str):
         kept["content"] = record["content"][:200]
+    if record.get("type") == "user":
+        kept["prompt"] = _typed(record)
     return kept
+
+
+def _typed(record: dict) -> bool:
+    """A `user` record that is a prompt: text someone submitted, not a tool's result, a meta note or a slash command."""
+    if record.get("isMeta") or record.get("toolUseResult") is not None:
+        return False
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        texts = [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
+        if not texts or any(isinstance(c, dict) and c.get("type") == "tool_result" for c in content):
+            return False
+        content = " ".join(texts)
+    return isinstance(content, str) and not content.lstrip().startswith(("<command-", "<local-command", "<bash-"))
 
 
 _cache = TailCache(slim=slim)
@@ -111,6 +127,13 @@ def is_progress(record: dict) -> bool:
     return False
 
 
+def is_prompt(record: dict) -> bool:
+    """A prompt someone submitted (afd's continuation, or the person's own); Claude's own continuation is progress."""
+    if record.get("type") != "user":
+        return False
+    return bool(record["prompt"]) if "prompt" in record else _typed(record)  # slimmed, or as written
+
+
 def wall_reset(records: list[dict]) -> tuple[datetime | None, str | None]:
     quota = records[-1]["quotaLimits"]
     kind = quota.get("rateLimitType")
@@ -123,7 +146,7 @@ def verdict_of(
     """Claude's word on its limit from its transcript's records, oldest first (pure)."""
     return recordverdict.verdict_of(
         _main(records), is_wall=is_wall, is_progress=is_progress, wall_reset=wall_reset,
-        since=since, until=until, record=str(path) if path else None,
+        since=since, until=until, record=str(path) if path else None, is_prompt=is_prompt,
     )
 
 

@@ -20,8 +20,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from afd.kit import recordverdict
-from afd.kit.recordtail import TailCache, agent_environment, from_epoch_seconds, read_head
-from afd.model import AgentProcess, WitnessVerdict
+from afd.kit.recordtail import TailCache, agent_environment, from_epoch_seconds, parse_instant, read_head
+from afd.model import AgentProcess, UsageReading, UsageWindow, WitnessVerdict
 
 WALL = "usage_limit_exceeded"
 # Windows by length, never by position: primary is not always the five-hour one.
@@ -131,6 +131,11 @@ def is_progress(record: dict) -> bool:
     return False
 
 
+def is_prompt(record: dict) -> bool:
+    """A user's turn (afd's continuation, or the person's own prompt)."""
+    return record.get("type") == "event_msg" and _payload(record).get("type") == "user_message"
+
+
 def limiting_window(rate_limits: object) -> tuple[datetime | None, str | None]:
     """The reset and kind of the exhausted window in a ``token_count``'s ``rate_limits``, or (None, None)."""
     if not isinstance(rate_limits, dict):
@@ -171,7 +176,7 @@ def verdict_of(
     """Codex's word on its limit from a rollout's records, oldest first (pure)."""
     return recordverdict.verdict_of(
         records, is_wall=is_wall, is_progress=is_progress, wall_reset=wall_reset,
-        since=since, until=until, record=str(path) if path else None,
+        since=since, until=until, record=str(path) if path else None, is_prompt=is_prompt,
     )
 
 
@@ -180,3 +185,72 @@ def witness(process: AgentProcess, since: datetime | None, until: datetime, reco
         return find_rollout(p, codex_home(agent_environment(p)))
 
     return recordverdict.read_verdict(_cache, process, record, find, verdict_of, since, until)
+
+
+# --- usage before the wall: what the token_count records report ---------------------
+
+# Windows named by their length, as afd's usage figures name them.
+_USAGE_WINDOWS = {300: "five_hour", 10080: "seven_day"}
+
+
+def _usage_window(raw: object, limit_id: str, at: datetime) -> UsageWindow | None:
+    if not isinstance(raw, dict):
+        return None
+    minutes = raw.get("window_minutes")
+    if isinstance(minutes, float) and minutes.is_integer():
+        minutes = int(minutes)
+    if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes <= 0:
+        return None  # a window of no stated length cannot be told from another
+    used = raw.get("used_percent")
+    if isinstance(used, bool) or not isinstance(used, (int, float)) or not 0 <= used <= 100:
+        used = None
+    return UsageWindow(
+        window=_USAGE_WINDOWS.get(minutes, f"{minutes}m"), used_percent=None if used is None else float(used),
+        resets_at=from_epoch_seconds(raw.get("resets_at")), window_minutes=minutes, limit_id=limit_id, observed_at=at,
+    )
+
+
+def usage_of(records, until: datetime) -> UsageReading | None:
+    """Each limit's windows from its latest ``token_count`` in ``records`` (oldest first), or None (pure).
+
+    A snapshot may switch to another ``limit_id`` (a model's own limit) with
+    null windows: each limit keeps what its own latest snapshot said, and a
+    limit whose latest snapshot has no windows is named, not measured.
+    """
+    latest: dict[str, tuple[datetime, dict]] = {}
+    plan = None
+    for r in records:
+        p = _payload(r)
+        if r.get("type") != "event_msg" or p.get("type") != "token_count" or not isinstance(p.get("rate_limits"), dict):
+            continue
+        at = parse_instant(r.get("timestamp"))
+        if at is None or at > until:
+            continue
+        limits = p["rate_limits"]
+        limit_id = limits.get("limit_id") if isinstance(limits.get("limit_id"), str) and limits.get("limit_id") else "codex"
+        latest[limit_id] = (at, limits)
+        if isinstance(limits.get("plan_type"), str):
+            plan = limits["plan_type"]
+    if not latest:
+        return None
+    windows: list[UsageWindow] = []
+    unmeasured: list[str] = []
+    for limit_id, (at, limits) in latest.items():
+        found = [w for w in (_usage_window(limits.get(k), limit_id, at) for k in ("primary", "secondary")) if w is not None]
+        windows += found
+        if not found:
+            unmeasured.append(limit_id)
+    newest = max(at for at, _ in latest.values())
+    return UsageReading(agent="codex", at=newest, windows=tuple(windows), source="rollout", plan_type=plan,
+                        unmeasured=tuple(unmeasured))
+
+
+def usage(process: AgentProcess, until: datetime) -> UsageReading | None:
+    path = find_rollout(process, codex_home(agent_environment(process)))
+    if path is None:
+        return None
+    try:
+        tail = _cache.tail(path)
+    except OSError:
+        return None
+    return usage_of(tail.records, until)

@@ -25,7 +25,7 @@ import tomlkit
 import tomlkit.exceptions
 
 from afd.config.userpattern import UserPattern, check
-from afd.model import AgentSpec, PromptDelivery
+from afd.model import AgentSpec, ComposerBox, PromptDelivery
 
 # The named groups a banner regex may use for its reset clause.
 RESET_GROUPS = frozenset({"clock", "zone", "date", "relative", "epoch"})
@@ -48,6 +48,32 @@ class BannerRule:
     offers_other_model: bool = False
     # The agent retries past this wall by itself at its reset: afd waits and never types into it.
     continues_by_itself: bool = False
+    # Searched in the wall's rows (and its dialog's): when it finds one, the wall offers another
+    # model, read from the screen (an option such as "Switch to …" that the agent draws).
+    offers_other_model_when: UserPattern | None = None
+    # Searched in the wall's rows: when it finds one, the wall says it lifts by itself but not when
+    # ("try again later"): waited out, not a person's chore.
+    reset_unstated: UserPattern | None = None
+    # The wall's message has blank rows inside it (a tip block): a blank row ends it only when the
+    # next row is no continuation.
+    spans_blank_rows: bool = False
+    # The wall counts only when the nearest row above it with any letter or digit in it (past
+    # frames, bars and blank rows) is one this finds: OpenCode draws an error under the prompt it
+    # answers, both under the same bar, while a prompt sits under the agent's own reply.
+    under: UserPattern | None = None
+    # The wall counts only when nothing but chrome, frames and blank rows follows it: drawn like a prompt,
+    # it is the agent's last word only where no reply came after it.
+    nothing_after: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DialogRule:
+    """A dialog or menu the agent opens under (or around) its wall: part of the wall's block, not output after it."""
+
+    start: UserPattern  # its first row (a box's top edge, a title)
+    end: UserPattern  # its last row (a box's bottom edge, a key hint)
+    # An option of the dialog that goes on with another model ("Switch to auto mode?" · "1. Yes").
+    offers_other_model: UserPattern | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +97,8 @@ class RecordRules:
     progress: tuple[Condition, ...]
     reset: tuple[str, ...] | None  # JSON path of the wall's reset, epoch seconds
     cwd: tuple[str, ...] | None  # JSON path of the working directory a record names
+    # Every one holds for a prompt someone submitted (after a wall: unknown until the agent answers).
+    prompt: tuple[Condition, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +113,11 @@ class Manifest:
     reset_notice: UserPattern | None = None
     records: RecordRules | None = None
     description: str = ""
+    dialogs: tuple[DialogRule, ...] = ()
+    # Spans cut from every row before the walls are read (a scrollbar drawn at the right edge).
+    trim: tuple[UserPattern, ...] = ()
+    # The agent draws a status row below its input box where a wall may show (OpenCode's retry row).
+    walls_below_composer: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +278,7 @@ class _Reader:
         return tuple(found)
 
 
-_TOP = {"name", "description", "process", "launch", "accounts", "screen", "banner", "not_limit", "records"}
+_TOP = {"name", "description", "process", "launch", "accounts", "screen", "banner", "dialog", "not_limit", "records"}
 
 
 def read_manifest(path: Path) -> Manifest:
@@ -286,8 +319,16 @@ def read_manifest(path: Path) -> Manifest:
     account_env = r.strings(("accounts", "select_env"), accounts.get("select_env"), pattern=_ENV_NAME, what="variable names")
     credential_env = r.strings(("accounts", "credential_env"), accounts.get("credential_env"), pattern=_ENV_NAME, what="variable names")
 
-    screen = r.table(data, "screen", {"composer", "transcript", "chrome", "busy", "volatile", "submitted", "reset_notice", "pasted"})
+    screen = r.table(data, "screen", {"composer", "composer_box", "transcript", "chrome", "busy", "volatile", "submitted",
+                                      "reset_notice", "pasted", "walls_below_composer", "trim"})
     composer = r.regex(("screen", "composer"), screen.get("composer"))
+    box = _composer_box(r, screen.get("composer_box"))
+    if composer is not None and box is not None:
+        r.problem(("screen", "composer_box"), "a screen has one input row: give composer or composer_box, not both")
+    trim = r.regexes(("screen", "trim"), screen.get("trim"))
+    below = screen.get("walls_below_composer", False)
+    if not isinstance(below, bool):
+        r.problem(("screen", "walls_below_composer"), f"expected true or false, got {below!r}")
     chrome = r.regexes(("screen", "chrome"), screen.get("chrome"))
     busy = r.regexes(("screen", "busy"), screen.get("busy"))
     volatile = r.regexes(("screen", "volatile"), screen.get("volatile"))
@@ -297,6 +338,7 @@ def read_manifest(path: Path) -> Manifest:
     reset_notice = r.regex(("screen", "reset_notice"), screen.get("reset_notice"))
 
     banners = _banners(r, data.get("banner"))
+    dialogs = _dialogs(r, data.get("dialog"))
     not_limits: list[UserPattern] = []
     raw_not = data.get("not_limit", [])
     if not isinstance(raw_not, list) or not all(isinstance(t, dict) for t in raw_not):
@@ -329,6 +371,7 @@ def read_manifest(path: Path) -> Manifest:
         account_env=account_env,
         credential_env=credential_env,
         self_continuing_kinds=tuple(f"{name}.{b.kind}" for b in banners if b.continues_by_itself),
+        composer_box=box,
     )
     return Manifest(
         path=path,
@@ -341,6 +384,9 @@ def read_manifest(path: Path) -> Manifest:
         reset_notice=reset_notice,
         records=records,
         description=description,
+        dialogs=dialogs,
+        trim=trim,
+        walls_below_composer=below is True,
     )
 
 
@@ -352,7 +398,8 @@ def _banners(r: _Reader, raw: object) -> tuple[BannerRule, ...]:
         r.problem(("banner",), "expected [[banner]] tables")
         return ()
     rules = []
-    known = {"regex", "kind", "continuation", "reset", "offers_other_model", "continues_by_itself", "needs_human"}
+    known = {"regex", "kind", "continuation", "reset", "offers_other_model", "continues_by_itself", "reset_unstated",
+             "spans_blank_rows", "under", "nothing_after", "needs_human"}
     for i, entry in enumerate(raw, start=1):
         for k in set(entry) - known:
             r.problem(("banner", i, k), f"unknown key (known: {', '.join(sorted(known - {'needs_human'}))})")
@@ -365,21 +412,64 @@ def _banners(r: _Reader, raw: object) -> tuple[BannerRule, ...]:
             if key not in entry:
                 r.problem(("banner", i), f"needs a {key}")
         flags = {}
-        for flag in ("offers_other_model", "continues_by_itself"):
+        for flag in ("offers_other_model", "continues_by_itself", "spans_blank_rows", "nothing_after"):
             flags[flag] = entry.get(flag, False)
+            if flag == "offers_other_model" and isinstance(flags[flag], str):
+                continue  # a regex: the offer is read from the screen
             if not isinstance(flags[flag], bool):
-                r.problem(("banner", i, flag), f"expected true or false, got {flags[flag]!r}")
+                r.problem(("banner", i, flag), f"expected true or false{' or a regex' if flag == 'offers_other_model' else ''}, "
+                                                f"got {flags[flag]!r}")
+        offer = flags["offers_other_model"]
+        offer_when = r.regex(("banner", i, "offers_other_model"), offer) if isinstance(offer, str) else None
         rule_reset = r.regex(("banner", i, "reset"), entry.get("reset"), groups=RESET_GROUPS)
         continuation = r.regex(("banner", i, "continuation"), entry.get("continuation"))
+        unstated = r.regex(("banner", i, "reset_unstated"), entry.get("reset_unstated"))
+        after = r.regex(("banner", i, "under"), entry.get("under"))
         if regex is not None and kind is not None:
-            rules.append(BannerRule(regex, kind, continuation, rule_reset, flags["offers_other_model"] is True, flags["continues_by_itself"] is True))
+            rules.append(BannerRule(regex, kind, continuation, rule_reset, offer is True, flags["continues_by_itself"] is True,
+                                    offer_when, unstated, flags["spans_blank_rows"] is True, after,
+                                    flags["nothing_after"] is True))
+    return tuple(rules)
+
+
+def _composer_box(r: _Reader, raw: object) -> ComposerBox | None:
+    r"""``composer_box = { side = '^\s*┃', edge = '^\s*╹▀+\s*$' }``: the input box by its shape."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) != {"side", "edge"}:
+        r.problem(("screen", "composer_box"), "expected { side = '<regex>', edge = '<regex>' }: the box's side bar and bottom edge")
+        return None
+    side = r.regex(("screen", "composer_box"), raw["side"])
+    edge = r.regex(("screen", "composer_box"), raw["edge"])
+    return ComposerBox(side, edge) if side is not None and edge is not None else None
+
+
+def _dialogs(r: _Reader, raw: object) -> tuple[DialogRule, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
+        r.problem(("dialog",), "expected [[dialog]] tables, each with a start and an end")
+        return ()
+    known = {"start", "end", "offers_other_model", "why"}
+    rules = []
+    for i, entry in enumerate(raw, start=1):
+        for k in set(entry) - known:
+            r.problem(("dialog", i, k), f"unknown key (known: {', '.join(sorted(known))})")
+        for key in ("start", "end"):
+            if key not in entry:
+                r.problem(("dialog", i), f"needs a {key}")
+        start = r.regex(("dialog", i, "start"), entry.get("start"))
+        end = r.regex(("dialog", i, "end"), entry.get("end"))
+        offer = r.regex(("dialog", i, "offers_other_model"), entry.get("offers_other_model"))
+        if start is not None and end is not None:
+            rules.append(DialogRule(start, end, offer))
     return tuple(rules)
 
 
 def _records(r: _Reader, data: Mapping) -> RecordRules | None:
     if "records" not in data:
         return None
-    known = {"dir", "dir_env", "files", "timestamp", "wall", "progress", "reset", "cwd"}
+    known = {"dir", "dir_env", "files", "timestamp", "wall", "progress", "prompt", "reset", "cwd"}
     t = r.table(data, "records", known)
     for key in ("dir", "files", "wall", "progress"):
         if key not in t:
@@ -392,6 +482,7 @@ def _records(r: _Reader, data: Mapping) -> RecordRules | None:
         r.problem(("records", "files"), "must be a glob under dir, without ..")
     wall = r.conditions(("records", "wall"), t.get("wall")) if "wall" in t else ()
     progress = r.conditions(("records", "progress"), t.get("progress")) if "progress" in t else ()
+    prompt = r.conditions(("records", "prompt"), t.get("prompt")) if "prompt" in t else ()
     if any(p.key and p.key.startswith("records") for p in r.problems):
         return None
     return RecordRules(
@@ -403,4 +494,5 @@ def _records(r: _Reader, data: Mapping) -> RecordRules | None:
         progress=progress,
         reset=r.json_path(("records", "reset"), t.get("reset")) if "reset" in t else None,
         cwd=r.json_path(("records", "cwd"), t.get("cwd")) if "cwd" in t else None,
+        prompt=prompt,
     )

@@ -65,6 +65,7 @@ class RecordWitness:
             "timestamp": at,
             "wall": _holds(record, rules.wall),
             "progress": _holds(record, rules.progress),
+            "prompt": bool(rules.prompt) and _holds(record, rules.prompt),
             "reset": _at(record, rules.reset) if rules.reset else None,
             "cwd": _at(record, rules.cwd) if rules.cwd else None,
         }
@@ -106,6 +107,7 @@ class RecordWitness:
             since=since,
             until=until,
             record=str(path),
+            is_prompt=lambda r: r["prompt"] and not r["wall"],
         )
 
     def __call__(self, process: AgentProcess, since: datetime | None, until: datetime, record: Path | None) -> WitnessVerdict:

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from afd import hookimpl
 from afd.kit.resettime import from_epoch, parse_reset
 from afd.kit.text import normalise_row
-from afd.model import AgentSpec, Clock, Detection, InputRow, PromptDelivery
+from afd.model import AgentSpec, Clock, Detection, InputRow, LimitMenu, PromptDelivery
 
 AGENT = "claude"
 
@@ -108,6 +108,18 @@ def afd_agents() -> list[AgentSpec]:
             busy=_BUSY,
             argv_patterns=(re.compile(r"@anthropic-ai/claude-code|claude-code/cli\.js"),),
             input_rows=_INPUT_ROWS,
+            # /rate-limit-options at the wall: waiting is what afd does, so it takes that option.
+            limit_menus=(
+                LimitMenu(re.compile(r"Stop and wait for limit to reset|What do you want to do\?"),
+                          answer="Stop and wait for limit to reset"),
+            ),
+            # "set to continue automatically at 9:42pm · …", "Continuing shortly".
+            auto_continue_armed=(
+                re.compile(r"(?:set to continue|Continuing) automatically at (?P<at>[^·]+?)\s*(?:·|$)", re.IGNORECASE),
+                re.compile(r"Continuing shortly\b", re.IGNORECASE),
+            ),
+            auto_continue_cancelled=(re.compile(r"Automatic continue cancelled", re.IGNORECASE),),
+            status_line=True,
             # A second subscription is a second config directory; a token or API key
             # in the environment bills whoever owns it, which no directory names.
             account_env=("CLAUDE_CONFIG_DIR",),

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from afd import hookimpl
 from afd.kit.resettime import parse_relative, parse_reset
 from afd.kit.text import answered_prompt_below, composer_top, is_own_banner_row, lowest_block, modal_end
-from afd.model import AgentSpec, Clock, Detection, InputRow, PromptDelivery
+from afd.model import AgentSpec, Clock, Detection, InputRow, LimitMenu, PromptDelivery
 
 AGENT = "codex"
 
@@ -122,6 +122,13 @@ SPEC = AgentSpec(
     # `› text`; a menu's highlighted option (`› 1. Switch to …`) has the glyph too.
     input_rows=(InputRow(re.compile(r"^›(?!\s*\d+\.\s+\S)(?P<text>.*)$")),),
     input_placeholders=("Ask Codex to do anything",),
+    limit_menus=(
+        # "Request a limit increase from your owner?": a question for the person whose plan it is.
+        LimitMenu(re.compile(r"Request a limit increase|Request increase\?"), answer=None,
+                  ask="answer the agent's question about requesting a limit increase"),
+        # "Approaching rate limits / Switch to gpt-…-mini?": the model is the user's choice, so it stays.
+        LimitMenu(re.compile(r"Keep current model"), answer="Keep current model"),
+    ),
     # Each CODEX_HOME keeps its own login (auth.json); an API key in the environment bills its owner.
     account_env=("CODEX_HOME",),
     account_defaults=(("CODEX_HOME", "~/.codex"),),
@@ -322,3 +329,10 @@ def afd_witness(agent, process, since, until, record):
     if agent != AGENT:
         return None
     return _codex_records.witness(process, since, until, record)
+
+
+@hookimpl
+def afd_usage(agent, process, until):
+    if agent != AGENT:
+        return None
+    return _codex_records.usage(process, until)

@@ -34,7 +34,8 @@ afd calls it limited, and `afd run`'s resident memory over
 resuming a fake agent after its reset, handing another to codex, and typing
 a job's envelope into its supervisor when the job hits its wall. And,
 without tmux: detection throughput on a 50-row capture, `afd status
---json` latency with 200 sessions in the store, and the dashboard's page
+--json` latency with 200 sessions in the store, and `afd status --tmux`
+(what tmux's status-right runs every status-interval) with them, and the dashboard's page
 load and one refresh with them (headless chromium). And `afd run` at the
 usual open-files limit (1,024) with 1,100 idle connections held open
 against its dashboard: its polls' p99 against windows without them
@@ -68,7 +69,6 @@ from pathlib import Path
 
 import psutil
 
-from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.supervisor import Supervisor
 from afd.judge.gates import judge
@@ -76,6 +76,7 @@ from afd.kit.text import capture_rows
 from afd.model import Clock, Event
 from afd.observe.identity_cache import REWALK_EVERY
 from afd.observe.watch import MAX_CAPTURE_AGE, PaneWatch
+from afd.pluginset import load_plugins
 from afd.record.store import Store, StoreError
 from afd.record.types import SessionRecord
 from afd.world import tmux
@@ -486,8 +487,10 @@ def status_latency(work: Path, sessions: int, events: int, repeat: int) -> dict:
     out = subprocess.run(status, env=env, capture_output=True)
     if len(json.loads(out.stdout)["sessions"]) != sessions:
         raise RuntimeError("afd status did not list every session")
+    segment = [sys.executable, "-m", "afd", "status", "--tmux"]  # what tmux runs every status-interval
     result = {"sessions": sessions, "events": events,
-              "daemon_down": side_by_side(status, [sys.executable, "-c", "import afd"], env, repeat)}  # fmt: skip
+              "daemon_down": side_by_side(status, [sys.executable, "-c", "import afd"], env, repeat),
+              "tmux_daemon_down": side_by_side(segment, [sys.executable, "-c", "import afd"], env, repeat)}  # fmt: skip
     # The daemon up, watching a tmux server that is not there: it answers from its snapshot.
     proc = subprocess.Popen([sys.executable, "-m", "afd", "run", "-L", f"afd-bench-none-{os.getpid()}"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
@@ -499,10 +502,90 @@ def status_latency(work: Path, sessions: int, events: int, repeat: int) -> dict:
             time.sleep(0.2)
         result["daemon_up"] = side_by_side(status, [sys.executable, "-c", "import afd"], env, repeat)
         result["daemon_up"]["answer_ms_median"] = round(daemon_answer_ms(env, repeat), 2)
+        result["tmux_daemon_up"] = side_by_side(segment, [sys.executable, "-c", "import afd"], env, repeat)
     finally:
         proc.terminate()
         proc.wait(timeout=15)
     return result
+
+
+STATUSLINE_PAYLOAD = json.dumps({
+    "session_id": "0b7e1a52-5c55-4a49-9c1d-5a0e1f2d3c4b", "transcript_path": "/home/me/.claude/projects/-home-me-shop/t.jsonl",
+    "cwd": "/home/me/shop", "model": {"id": "claude-opus-4-5", "display_name": "Opus 4.5"}, "version": "2.1.332",
+    "workspace": {"current_dir": "/home/me/shop", "project_dir": "/home/me/shop"},
+    "cost": {"total_cost_usd": 1.25, "total_duration_ms": 400000, "total_api_duration_ms": 90000},
+    "context_window": {"total_input_tokens": 48000, "context_window_size": 200000},
+    "rate_limits": {"five_hour": {"used_percentage": 42.3, "resets_at": 1893456000},
+                    "seven_day": {"used_percentage": 13, "resets_at": 1893900000}},
+    "prompt_cache": {"warm": True, "expires_at": 1893450000, "recache_tokens_if_cold": 48000},
+}).encode()
+# A typical user's own status line: reads the payload and prints a line.
+USER_LINE = "cat >/dev/null; printf 'main ✓'"
+
+
+def statusline_cost(work: Path, repeat: int) -> dict:
+    """`afd statusline` as Claude Code runs it (a payload on stdin, a fresh process each refresh) beside
+    `python -c pass`, and wrapping a user's own command beside that command alone; wall time of each
+    whole process, pair by pair."""
+    afd = str(Path(sys.executable).with_name("afd"))
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(work / "run")}
+    (work / "run").mkdir(exist_ok=True)
+
+    def once(argv: list[str]) -> float:
+        t = time.perf_counter()
+        subprocess.run(argv, env=env, input=STATUSLINE_PAYLOAD, capture_output=True)
+        return time.perf_counter() - t
+
+    def pairs(a: list[str], b: list[str]) -> dict:
+        once(a), once(b)
+        runs = [(once(a), once(b)) for _ in range(repeat)]
+        return {"runs": repeat, "afd_ms_median": round(statistics.median(x for x, _ in runs) * 1000, 1),
+                "other_ms_median": round(statistics.median(y for _, y in runs) * 1000, 1),
+                "ratio_median": round(statistics.median(x / y for x, y in runs), 3)}  # fmt: skip
+
+    return {
+        "own_line_vs_python_pass": pairs([afd, "statusline"], [sys.executable, "-c", "pass"]),
+        "wrapping_vs_the_users_command": pairs([afd, "statusline", "--", "sh", "-c", USER_LINE], ["sh", "-c", USER_LINE]),
+    }
+
+
+USAGE_WRITER = """
+import json, os, sys, time
+from pathlib import Path
+from afd.observe import statusline
+where, n = Path(sys.argv[1]), int(sys.argv[2])
+payload = json.loads(sys.argv[3])
+i = 0
+while True:
+    i += 1
+    for k in range(n):
+        payload["rate_limits"]["five_hour"]["used_percentage"] = round(10 + (i % 800) / 10, 1)
+        statusline.record(payload, {"HOME": "/home/me", "CLAUDE_CONFIG_DIR": f"/home/me/.claude-{k}"}, where)
+    time.sleep(1.0)
+"""
+
+
+def usage_poll(sup: Supervisor, bench: Bench, work: Path, seconds: float, accounts: int = 3) -> dict:
+    """afd's poll at the bench's panes with no usage figures, then with `accounts` status-line files each
+    rewritten every second by another process (a Claude Code refreshing its status line while working, its
+    five-hour figure moving every time), so every poll ingests them and keeps a sample."""
+    from afd.observe.usage import UsageWatch
+
+    where = work / "usage-run"
+    sup.usage_watch = UsageWatch.for_runtime_dir(where)
+    off = measure(sup.poll, seconds, bench.interval, bench.server)
+    writer = subprocess.Popen([sys.executable, "-c", USAGE_WRITER, str(where / "usage"), str(accounts),
+                               STATUSLINE_PAYLOAD.decode()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        time.sleep(2.5)
+        sup.poll()
+        on = measure(sup.poll, seconds, bench.interval, bench.server)
+    finally:
+        writer.kill()
+        writer.wait(timeout=10)
+    samples = sup.store.query("SELECT COUNT(*) AS n FROM usage_samples")[0]["n"]
+    return {"panes": len(bench.panes), "accounts": accounts, "off": off.as_json(), "on": on.as_json(),
+            "samples_kept": samples, "on_over_off": round(on.cpu_ms / off.cpu_ms, 3) if off.cpu_ms else None}
 
 
 def daemon_answer_ms(env: dict, repeat: int) -> float:
@@ -1012,10 +1095,11 @@ PARTS = {
     "panes500": "the largest --panes count (over 200): a poll there against one at 100, and a wall found among them",
     "memory500": "afd run at the largest --panes count: memory over --daemon-seconds, flat or not",
     "detection": "detectors and gates on one capture, without tmux",
-    "status": "afd status --json at 200 sessions beside python -c 'import afd'",
+    "status": "afd status --json and afd status --tmux at 200 sessions beside python -c 'import afd'",
     "latency": "action latency: a resume, a handoff and a job's envelope among busy panes",
     "dashboard": "the dashboard at 200 sessions, in headless chromium",
     "connections": "afd run at 100 idle panes: its poll with 1,100 idle connections to the dashboard against without, and a wall found",
+    "usage": "afd statusline per call against python -c pass; afd's poll at 100 idle panes with usage figures coming in",
 }
 
 
@@ -1035,7 +1119,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
     parts = args.only
     large = max(args.panes) if max(args.panes) > 200 and parts & {"panes500", "memory500"} else None
     counts = sorted({n for n in args.panes if n != large} if "poll" in parts else set())
-    if "daemon" in parts or "connections" in parts or ("panes500" in parts and large is not None):
+    if "daemon" in parts or "connections" in parts or "usage" in parts or ("panes500" in parts and large is not None):
         counts = sorted({*counts, 100})
     if large is not None:
         counts.append(large)
@@ -1116,6 +1200,10 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
                 scenario("working_10pct_of_100", {"afd": sup.poll, **common})
                 bench.tell(workers, "idle")
                 bench.grow(100)
+            if "usage" in parts:
+                say("afd's poll at 100 idle panes: usage figures off, then coming in for 3 accounts every second")
+                result["usage_poll"] = usage_poll(sup, bench, work, window)
+                say(f"  off {result['usage_poll']['off']['cpu_ms']:.2f} ms, on {result['usage_poll']['on']['cpu_ms']:.2f} ms CPU/poll")
             if "connections" in parts:
                 window_s = afd_window(max(args.seconds, 120.0))  # whole periods of afd's routine work
                 say(f"afd run at 100 idle panes, {CONNECTIONS_POLL:g} s a poll, {CONNECTIONS_ROUNDS} rounds of {window_s:g} s without and with "
@@ -1144,6 +1232,9 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
         screen = "\n".join(capture_rows(subprocess.run(["bash", str(bench.bin / "claude"), "bench pane 0"], capture_output=True,
                                                        text=True, stdin=subprocess.DEVNULL).stdout.replace("\033[H\033[2J", "")))  # fmt: skip
         result["detection"] = detection_throughput(screen, 1.0 if args.quick else 3.0)
+    if "usage" in parts:
+        say("afd statusline per call")
+        result["statusline"] = statusline_cost(work, 10 if args.quick else 30)
     if "status" in parts:
         say("afd status latency")
         result["status"] = status_latency(work / "status", 200, 1000, 5)
@@ -1223,9 +1314,14 @@ def targets(result: dict) -> list[dict]:
     row(f"afd run, {panes} idle panes: resident memory, max over {big.get('seconds', '–')} s (MiB)", "daemon_large.rss_mib_max", "<", 80)
     row(f"afd run, {panes} idle panes: flat, the second half's max over the first half's (MiB)",
         "daemon_large.rss_mib_second_half_over_first_max", "≤", 1)
+    row("afd statusline (own line) vs python -c pass, per call", "statusline.own_line_vs_python_pass.ratio_median", "≤", 2.0)
+    row("afd's poll at 100 idle panes: usage figures coming in vs none", "usage_poll.on_over_off", "≤", 1.1)
     for side in ("daemon_down", "daemon_up"):
         row(f"afd status --json, {st.get('sessions', 200)} sessions, {st.get('events', 1000)} events, {side.replace('_', ' ')}: "
             "vs python -c 'import afd'", f"status.{side}.ratio_median", "≤", 1.5)  # fmt: skip
+    for side in ("daemon_down", "daemon_up"):
+        row(f"afd status --tmux (tmux's status-right), {st.get('sessions', 200)} sessions, {side.replace('_', ' ')}: "
+            "vs python -c 'import afd'", f"status.tmux_{side}.ratio_median", "≤", 1.5)  # fmt: skip
     row("afd run, 100 idle panes: poll p99 with 1,100 idle dashboard connections over without", "connections.p99_with_over_without", "≤", 1.2)
     # On time: within two polls of the time the same wall took without the connections.
     alone = (result.get("connections") or {}).get("wall_found_s_without_max")
@@ -1301,6 +1397,16 @@ def render(result: dict) -> None:
                           f"{v['afd_ms_median']} vs {v['import_afd_ms_median']}")  # fmt: skip
     if "answer_ms_median" in s.get("daemon_up", {}):
         other.add_row("status over the control socket from a running process (ms)", f"{s['daemon_up']['answer_ms_median']}")
+    sl = result.get("statusline")
+    if sl:
+        v, w = sl["own_line_vs_python_pass"], sl["wrapping_vs_the_users_command"]
+        other.add_row("afd statusline per call, own line (ms; python -c pass beside it)", f"{v['afd_ms_median']} vs {v['other_ms_median']}")
+        other.add_row("afd statusline wrapping a user's command (ms; the command alone beside it)",
+                      f"{w['afd_ms_median']} vs {w['other_ms_median']} ({w['ratio_median']}×)")
+    u = result.get("usage_poll")
+    if u:
+        other.add_row(f"afd's poll at {u['panes']} idle panes, usage off / on for {u['accounts']} accounts (CPU ms)",
+                      f"{u['off']['cpu_ms']} / {u['on']['cpu_ms']} ({u['on_over_off']}×)")
     p = result.get("panes500")
     if p and "afd_500" in p:
         other.add_row(f"afd's poll, 100 vs {p['panes']} idle panes, {p['window_s']:g} s each (CPU ms; wall ms)",

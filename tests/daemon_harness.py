@@ -132,3 +132,66 @@ def limited_claude(run_daemon, tmux_server, xdg_dirs, worktree):
 
     start.daemons = []
     return start
+
+
+# --- a store as a daemon leaves it, for the read-only command line -----------------------------------
+
+HOSTILE_MISSION = "ship it\x1b[2J\x1b]0;pwned\x07\rrm -rf ~ [bold red]now[/]"
+
+
+def seed_store(now, *, hostile: bool = False) -> dict[str, str]:
+    """The store of a daemon that watched five sessions a person reads at `now` (aware UTC): limited ones with
+    resets and plans, one working, one needing you, one idle; an account's fact, a handoff, events whose words
+    carry ISO UTC instants. Written where the test's XDG_STATE_HOME points. Returns the sessions' names."""
+    from datetime import timedelta
+
+    from afd.judge.limits import LimitFact, LimitState
+    from afd.model import Event, IdentityKind, IdentitySource, SessionState
+    from afd.record.store import Store, default_path
+    from afd.record.types import LedgerEntry, NextAction, SessionRecord
+
+    def iso(at) -> str:
+        return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    soon, weekly = now + timedelta(hours=3, minutes=24), now + timedelta(days=4, hours=2)
+    names = {"billing": "billing-service-api:1.2", "shop": "shop-api:0.0", "weekly": "weekly:0.0",
+             "docs": "docs-site:2.0", "notes": "notes:3.1"}
+    plans = {
+        "billing": {"action": "resume", "at": iso(soon + timedelta(seconds=5)), "attempt": 1, "of": 3, "why": "reset"},
+        "weekly": {"action": "report", "at": iso(weekly), "attempt": None, "of": 3,
+                   "why": f"resume with: afd resume {names['weekly']}"},
+        "docs": {"action": "needs-human", "at": None, "attempt": None, "of": 3, "why": "spend cap — add credits"},
+    }
+    facts = {
+        "billing": ("claude", "claude-work", SessionState.LIMITED, soon, "pane+record"),
+        "shop": ("codex", "codex", SessionState.WORKING, None, None),
+        "weekly": ("claude", "claude", SessionState.LIMITED, weekly, "pane"),
+        "docs": ("gemini", "gemini", SessionState.LIMITED, None, "pane"),  # shown as needs_human: its plan
+        "notes": ("opencode", "opencode", SessionState.IDLE, None, None),
+    }
+    with Store(default_path()) as store:
+        for i, (key, (agent, account, state, reset, witnesses)) in enumerate(facts.items()):
+            mission = HOSTILE_MISSION if hostile and key == "shop" else f"the {key} work: a mission of some length"
+            store.upsert_session(SessionRecord(
+                name=names[key], pane_id=f"%{12 + i}", server_socket="/tmp/tmux-test/default", server_pid=1,
+                agent=agent, identity=IdentityKind.KNOWN, identity_source=IdentitySource.PROCESS, state=state,
+                created_at=now - timedelta(hours=5), updated_at=now - timedelta(minutes=i), mission=mission,
+                worktree=f"/srv/work/{names[key].split(':')[0]}-feature-retry-logic", branch=f"afd/{key}-retry-backoff",
+                reset_at=reset, next_action=NextAction.loads(json.dumps(plans[key])) if key in plans else None, location=names[key],
+                witnesses=witnesses, account=account))
+        store.save_limit(LimitFact("claude", LimitState.LIMITED, soon, now - timedelta(minutes=3), names["billing"],
+                                   account="claude-work"))
+        store.save_limit(LimitFact("claude", LimitState.LIMITED, weekly, now - timedelta(minutes=9), names["weekly"]))
+        store.add_ledger(LedgerEntry(session=names["shop"], at=now - timedelta(hours=2), from_agent="claude",
+                                     to_agent="codex", head_sha="a" * 40, reason="limit", automatic=True,
+                                     base_sha="b" * 40, from_account="claude", to_account="codex"))
+        for minutes, name, kind, message in (
+            (50, names["billing"], "session.limited", f"limit reached; resets at {iso(soon)}"),
+            (49, names["billing"], "resume.scheduled", f"resume at {iso(soon + timedelta(seconds=5))} (attempt 1 of 3)"),
+            (30, names["weekly"], "session.limited", f"limit reached; resets at {iso(weekly)}"),
+            (20, names["docs"], "session.needs_human", "needs you: spend cap — add credits"),
+            (10, names["shop"], "handoff.refused", f"codex is at its usage limit until {iso(soon)}"),
+            (5, names["shop"], "session.mission", HOSTILE_MISSION if hostile else "mission set"),
+        ):
+            store.add_event(Event(at=now - timedelta(minutes=minutes), kind=kind, message=message, session=name))
+    return names

@@ -1,12 +1,12 @@
 """A local HTTP endpoint for notifier tests: binds 127.0.0.1 only, records every request, stops itself.
 
-Each path answers as the test sets it (`ok`, `fail` (500), `redirect` to
-another URL, `big` (a 50 MB reply), `hold` (no answer until the test lets
-go, or 30 s), `echo` (a 401 whose text repeats the request's path and
-Authorization header, as careless servers do), `trickle` (a 200 status
-line, then a byte of its body every half second), `garbled` (half a status
-line, then the connection closed)). Requests are recorded when they arrive,
-before the answer.
+Each path answers as the test sets it (`ok`, `fail` (500), `hostile` (500
+with escape sequences), `redirect` to another URL, `big` (a 50 MB reply),
+`hold` (no answer until the test lets go, or 30 s), `echo` (a 401 whose
+text repeats the request's path and Authorization header, as careless
+servers do), `trickle` (a 200 status line, then a byte of its body every
+half second), `garbled` (half a status line, then the connection closed)).
+Requests are recorded when they arrive, before the answer.
 """
 
 from __future__ import annotations
@@ -110,6 +110,12 @@ def start_endpoint(port: int = 0) -> Endpoint:
                 self.wfile.write(b"HTTP/1.1 20")
                 self.wfile.flush()
                 self.close_connection = True
+            elif how == "hostile":  # a reply that, printed raw, would retitle and clear the reader's terminal
+                body = b"\x1b]0;pwned\x07\x1b[2Jgone\rEVIL [red]x[/]"
+                self.send_response(500)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
             elif how == "big":
                 chunk = b"x" * 65536
                 self.send_response(200)

@@ -370,7 +370,7 @@ def commits_by(repo: Path | str, agent: str, rev_range: str = "HEAD") -> list[st
 
 def load_builtin_plugin(name: str) -> ModuleType:
     """A built-in detector module, loaded by file path the way afd loads a drop-in (not as a package)."""
-    from afd.config.loader import builtin_dir
+    from afd.pluginset import builtin_dir
 
     module_name = f"afd_test_{name}_plugin"
     spec = importlib.util.spec_from_file_location(module_name, builtin_dir() / f"{name}.py")

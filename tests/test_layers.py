@@ -1,7 +1,9 @@
-"""The import layers of afd/, as DESIGN.md draws them: arrows point down the data flow only.
+"""The import layers of afd/, as DESIGN.md draws them: arrows point down only, and no circle.
 
 Read from the source (every import statement, at module level or inside a
-function), so an import that only runs on one path still counts.
+function), so an import that only runs on one path still counts. Each folder
+has a rank (`LAYERS`); a module may import its own folder and any folder of
+a lower rank, never a higher one.
 """
 
 from __future__ import annotations
@@ -16,12 +18,35 @@ import afd
 ROOT = Path(afd.__file__).parent
 
 # Folders that decide from facts handed to them: no tmux, processes or disk state.
-PURE = ("afd.judge", "afd.decide", "afd.kit")
-EFFECTFUL = ("afd.world", "afd.record.store")
+PURE = ("afd.judge", "afd.decide", "afd.kit", "afd.display")
+# What touches tmux, processes (the observe step walks them) or the store.
+EFFECTFUL = ("afd.world", "afd.observe", "afd.record.store")
+# Lowest first. The plugin API (the package, its model, errors and hookspecs) is at the bottom; the
+# values every step speaks (kit, the record types) next; then the pure rules, then what reads the
+# world, then what acts on it, and the shells at the top.
+LAYERS = (
+    ("afd", "afd.model", "afd.errors", "afd.hookspecs"),
+    ("afd.kit", "afd.display"),
+    ("afd.record",),
+    ("afd.judge",),
+    ("afd.decide",),
+    ("afd.config",),
+    ("afd.world",),
+    ("afd.observe",),
+    ("afd.notifiers",),
+    ("afd.pluginset",),
+    ("afd.act",),
+    ("afd.jobs",),
+    ("afd.daemon",),
+    ("afd.web",),
+    ("afd.testing",),
+    ("afd.cli",),
+    ("afd.__main__",),
+)
 # Everything below the daemon and the command line.
 BELOW_DAEMON = (
     "afd.world", "afd.observe", "afd.judge", "afd.decide", "afd.act", "afd.record", "afd.jobs", "afd.config", "afd.kit",
-    "afd.notifiers",
+    "afd.notifiers", "afd.display",
 )
 TOP = ("afd.daemon", "afd.web", "afd.cli")
 
@@ -78,6 +103,14 @@ def test_nothing_below_the_daemon_imports_the_daemon_or_the_command_line():
     assert _breaches(BELOW_DAEMON, TOP) == []
 
 
+def test_the_output_layer_sits_below_every_surface():
+    # What a person reads is made in afd.display; cli, web, daemon and notifiers import it, so it imports
+    # nothing of afd but the kit (its zone), or one of them would import itself through it.
+    assert [b for b in _breaches(("afd.display",), ("afd",)) if not _within(b.split(" imports ")[1], ("afd.display", "afd.kit"))] == []
+    assert {"afd.display.reader", "afd.display.text"} & MODULES["afd.cli.status_view"]
+    assert "afd.display.text" in MODULES["afd.notifiers.message"]
+
+
 def test_record_types_import_nothing_effectful():
     allowed = {"afd", "afd.model"} | {f"afd.model.{n}" for n in dir(__import__("afd.model").model)}
     assert MODULES["afd.record.types"] <= allowed
@@ -94,3 +127,68 @@ def test_no_pure_module_imports_the_store_through_a_back_door(folder):
 
 def test_afd_keeps_at_most_a_dozen_modules_at_its_top_level():
     assert len(list(ROOT.glob("*.py"))) <= 12
+
+
+def _rank(name: str) -> int:
+    best = None
+    for rank, prefixes in enumerate(LAYERS):
+        for p in prefixes:
+            if (name == p or (p != "afd" and name.startswith(p + "."))) and (best is None or len(p) > best[1]):
+                best = (rank, len(p))
+    assert best is not None, f"{name} is in no layer of LAYERS"
+    return best[0]
+
+
+def _target(name: str) -> str | None:
+    """The afd module an imported name is (`from afd.act import Go` names afd.act)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def test_every_module_has_a_layer():
+    for module in MODULES:
+        _rank(module)
+
+
+def test_no_arrow_runs_back_up():
+    upward = sorted(
+        f"{module} imports {target}"
+        for module, targets in MODULES.items()
+        for target in {_target(t) for t in targets} - {None}
+        if _rank(target) > _rank(module)
+    )
+    assert upward == []
+
+
+def test_no_modules_import_each_other_round_a_circle():
+    graph = {m: {t for t in (_target(x) for x in targets) if t not in (None, m)} for m, targets in MODULES.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert circles == []
+

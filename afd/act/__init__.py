@@ -16,7 +16,12 @@ in the journal and an executor of one shape (`afd.act.context.Executor`):
   * `Finish` — close the row as done or rolled back, with the result, after
     its last effects;
 
-* `finished(ctx, row, end)` writes what an ending changes in the store.
+* `progress(ctx, row, move)` and `finished(ctx, row, end)` say what a step
+  or an ending changes besides the row (`Record`s: the session's state as
+  the sessions rulebook writes it, the resume history, the ledger, an
+  envelope, an action that follows, the events to tell). They read, they
+  never write: the engine commits what they return in one transaction with
+  the row.
 
 `afd.act.runner` is the one engine that drives them: every poll it advances
 each pending row a short step, and at start the rows an earlier run left
@@ -31,9 +36,15 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
 
+from afd.judge import sessions
 from afd.model import AgentSpec, Clock, SessionState
+from afd.record.types import LedgerEntry, ResumeHistory
 from afd.world.tmux import Presence
+
+if TYPE_CHECKING:
+    from afd.record.store import Store
 
 
 class Liveness(enum.Enum):
@@ -157,6 +168,64 @@ class NoEffect:
 
 
 Effect = Paste | Key | Respawn | PaneOption | Signal | Submit | KillPane | Cleanup | NewSession | Work | NoEffect
+
+
+# --- records (what a step or an ending changes besides its row; the runner commits them with it) -----
+
+
+@dataclass(frozen=True, slots=True)
+class Observe:
+    """The session's state after what the action did, as the sessions rulebook writes it (its events told)."""
+
+    what: sessions.Observation
+
+
+@dataclass(frozen=True, slots=True)
+class Adopt:
+    """A session the action brought into being, as the rulebook made it (`afd.judge.sessions.created`)."""
+
+    made: sessions.Transition
+
+
+@dataclass(frozen=True, slots=True)
+class SaveHistory:
+    """The session's resume history after the action (what was sent, failed, or stopped for a person)."""
+
+    history: ResumeHistory
+
+
+@dataclass(frozen=True, slots=True)
+class AddLedger:
+    """A handoff's entry in the session's ledger; written once for its journal row, however often it is recovered."""
+
+    entry: LedgerEntry
+
+
+@dataclass(frozen=True, slots=True)
+class Follow:
+    """Another action on the session, begun in the same commit (a swap's brief that waits): its intent, stored."""
+
+    action: str
+    intent: dict
+
+
+@dataclass(frozen=True, slots=True)
+class Tell:
+    """An event, told once the commit is made; `session` None: the action's own."""
+
+    kind: str
+    message: str
+    session: str | None = None
+    data: dict = field(default_factory=dict)
+
+
+class StoreWrite(Protocol):
+    """A write of another folder's records (an envelope's state, afd/jobs), made inside the commit."""
+
+    def write(self, store: Store) -> None: ...
+
+
+Record = Observe | Adopt | SaveHistory | AddLedger | Follow | Tell | StoreWrite
 
 
 # --- moves ------------------------------------------------------------------------

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
-from afd.act import Finish, Go, Move, Result, Submit, Wait
-from afd.act.context import ActionContext, Advanced
+from afd.act import Finish, Follow, Go, Move, Observe, Record, Result, Submit, Tell, Wait
+from afd.act.context import ActionContext
 from afd.act.intent import from_row, stored, to_row
+from afd.judge import sessions
 from afd.model import SessionState
-from afd.record.types import JournalEntry, JournalState
+from afd.record.types import JournalEntry
 from afd.world import tmux
 
 ACTION = "brief"
@@ -49,10 +50,9 @@ class BriefFacts:
     on_screen: str = ""
 
 
-def begin(ctx: ActionContext, session: str, *, pane: str, brief: str, target: str, handoff: int) -> int:
-    from afd.act import runner
-
-    return runner.begin(ctx, session, ACTION, to_row(BriefIntent(pane=pane, brief=brief, target=target, handoff=handoff)))
+def follow(*, pane: str, brief: str, target: str, handoff: int) -> Follow:
+    """A brief that waits, begun in the commit that settles its swap (`handoff`: the swap's journal row)."""
+    return Follow(ACTION, to_row(BriefIntent(pane=pane, brief=brief, target=target, handoff=handoff)))
 
 
 def step(row: Mapping | BriefIntent, f: BriefFacts) -> Move:
@@ -65,7 +65,9 @@ def step(row: Mapping | BriefIntent, f: BriefFacts) -> Move:
             return Finish(Result.DONE, "the pending brief was delivered")
         if first and first in f.on_screen:
             return Finish(Result.DONE, "the brief was already in the pane")
-    if f.session_state != SessionState.IDLE or f.pane_present is None:
+    if f.pane_present is None:
+        return Wait("tmux did not answer about the pane; the brief waits")
+    if f.session_state != SessionState.IDLE:
         return Wait(f"the session is {f.session_state}; the brief waits until it is idle")
     # A failed try is tried again on a later turn; a landed one was looked for above.
     return Go(BriefStep.DELIVERING, Submit(i.brief), stored(delivering=True))
@@ -91,16 +93,11 @@ class BriefExecutor:
     def step(self, intent: Mapping, facts: BriefFacts) -> Move:
         return step(intent, facts)
 
-    def progress(self, ctx: ActionContext, entry: JournalEntry, move: Move, report: Advanced) -> None:
-        pass
+    def progress(self, ctx: ActionContext, entry: JournalEntry, move: Move) -> tuple[Record, ...]:
+        return ()
 
-    def finished(self, ctx: ActionContext, entry: JournalEntry, end: Finish, report: Advanced) -> None:
+    def finished(self, ctx: ActionContext, entry: JournalEntry, end: Finish) -> tuple[Record, ...]:
         i = from_row(BriefIntent, entry.intent)
         if end.result is not Result.DONE:
-            return
-        rec = ctx.store.get_session(entry.session)
-        with ctx.store.transaction():
-            ctx.store.journal_finish(entry.id, JournalState.DONE, end.outcome)
-            if rec is not None:
-                ctx.store.upsert_session(replace(rec, next_action=None, updated_at=ctx.clock()))
-        ctx.event("handoff.brief", f"{end.outcome} to {i.target}", entry.session, journal=entry.id)
+            return ()
+        return (Observe(sessions.Planned(None)), Tell("handoff.brief", f"{end.outcome} to {i.target}", data={"journal": entry.id}))

@@ -3,27 +3,28 @@
 An executor never reaches into the supervisor: the store, the tmux server,
 the config, the plugins, the clock and a way to say what happened arrive in
 an `ActionContext`; the pane's facts arrive with each step. What an action
-means for the poll (the next agent in a pane is the session's own, a watch
-to forget) comes back to the supervisor in `Advanced`, not by writing its
-state from outside.
+means for the poll (a watch to forget, a row that closed) comes back to the
+supervisor in `Advanced`, not by writing its state from outside; what it
+changes in the store comes back to the engine as `Record`s, which the engine
+commits with the action's journal row.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from afd.act import Finish, Move
+from afd.act import Finish, Move, Record
 from afd.record.store import Store
 from afd.record.types import JournalEntry
 from afd.world import tmux
 
 if TYPE_CHECKING:
-    from afd.config.loader import PluginSet
     from afd.config.settings import Config
+    from afd.pluginset import PluginSet
 
 EventSink = Callable[..., None]  # (kind, message, session=None, **data)
 
@@ -94,21 +95,19 @@ class ActionContext:
 class Advanced:
     """What one engine turn means for the poll loop's own state."""
 
-    # Sessions whose pane an action started an agent in: the next agent there is theirs.
-    restarted: set[str] = field(default_factory=set)
     # Sessions whose screen an action changed wholesale: what the poll watched there proves nothing now.
     forget_watch: set[str] = field(default_factory=set)
     # Rows closed this turn (id → row), for a client waiting on one.
     settled: dict[int, JournalEntry] = field(default_factory=dict)
 
     def merge(self, other: Advanced) -> None:
-        self.restarted |= other.restarted
         self.forget_watch |= other.forget_watch
         self.settled.update(other.settled)
 
 
 class Executor(Protocol):
-    """One action's state machine. `facts` reads, `step` decides (pure), `finished` records an ending."""
+    """One action's state machine. `facts` reads, `step` decides (pure); `progress` and `finished` say what a step
+    or an ending changes besides the row, which the engine commits with it."""
 
     action: str
     chain: int  # quick steps one turn may take in a row (a step that waits ends the turn's chain)
@@ -118,8 +117,8 @@ class Executor(Protocol):
 
     def step(self, intent: Mapping, facts: Any) -> Move: ...
 
-    def finished(self, ctx: ActionContext, entry: JournalEntry, end: Finish, report: Advanced) -> None: ...
+    def finished(self, ctx: ActionContext, entry: JournalEntry, end: Finish) -> Sequence[Record]: ...
 
-    def progress(self, ctx: ActionContext, entry: JournalEntry, move: Move, report: Advanced) -> None:
-        """Show a step taken or a wait in the session's status (`next_action`)."""
+    def progress(self, ctx: ActionContext, entry: JournalEntry, move: Move) -> Sequence[Record]:
+        """What a step taken (after its effect) or a wait changes: the plan status shows, an event."""
         ...

@@ -3,9 +3,11 @@
 `git worktree add` can take up to two minutes (a big checkout, a slow
 `post-checkout` hook), far longer than a poll or the watchdog allow, so it
 runs on a worker thread that only runs git and never touches the store
-(`Work`). The engine advances the action one short step at a time, writing
-each step to the journal before its effect:
+(`Work`, which the engine starts like any other effect). The engine advances
+the action one short step at a time, writing each step to the journal before
+its effect:
 
+    planned   (the intent is committed; nothing exists yet)
     worktree  (worker: git worktree add)
     session   (tmux new-session; the session record is written with the next step)
     awaiting  (afd started the agent and waits to see it run: the poll records
@@ -24,24 +26,25 @@ import enum
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import cast
 
-from afd.act import Cleanup, Finish, Go, KillPane, Move, NewSession, NoEffect, Result, Wait, Work
-from afd.act.context import ActionContext, Advanced
+from afd.act import Adopt, Cleanup, Finish, Go, KillPane, Move, NewSession, NoEffect, Record, Result, Tell, Wait, Work
+from afd.act.context import ActionContext
 from afd.act.intent import from_row, stored, to_row
 from afd.act.launch import bare
-from afd.model import IdentitySource, SessionState
+from afd.judge import sessions
+from afd.model import IdentityKind, SessionState
 from afd.observe import identity
-from afd.observe.identity import IdentityKind
-from afd.record.types import JournalEntry, JournalState, SessionRecord
+from afd.record.types import JournalEntry, JournalState
 from afd.world import git, tmux
 
 ACTION = "create"
 
 
 class CreateStep(enum.StrEnum):
+    PLANNED = "planned"
     WORKTREE = "worktree"
     SESSION = "session"
     AWAITING = "awaiting"
@@ -94,6 +97,7 @@ class CreateIntent:
     routed: str | None = None
     base_sha: str | None = None
     pane: str | None = None
+    # A row 0.1.0 wrote starts at `worktree` (its worker started beside the engine): it has no `step` default of its own.
     step: CreateStep = CreateStep.WORKTREE
     step_at: datetime | None = None
     run: str | None = None
@@ -133,6 +137,10 @@ class CreateFacts:
 
 def step(row: Mapping | CreateIntent, f: CreateFacts) -> Move:
     i = row if isinstance(row, CreateIntent) else from_row(CreateIntent, row)
+    if i.step is CreateStep.PLANNED:
+        # Nothing was made before this step is on record, whichever run recorded it: make the worktree.
+        repo, branch, path, base = Path(i.repo), i.branch, Path(i.worktree), i.base
+        return Go(CreateStep.WORKTREE, Work("worktree", lambda: git.add_worktree(repo, branch, path, base).base_sha))
     if i.step is CreateStep.WORKTREE:
         if f.worker is None:
             return recover(i, f)
@@ -202,15 +210,11 @@ class CreateExecutor:
     owns_pane = False
 
     def begin(self, ctx: ActionContext, plan: CreatePlan) -> int:
-        """Commit the create's intent, then start its worktree on a worker; returns the row's id."""
+        """Commit the create's intent; the engine's next turn starts its worktree on a worker. Returns the row's id."""
         from afd.act import runner
 
-        intent = plan.intent()
-        entry_id = runner.begin(ctx, plan.name, ACTION, to_row(replace(intent, step_at=ctx.clock())))
-        repo, branch, path, base = Path(plan.repo), plan.branch, Path(plan.worktree), plan.base
-        work = Work("worktree", lambda: git.add_worktree(repo, branch, path, base).base_sha)
-        ctx.workers.start(entry_id, work.name, work.call, (git.GitError,))
-        return entry_id
+        intent = replace(plan.intent(), step=CreateStep.PLANNED, step_at=ctx.clock())
+        return runner.begin(ctx, plan.name, ACTION, to_row(intent))
 
     def facts(self, ctx: ActionContext, entry: JournalEntry, bound) -> CreateFacts:
         i = from_row(CreateIntent, entry.intent)
@@ -259,36 +263,35 @@ class CreateExecutor:
     def step(self, intent: Mapping, facts: CreateFacts) -> Move:
         return step(intent, facts)
 
-    def progress(self, ctx: ActionContext, entry: JournalEntry, move: Move, report: Advanced) -> None:
+    def progress(self, ctx: ActionContext, entry: JournalEntry, move: Move) -> tuple[Record, ...]:
         if not isinstance(move, Go) or move.step != CreateStep.AWAITING:
-            return
+            return ()
         i = from_row(CreateIntent, entry.intent)
-        if ctx.store.get_session(entry.session) is None and i.pane:
-            _record(ctx, entry.session, i)
-            on = f" on account {i.account}" if i.account and i.account != i.agent else ""
-            if i.routed:
-                on += f" ({i.routed})"
-            ctx.event(
-                "session.created",
-                f"created {i.branch} at {(i.base_sha or '')[:12]} in {i.worktree}; "
-                f"started {shlex.join(bare(i.argv)[:1])}{on} in pane {i.pane}",
-                entry.session,
-            )
+        if ctx.store.get_session(entry.session) is not None or not i.pane:
+            return ()
+        on = f" on account {i.account}" if i.account and i.account != i.agent else ""
+        if i.routed:
+            on += f" ({i.routed})"
+        said = Tell("session.created", f"created {i.branch} at {(i.base_sha or '')[:12]} in {i.worktree}; "
+                                       f"started {shlex.join(bare(i.argv)[:1])}{on} in pane {i.pane}")
+        return (_record(ctx, entry.session, i), said)
 
-    def finished(self, ctx: ActionContext, entry: JournalEntry, end: Finish, report: Advanced) -> None:
+    def finished(self, ctx: ActionContext, entry: JournalEntry, end: Finish) -> tuple[Record, ...]:
         i = from_row(CreateIntent, entry.intent)
+        records: list[Record] = []
         if end.result is Result.DONE and isinstance(end.detail, str) and ctx.store.get_session(entry.session) is None:
-            _record(ctx, entry.session, replace(i, pane=end.detail))
+            records.append(_record(ctx, entry.session, replace(i, pane=end.detail)))
         if end.result not in (Result.DONE,):
-            ctx.event("session.create-failed", end.outcome, entry.session)
+            records.append(Tell("session.create-failed", end.outcome))
+        return tuple(records)
 
     def answer(self, store, entry_id: int) -> dict | None:
         """How a create ended, for the client that asked: None while it runs; raises ValueError with the error."""
         entry = store.journal_entry(entry_id)
         if entry is None or entry.action != ACTION:
             raise ValueError(f"no create with id {entry_id}")
-        if entry.state is JournalState.PENDING and entry.intent.get("step") != CreateStep.AWAITING:
-            return None
+        if entry.state is JournalState.PENDING and store.get_session(entry.session) is None:
+            return None  # no session yet: the worktree or the tmux session is still being made
         if entry.state is JournalState.ROLLED_BACK:
             raise ValueError(_reason(entry.outcome) or "the create was rolled back")
         i = from_row(CreateIntent, entry.intent)
@@ -303,28 +306,23 @@ def _reason(outcome: str | None) -> str | None:
     return outcome
 
 
-def _record(ctx: ActionContext, name: str, i: CreateIntent) -> None:
-    """The session record of a created pane: from here the poll watches for its agent."""
+def _record(ctx: ActionContext, name: str, i: CreateIntent) -> Adopt:
+    """The session of a created pane, as the rulebook makes it: from here the poll watches for its agent."""
     inv = tmux.list_panes(ctx.server)
     info = inv.pane(i.pane) if i.pane else None
-    now = datetime.now(timezone.utc)
     assert i.pane is not None  # recorded once the pane was made
-    ctx.store.upsert_session(SessionRecord(
+    return Adopt(sessions.created(
         name=name,
         pane_id=i.pane,
         server_socket=(inv.socket_path if inv.answered and inv.socket_path else i.server_socket),
         server_pid=inv.server_pid if inv.answered else None,
         agent=i.agent,
-        identity=IdentityKind.UNKNOWN,  # until the supervisor sees the agent run
-        identity_source=IdentitySource.PROCESS,
-        state=SessionState.IDLE,
-        created_at=now,
-        updated_at=now,
         mission=i.mission,
         worktree=i.worktree,
         branch=i.branch,
         # Where tmux put it (base-index and pane-base-index are the user's).
         location=info.location if info is not None else None,
+        now=ctx.clock(),
     ))
 
 

@@ -64,7 +64,7 @@ def landed(view: PaneView, text: str) -> bool:
     """The submitted text left the input row and the agent took it: busy, or the pane moved on."""
     if screen.text_seen(text, view.spec, view.rows):
         return False
-    return screen.busy(view.rows) or view.session_state == "working" or not view.limited
+    return screen.busy(view.spec, view.rows) or view.session_state == "working" or not view.limited
 
 
 def paste(server: tmux.ServerRef, pane_id: str, text: str) -> tmux.ActionResult:

@@ -17,28 +17,25 @@ rolls back: the old agent is restarted with its resume args if it had stopped.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from afd.act import preflight, runner
+from afd.act import Observe, Tell, preflight, runner
 from afd.act.context import ActionContext
 from afd.act.intent import to_row
 from afd.act.launch import Launch, account_env, launch_argv, on_account
-from afd.decide import nextaction, policy
+from afd.decide import plan, policy
 from afd.decide.brief import BriefInput, build_brief
 from afd.errors import AfdError
-from afd.jobs import rules as jobs
-from afd.jobs.book import JobBook
-from afd.judge import witness
-from afd.judge.limits import LimitState
-from afd.model import AgentSpec, PromptDelivery, SessionState
+from afd.judge import sessions, witness
+from afd.model import LIMITED_STATES, AgentSpec, PromptDelivery, SessionState
 from afd.record.ledger import who
-from afd.record.types import LedgerEntry, SessionRecord
+from afd.record.types import LedgerEntry, LimitState, SessionRecord
 from afd.world import git, tmux
 
 ACTION = "handoff"
-LIMITED_STATES = (SessionState.LIMITED, SessionState.ALL_LIMITED)
 
 
 class HandoffRefused(AfdError):
@@ -221,8 +218,17 @@ def begin(
     brief: str | None = None,
     force: bool = False,
     automatic: bool = False,
+    jobs: Sequence[str] = (),
+    reason: str | None = None,
+    before_wall: bool = False,
 ) -> int:
-    """Check, gather, build the brief and journal the intent; returns the journal entry id."""
+    """Check, gather, build the brief and journal the intent; returns the journal entry id.
+
+    `jobs` is what the brief says of the jobs the session supervises (they stay with it), one line each.
+    `before_wall`: an automatic handoff at the turn boundary before the wall (`handoff_before`), whose
+    evidence is the account's exact, fresh usage figure: the record witness, which speaks of walls, does
+    not apply. `reason` then says why ("approaching limit (96 % of the 5-hour window, resets 15:02)").
+    """
     store, config = ctx.store, ctx.config
     rec = store.get_session(name)
     if rec is None:
@@ -232,6 +238,8 @@ def begin(
         seen.facts, seen.pane, seen.worktree, seen.spec, seen.client_path, seen.resolved, seen.ledger, seen.outgoing,
         seen.turn_end,
     )
+    if before_wall:
+        facts = replace(facts, witnessed=True)
     why = policy.handoff_refusal(facts, target, brief=brief, force=force, automatic=automatic)
     if why is not None:
         raise HandoffRefused(why)
@@ -242,7 +250,7 @@ def begin(
         facts_git = git.handoff_facts(Path(worktree), recorded_base)
     except git.GitError as exc:
         raise HandoffRefused(str(exc)) from None
-    reason = "usage limit" if automatic or rec.state in LIMITED_STATES else "manual"
+    reason = reason or ("usage limit" if automatic or rec.state in LIMITED_STATES else "manual")
     agent = spec.name
     account = target  # the name given is the account's (an agent's name: its default account)
     # Hand-back: this agent, on this account, worked here before; it keeps its own conversation per directory.
@@ -262,7 +270,7 @@ def begin(
             extra=config.handoff_brief,
             since_sha=since,
             since_commits=git.count_commits(Path(worktree), f"{since}..{facts_git.head_sha}") if since else 0,
-            jobs=tuple(jobs.brief_lines(JobBook(store).supervised_by(name))),
+            jobs=tuple(jobs),
         )
     )
     how_launched = Launch.RESUME if last_turn is not None else Launch.FIRST
@@ -299,15 +307,16 @@ def begin(
         prior_state=rec.state,
         step_at=ctx.clock(),
     )
-    entry = runner.begin(ctx, name, ACTION, to_row(intent))
-    plan = nextaction.plan_of(policy.Handoff(target, unverified, why=f"handing off to {target}"), max_attempts=0)
-    store.upsert_session(replace(rec, state=SessionState.HANDING_OFF, next_action=nextaction.dumps(plan), updated_at=ctx.clock()))
+    shown = plan.of(policy.Handoff(target, unverified, why=f"handing off to {target}"), max_attempts=0)
+    assert shown is not None  # a handoff always shows its target
     how_chosen = " (unverified: its limit state is unknown)" if unverified else ""
-    ctx.event(
+    started = Tell(
         "handoff.started",
         f"handing off from {who(rec.agent, rec.account)} to {who(agent, account)}{how_chosen} at {facts_git.head_sha[:12]}"
-        f" ({'automatic' if automatic else 'asked by the user'}; {rec.agent}'s turn had ended: {how})",
-        name,
-        journal=entry,
+        f" ({'automatic' if automatic else 'asked by the user'}; {rec.agent}'s turn had ended: {how})"
+        + (f"; {reason}" if before_wall else ""),
     )
+    # The row and the session's handing_off are one commit: a poll in between must not judge a pane the swap owns.
+    entry = runner.begin(ctx, name, ACTION, to_row(intent), records=(Observe(sessions.HandoffBegun(shown)),))
+    runner.tell(ctx, name, (replace(started, data={"journal": entry}),))
     return entry

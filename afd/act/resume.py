@@ -20,10 +20,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from afd.act import Finish, Go, Key, Liveness, Move, PaneView, Paste, Respawn, Result, Wait, deliver
+from afd.act import (
+    Finish,
+    Go,
+    Key,
+    Liveness,
+    Move,
+    Observe,
+    PaneView,
+    Paste,
+    Record,
+    Respawn,
+    Result,
+    SaveHistory,
+    Tell,
+    Wait,
+    deliver,
+)
 from afd.act.intent import from_row, stored
 from afd.act.launch import bare
-from afd.judge import screen
+from afd.decide import plan, policy
+from afd.judge import screen, sessions
+from afd.record.types import NextAction
 from afd.world.tmux import Presence
 
 ACTION = "resume"
@@ -98,12 +116,12 @@ def _deliver(intent: ResumeIntent, view: PaneView, now: datetime, guard: float) 
     hold = deliver.typing_hold(view, now, guard)
     menu = screen.find_menu(view.rows)
     if menu is not None:
-        kind = screen.menu_kind(menu)
-        if kind == screen.MenuKind.LIMIT_INCREASE:
-            return Finish(Result.NEEDS_HUMAN, "answer the agent's question about requesting a limit increase")
-        wanted = {screen.MenuKind.RATE_LIMIT_OPTIONS: screen.STOP_AND_WAIT, screen.MenuKind.SWITCH_MODEL: screen.KEEP_MODEL}.get(kind)
-        if wanted is None:
+        known = screen.limit_menu(view.spec, menu)
+        if known is None:
             return Finish(Result.NEEDS_HUMAN, f"a menu afd does not know is open ({menu.title or menu.options[0]})")
+        if known.answer is None:
+            return Finish(Result.NEEDS_HUMAN, known.ask or f"answer the agent's menu ({menu.title or menu.options[0]})")
+        wanted = known.answer
         if hold and hold != "your text is in the agent's input row":
             return Wait(hold=hold)
         key = deliver.menu_key(menu, wanted)
@@ -136,7 +154,7 @@ def _respawn(intent: ResumeIntent, view: PaneView, now: datetime, guard: float) 
 
 def _after_respawn(intent: ResumeIntent, view: PaneView, now: datetime, step_at: datetime, timeout: timedelta, guard: float) -> Move:
     ready = not view.dead and not view.shell and screen.composer_text(view.spec, view.rows) is not None
-    if ready and not screen.busy(view.rows):
+    if ready and not screen.busy(view.spec, view.rows):
         return _deliver(intent, view, now, guard)
     if view.dead and now - step_at > timeout:
         return Finish(Result.FAILED, "the agent started with its resume args exited again")
@@ -211,26 +229,23 @@ class ResumeExecutor:
     def step(self, intent: Mapping, facts: ResumeFacts) -> Move:
         return decide(intent, facts.view, facts.now, facts.settings)
 
-    def progress(self, ctx, entry, move: Move, report) -> None:
-        from afd.decide import nextaction
-
+    def progress(self, ctx, entry, move: Move) -> tuple[Record, ...]:
         intent = from_row(ResumeIntent, entry.intent)
+        records: list[Record] = []
         if isinstance(move, Go) and not entry.intent.get("effect_error"):
             pane = intent.pane_id
             if move.step == ResumeStep.SUBMITTED and move.data.get("enters") == 1:
-                ctx.event("resume.sent", f"continuation sent to pane {pane} (attempt {intent.attempt})", entry.session,
-                          attempt=intent.attempt)
+                records.append(Tell("resume.sent", f"continuation sent to pane {pane} (attempt {intent.attempt})",
+                                    data={"attempt": intent.attempt}))
             if move.step == ResumeStep.RESPAWNED:
-                report.restarted.add(entry.session)  # the next agent in this pane is the session's own
+                records.append(Observe(sessions.AgentStarted()))  # the next agent in this pane is the session's own
                 argv = move.effect.argv if isinstance(move.effect, Respawn) else ()
-                ctx.event("resume.respawned", f"started {' '.join(bare(argv))} in pane {pane}", entry.session)
+                records.append(Tell("resume.respawned", f"started {' '.join(bare(argv))} in pane {pane}"))
         hold = move.hold if isinstance(move, Wait) else None
-        plan = nextaction.in_progress(intent.step, attempt=intent.attempt, max_attempts=ctx.config.resume_max_attempts, hold=hold)
-        save_plan(ctx, entry.session, plan)
+        shown = plan.resuming(intent.step, attempt=intent.attempt, max_attempts=ctx.config.resume_max_attempts, hold=hold)
+        return (*records, *_shown(ctx, entry.session, shown))
 
-    def finished(self, ctx, entry, end: Finish, report) -> None:
-        from afd.decide import policy
-
+    def finished(self, ctx, entry, end: Finish) -> tuple[Record, ...]:
         name = entry.session
         now = ctx.clock()
         history = ctx.store.resume_history(name)
@@ -241,34 +256,40 @@ class ResumeExecutor:
             history = policy.failed(history, at=now)
         elif end.result is Result.NEEDS_HUMAN:
             history = policy.stopped_for_human(history, end.outcome)
-        ctx.store.save_resume_history(name, history)
         kind = {
             Result.CONFIRMED: "resume.confirmed",
             Result.UNCONFIRMED: "resume.unconfirmed",
             Result.NEEDS_HUMAN: "session.needs_human",
         }.get(end.result, "resume.failed")
-        ctx.event(kind, end.outcome, name, result=end.result.value, attempt=entry.intent.get("attempt"))
-        save_plan(ctx, name, None)
+        records: list[Record] = [SaveHistory(history), Observe(sessions.Planned(None))]
+        if end.result is Result.CONFIRMED:
+            # The agent took the text: the wall it stood at, as the pane and its records showed it
+            # before, is over. Only evidence drawn after this puts it back.
+            records.append(Observe(sessions.ContinuationTaken(end.sent_at or now)))
+        after = {}
+        if kind == "resume.failed":
+            # What comes next, for the person told of it.
+            after = {"next": policy.after_failure(name, history, auto_resume=ctx.config.limit_auto_resume,
+                                                  max_attempts=ctx.config.resume_max_attempts)}
+        records.append(Tell(kind, end.outcome, data={"result": end.result.value, "attempt": entry.intent.get("attempt"), **after}))
+        return tuple(records)
 
 
-def save_plan(ctx, name: str, plan) -> None:
-    """The session's next action as status shows it; written only when it changed."""
-    from dataclasses import replace
-
-    from afd.decide import nextaction
-
+def _shown(ctx, name: str, shown: NextAction | None) -> tuple[Record, ...]:
+    """The session's next action as status shows it, when it changed (most turns of a resume change nothing)."""
     rec = ctx.store.get_session(name)
-    text = nextaction.dumps(plan)
-    if rec is not None and rec.next_action != text:
-        ctx.store.upsert_session(replace(rec, next_action=text, updated_at=ctx.clock()))
+    return (Observe(sessions.Planned(shown)),) if rec is not None and rec.next_action != shown else ()
 
 
-def begin(ctx, rec, *, attempt: int, why: str, episode: str | None, manual: bool = False) -> int:
-    """Commit a resume's intent (step `scheduled`) before anything touches the pane; returns its row's id."""
+def begin(ctx, rec, *, attempt: int, why: str, episode: str | None, manual: bool = False, text: str | None = None) -> int:
+    """Commit a resume's intent (step `scheduled`) before anything touches the pane; returns its row's id.
+
+    `text`: what the continuation says instead of the configured one (a prompt held for the reset, with
+    or without the resume's own words: afd/act/queue.py).
+    """
     from afd.act import runner
     from afd.act.intent import to_row
     from afd.act.launch import Launch, account_env, argv_for, on_account
-    from afd.decide import nextaction
 
     cfg = ctx.config
     now = ctx.clock()
@@ -278,7 +299,7 @@ def begin(ctx, rec, *, attempt: int, why: str, episode: str | None, manual: bool
     if argv is not None and spec is not None:
         argv = on_account(argv, spec, account_env(cfg, spec, rec.account))  # a resume keeps the session's account
     intent = ResumeIntent(
-        text=deliver.continuation_text(override.resume_message if override else None, rec.mission),
+        text=text or deliver.continuation_text(override.resume_message if override else None, rec.mission),
         agent=rec.agent,
         pane_id=rec.pane_id,
         cwd=rec.worktree,
@@ -289,9 +310,8 @@ def begin(ctx, rec, *, attempt: int, why: str, episode: str | None, manual: bool
         manual=manual,
         step_at=now,
     )
-    entry = runner.begin(ctx, rec.name, ACTION, to_row(intent), at=now)
     who = "by hand" if manual else why
-    ctx.event("resume.scheduled", f"resuming now ({who}; attempt {attempt} of {cfg.resume_max_attempts})", rec.name,
-              attempt=attempt, why=why, manual=manual)
-    save_plan(ctx, rec.name, nextaction.in_progress(ResumeStep.SCHEDULED, attempt=attempt, max_attempts=cfg.resume_max_attempts))
-    return entry
+    told = Tell("resume.scheduled", f"resuming now ({who}; attempt {attempt} of {cfg.resume_max_attempts})",
+                data={"attempt": attempt, "why": why, "manual": manual})
+    shown = plan.resuming(ResumeStep.SCHEDULED, attempt=attempt, max_attempts=cfg.resume_max_attempts)
+    return runner.begin(ctx, rec.name, ACTION, to_row(intent), at=now, records=(told, Observe(sessions.Planned(shown))))

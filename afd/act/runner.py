@@ -8,8 +8,13 @@ pure `step` for the move, and then:
 * `Go` — writes the step (and its data) to the row, *then* performs the
   effect; a failed effect is written to the row (`effect_error`) for the
   next step to judge;
-* `Finish` — performs the last effects, lets the executor record the ending
-  and closes the row.
+* `Finish` — performs the last effects, then closes the row.
+
+Whatever a step or an ending changes besides the row (the executor's
+`progress` and `finished` return it as `Record`s: the session's state by
+the sessions rulebook, the resume history, the ledger, an envelope, an
+action that follows) is committed here, in one transaction with the row;
+its events are told once that commit is made. No executor writes the store.
 
 A row written by an earlier run of afd (its `run` differs) is driven by the
 same steps: each step looks at the world to see whether its effect happened,
@@ -27,42 +32,47 @@ import os
 import secrets
 import signal
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from afd.act import (
     DONE_RESULTS,
+    AddLedger,
+    Adopt,
     Cleanup,
     Finish,
+    Follow,
     Go,
     Key,
     KillPane,
     NewSession,
     NoEffect,
+    Observe,
     PaneOption,
     Paste,
+    Record,
     Respawn,
     Result,
+    SaveHistory,
     Signal,
     Submit,
+    Tell,
     Wait,
     Work,
     deliver,
 )
 from afd.act.context import ActionContext, Advanced, Executor, Workers
+from afd.judge import sessions
 from afd.record.types import JournalEntry, JournalState
 from afd.world import git, teardown, tmux
 
 log = logging.getLogger("afd.actions")
 
 CRASH_ENV = "AFD_TEST_CRASH_AT_STEP"
-# After a step's effect (a paste, an Enter, a respawn) the loop turns quickly
-# for this long: what the effect did shows within a turn or two, and the next
-# step (the Enter after a paste) then follows in a fraction of a second
-# rather than a poll interval later.
-QUICK_AFTER_STEP = 3.0
+# A crash point past every action's steps: right after a row is closed, before the poll plans again.
+AFTER_FINISH = "finished"
 
 
 def new_run() -> str:
@@ -81,22 +91,66 @@ def _crash_point(step: str) -> None:
 
 
 def begin(ctx: ActionContext, session: str, action: str, intent: Mapping, *, at: datetime | None = None,
-          also: Callable[[], object] | None = None) -> int:
+          records: Sequence[Record] = ()) -> int:
     """Commit an action's intent (its first step in it) before anything touches the world; returns the row's id.
 
-    `also` writes what else the action's start changes in the store (an envelope
-    turning attempting), in the same commit as the row.
+    `records` are what else the action's start changes (the session's state,
+    an envelope turning attempting), committed with the row.
     """
     row = {**intent, "run": ctx.run}
-    if also is None:
+    with ctx.store.transaction():
         entry_id = ctx.store.journal_begin(session, action, row, at=at or ctx.clock())
-    else:
-        with ctx.store.transaction():
-            entry_id = ctx.store.journal_begin(session, action, row, at=at or ctx.clock())
-            also()
+        told = commit(ctx, session, records)
+    tell(ctx, session, told)
     if "step" in row:
         _crash_point(str(row["step"]))
     return entry_id
+
+
+# --- committing what an action changes ----------------------------------------------------
+
+
+def commit(ctx: ActionContext, session: str, records: Sequence[Record], report: Advanced | None = None) -> list[Tell]:
+    """Write `records` for `session` (inside the caller's transaction); returns the events to tell once it is made."""
+    store, now = ctx.store, ctx.clock()
+    told: list[Tell] = []
+    for record in records:
+        if isinstance(record, Tell):
+            told.append(record)
+        elif isinstance(record, Observe):
+            old = store.get_session(session)
+            if old is None:
+                continue  # forgotten meanwhile: nothing of it to change
+            told += write_transition(store, old, sessions.transition(old, record.what, now), report)
+        elif isinstance(record, Adopt):
+            told += write_transition(store, None, record.made, report)
+        elif isinstance(record, SaveHistory):
+            store.save_resume_history(session, record.history)
+        elif isinstance(record, AddLedger):
+            if record.entry.journal_id is None or store.ledger_for_journal(record.entry.journal_id) is None:
+                store.add_ledger(record.entry)
+        elif isinstance(record, Follow):
+            store.journal_begin(session, record.action, {**record.intent, "run": ctx.run}, at=now)
+        else:
+            record.write(store)
+    return told
+
+
+def write_transition(store, old, t: sessions.Transition, report: Advanced | None = None) -> list[Tell]:
+    """Write what the sessions rulebook decided: the record (when it changed), the banner; its notes to tell."""
+    new = t.record
+    if old is None or (new is not old and replace(old, updated_at=new.updated_at) != new):
+        store.upsert_session(new)
+    if t.clear_banner:
+        store.clear_banner(new.name)
+    if t.forget_watch and report is not None:
+        report.forget_watch.add(new.name)
+    return [Tell(n.kind, n.message, new.name) for n in t.notes]
+
+
+def tell(ctx: ActionContext, session: str, told: Sequence[Tell]) -> None:
+    for t in told:
+        ctx.event(t.kind, t.message, t.session or session, **t.data)
 
 
 # --- the engine --------------------------------------------------------------------------
@@ -105,11 +159,12 @@ def begin(ctx: ActionContext, session: str, action: str, intent: Mapping, *, at:
 class Engine:
     """The executors of one supervisor, and the one loop that drives their rows."""
 
-    def __init__(self, executors: Iterable[Executor], workers: Workers):
+    def __init__(self, executors: Iterable[Executor], workers: Workers, *, monotonic: Callable[[], float] = time.monotonic):
         self.executors: dict[str, Executor] = {e.action: e for e in executors}
         self.workers = workers
+        self.monotonic = monotonic  # the loop's clock: tests drive the engine with a simulated one
         self._met: set[int] = set()  # rows of an earlier run this run has said it carries on
-        self._stepped_at: float | None = None  # monotonic time of the last step with an effect
+        self.stepped_at: float | None = None  # `monotonic` time of the last step with an effect (a paste, an Enter)
 
     def executor(self, action: str) -> Executor | None:
         return self.executors.get(action)
@@ -128,10 +183,14 @@ class Engine:
     def busy(self, store) -> bool:
         """Whether an action that waits on processes or a screen is in progress (the loop then turns faster).
 
-        That is: one owns its pane, a worker has finished, or a step's effect was just performed.
+        That is: one owns its pane, or a worker has finished. How long the loop also turns quickly
+        after a step's effect (`stepped_at`) is the loop's setting (afd.daemon.loop.Tempo).
         """
-        just_stepped = self._stepped_at is not None and time.monotonic() - self._stepped_at < QUICK_AFTER_STEP
-        return just_stepped or bool(self.owning(store)) or self.workers.finished()
+        return bool(self.owning(store)) or self.workers.finished()
+
+    def stepped_within(self, seconds: float) -> bool:
+        """Whether a step's effect was performed less than `seconds` ago."""
+        return self.stepped_at is not None and self.monotonic() - self.stepped_at < seconds
 
     def advance(self, ctx: ActionContext, live: Mapping[str, tuple], *, actions: Iterable[str] | None = None) -> Advanced:
         """One turn: each pending row (of `actions`, or all) one step further, or a few quick ones."""
@@ -166,7 +225,11 @@ class Engine:
                           f"{entry.action} of {entry.session}: afd restarted at step {entry.intent.get('step')!r}; "
                           "carried on from there", entry.session, journal=entry.id)
             if isinstance(move, Wait):
-                executor.progress(ctx, entry, move, report)
+                records = executor.progress(ctx, entry, move)
+                if records:
+                    with ctx.store.transaction():
+                        told = commit(ctx, entry.session, records, report)
+                    tell(ctx, entry.session, told)
                 return
             stepped = self._go(ctx, executor, entry, move, bound, report)
             if stepped is None or stepped.state is not JournalState.PENDING:
@@ -187,14 +250,19 @@ class Engine:
         rest = tuple(e for e in effects if not isinstance(e, Work))
         result = _perform(ctx, pane_id, Go(move.step, rest, move.data)) if rest else tmux.ActionResult(tmux.Outcome.DONE)
         if any(not isinstance(e, NoEffect) for e in rest):
-            self._stepped_at = time.monotonic()
+            self.stepped_at = self.monotonic()
         if not result.ok:
             error = result.error or result.outcome.value
             log.warning("[%s] %s at %s: %s", entry.session, entry.action, move.step, error)
             row = {**row, "effect_error": error, "effect_outcome": result.outcome.value}
-            ctx.store.journal_set_intent(entry.id, row)
             entry = JournalEntry(entry.id, entry.at, entry.session, entry.action, row, entry.state)
-        executor.progress(ctx, entry, move, report)
+        records = executor.progress(ctx, entry, move)
+        if records or not result.ok:
+            with ctx.store.transaction():
+                if not result.ok:
+                    ctx.store.journal_set_intent(entry.id, row)
+                told = commit(ctx, entry.session, records, report)
+            tell(ctx, entry.session, told)
         if not result.ok and executor.chain <= 1:
             return None
         return entry
@@ -210,11 +278,14 @@ class Engine:
                 notes.append(done.value)  # what a cleanup removed, said in the outcome
         if notes:
             end = replace(end, outcome=f"{end.outcome} ({'; '.join(notes)})")
-        executor.finished(ctx, entry, end, report)
-        fresh = ctx.store.journal_entry(entry.id)
-        if fresh is not None and fresh.state is JournalState.PENDING:
+        records = executor.finished(ctx, entry, end)
+        # The row's end and what the ending changes are one commit: a crash between them cannot redo either.
+        with ctx.store.transaction():
             ctx.store.journal_finish(entry.id, *closing(end), at=ctx.clock())
-            fresh = ctx.store.journal_entry(entry.id)
+            told = commit(ctx, entry.session, records, report)
+        tell(ctx, entry.session, told)
+        _crash_point(AFTER_FINISH)
+        fresh = ctx.store.journal_entry(entry.id)
         self.workers.drop(entry.id)
         if fresh is not None:
             report.settled[entry.id] = fresh
@@ -245,10 +316,7 @@ class Engine:
 
 
 def closing(end: Finish) -> tuple[JournalState, str]:
-    """How a row is closed for an ending: its state, and its outcome with the result word where it adds one.
-
-    For an executor that closes its row itself, in one commit with what else the ending changes.
-    """
+    """How a row is closed for an ending: its state, and its outcome with the result word where it adds one."""
     state = JournalState.DONE if end.result in DONE_RESULTS else JournalState.ROLLED_BACK
     if end.result in (Result.DONE, Result.ROLLED_BACK):
         return state, end.outcome

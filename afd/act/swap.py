@@ -16,20 +16,36 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from afd.act import Finish, Go, Key, Move, NoEffect, PaneOption, Paste, Respawn, Result, Signal, Wait
-from afd.act.context import ActionContext, Advanced
+from afd.act import (
+    AddLedger,
+    Finish,
+    Go,
+    Key,
+    Move,
+    NoEffect,
+    Observe,
+    PaneOption,
+    Paste,
+    Record,
+    Respawn,
+    Result,
+    Signal,
+    Tell,
+    Wait,
+)
+from afd.act.context import ActionContext
 from afd.act.handoff import ACTION, HandoffIntent, SwapStep
 from afd.act.intent import from_row, stored
 from afd.act.launch import bare
-from afd.judge import screen
-from afd.judge.gates import is_chrome
+from afd.decide import plan, policy
+from afd.judge import screen, sessions
+from afd.judge.gates import chrome_of, is_chrome
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows
-from afd.model import AgentSpec, Clock, Detection, IdentitySource, PromptDelivery, SessionState
+from afd.model import AgentSpec, Clock, Detection, IdentityKind, PromptDelivery, SessionState
 from afd.observe import identity
-from afd.observe.identity import IdentityKind
 from afd.record.ledger import who
-from afd.record.types import JournalEntry, JournalState, LedgerEntry
+from afd.record.types import JournalEntry, LedgerEntry
 from afd.world import teardown, tmux
 
 KILL_GRACE = timedelta(seconds=5)  # after SIGKILL, how long the tree has to be reaped
@@ -282,7 +298,8 @@ class SwapExecutor:
         if ident.kind is IdentityKind.KNOWN and ident.agent == i.target:
             capture = tmux.capture_panes(ctx.server, [i.pane]).get(i.pane)
             rows = capture_rows(capture.text or "") if capture and capture.text else []
-        ready = any(is_chrome(r, spec.chrome) for r in rows)
+        chrome = chrome_of(spec, rows)
+        ready = any(is_chrome(r, chrome) for r in rows)
         # On a hand-back the resumed conversation redraws its old wall (`codex resume --last` does):
         # that banner is history, not a new limit; the poll's gates judge what comes after it.
         walled = None
@@ -293,67 +310,42 @@ class SwapExecutor:
     def step(self, intent: Mapping, facts: SwapFacts) -> Move:
         return step(intent, facts)
 
-    def progress(self, ctx: ActionContext, entry: JournalEntry, move: Move, report: Advanced) -> None:
+    def progress(self, ctx: ActionContext, entry: JournalEntry, move: Move) -> tuple[Record, ...]:
         if not isinstance(move, Go) or entry.intent.get("effect_error"):
-            return
+            return ()
         i = from_row(HandoffIntent, entry.intent)
+        told: list[Record] = []
         if move.step == SwapStep.STOPPING and move.data.get("detached"):
             pids = ", ".join(str(p) for p, _ in move.data["detached"])
-            ctx.event("handoff.left-alone", f"left running: pid {pids}, detached into a session of its own (a daemon, not the agent)",
-                      entry.session)
+            told.append(Tell("handoff.left-alone", f"left running: pid {pids}, detached into a session of its own (a daemon, not the agent)"))
         if move.step == SwapStep.STOPPING and "kill_at" in move.data:
-            ctx.event("handoff.escalated", f"{i.outgoing} ignored SIGTERM for {ctx.config.handoff_stop_timeout:g}s; sent SIGKILL",
-                      entry.session)
+            told.append(Tell("handoff.escalated", f"{i.outgoing} ignored SIGTERM for {ctx.config.handoff_stop_timeout:g}s; sent SIGKILL"))
+        return tuple(told)
 
-    def finished(self, ctx: ActionContext, entry: JournalEntry, end: Finish, report: Advanced) -> None:
+    def finished(self, ctx: ActionContext, entry: JournalEntry, end: Finish) -> tuple[Record, ...]:
         i = from_row(HandoffIntent, entry.intent)
         swap_end, pid, started = end.detail if isinstance(end.detail, tuple) else (SwapEnd(), None, None)
-        report.forget_watch.add(entry.session)
         if end.result is Result.DONE:
-            self._settled(ctx, entry, i, end, swap_end, pid, started)
-        else:
-            self._rolled_back(ctx, entry, i, end, restarted=swap_end.restarted)
-            if swap_end.restarted:
-                report.restarted.add(entry.session)  # the restarted agent is this session's again
+            return _settled(ctx.clock(), entry, i, end, swap_end, pid, started)
+        return (Observe(sessions.HandoffRolledBack(SessionState(i.prior_state), swap_end.restarted)),
+                Tell("handoff.rolled-back", f"handoff to {i.target} rolled back: {end.outcome}",
+                     data={"journal": entry.id, "to": i.target, "next": policy.after_rollback(entry.session)}))
 
-    def _settled(self, ctx: ActionContext, entry: JournalEntry, i: HandoffIntent, end: Finish, swap_end: SwapEnd, pid, started) -> None:
-        from afd.act import briefing
-        from afd.decide import nextaction
 
-        store, now = ctx.store, ctx.clock()
-        rec = store.get_session(entry.session)
-        limited = swap_end.limited
-        with store.transaction():
-            if store.ledger_for_journal(entry.id) is None:
-                store.add_ledger(LedgerEntry(
-                    session=entry.session, at=now, from_agent=i.outgoing or "unknown", to_agent=i.target,
-                    head_sha=i.git.head_sha, reason=i.reason, automatic=i.automatic, base_sha=i.git.base_sha,
-                    journal_id=entry.id, from_account=i.outgoing_account, to_account=i.target_account,
-                ))
-            if rec is not None:
-                store.upsert_session(replace(
-                    rec, agent=i.target, account=i.target_account or i.target, identity=IdentityKind.KNOWN, identity_source=IdentitySource.PROCESS,
-                    agent_pid=pid, agent_started_at=started,
-                    state=SessionState.LIMITED if limited is not None else SessionState.IDLE,
-                    next_action=nextaction.dumps(nextaction.brief_pending(swap_end.brief_pending)) if swap_end.brief_pending else None,
-                    last_banner=limited.banner if limited is not None else None,
-                    reset_at=limited.reset_at if limited is not None else None,
-                    banner_first_seen_at=None, updated_at=now,
-                ))
-            store.journal_finish(entry.id, JournalState.DONE, end.outcome, at=now)
-            if swap_end.brief_pending:
-                briefing.begin(ctx, entry.session, pane=i.pane, brief=i.brief, target=i.target, handoff=entry.id)
-        store.clear_banner(entry.session)
-        ctx.event("session.handoff", f"handed off: {end.outcome}", entry.session, journal=entry.id, to=i.target)
+def _settled(now: datetime, entry: JournalEntry, i: HandoffIntent, end: Finish, swap_end: SwapEnd, pid, started) -> tuple[Record, ...]:
+    """What a settled swap changes: the ledger, the session (the target runs there now), a brief that waits."""
+    from afd.act import briefing
 
-    def _rolled_back(self, ctx: ActionContext, entry: JournalEntry, i: HandoffIntent, end: Finish, *, restarted: bool) -> None:
-        store, now = ctx.store, ctx.clock()
-        rec = store.get_session(entry.session)
-        with store.transaction():
-            if rec is not None:
-                back = replace(rec, state=SessionState(i.prior_state), next_action=None, updated_at=now)
-                if restarted:
-                    back = replace(back, agent_pid=None, agent_started_at=None)
-                store.upsert_session(back)
-            store.journal_finish(entry.id, JournalState.ROLLED_BACK, end.outcome, at=now)
-        ctx.event("handoff.rolled-back", f"handoff to {i.target} rolled back: {end.outcome}", entry.session, journal=entry.id)
+    pending = plan.brief_pending(swap_end.brief_pending) if swap_end.brief_pending else None
+    records: list[Record] = [
+        AddLedger(LedgerEntry(
+            session=entry.session, at=now, from_agent=i.outgoing or "unknown", to_agent=i.target,
+            head_sha=i.git.head_sha, reason=i.reason, automatic=i.automatic, base_sha=i.git.base_sha,
+            journal_id=entry.id, from_account=i.outgoing_account, to_account=i.target_account,
+        )),
+        Observe(sessions.HandoffSettled(i.target, i.target_account or i.target, pid, started, swap_end.limited, pending)),
+    ]
+    if swap_end.brief_pending:
+        records.append(briefing.follow(pane=i.pane, brief=i.brief, target=i.target, handoff=entry.id))
+    records.append(Tell("session.handoff", f"handed off: {end.outcome}", data={"journal": entry.id, "to": i.target}))
+    return tuple(records)

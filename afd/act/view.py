@@ -8,11 +8,8 @@ from datetime import datetime
 from afd.act import Liveness, PaneView
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows
-from afd.model import AgentSpec, Clock, SessionState
-from afd.observe.identity import IdentityKind
+from afd.model import LIMITED_STATES, AgentSpec, Clock, IdentityKind
 from afd.world import tmux
-
-LIMITED_STATES = frozenset({SessionState.LIMITED, SessionState.ALL_LIMITED})
 
 
 def liveness(ident) -> Liveness:

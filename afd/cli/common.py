@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from afd.errors import EXIT_USAGE, UserError
+
+if TYPE_CHECKING:
+    from afd.config.userpattern import UserPattern
 
 
 def load_effective(config_path: str | None, *, warn_failed_plugins: bool = True):
@@ -15,8 +18,8 @@ def load_effective(config_path: str | None, *, warn_failed_plugins: bool = True)
 
     A syntax or validation error is a UserError naming file and line.
     """
-    from afd.config.loader import load_config_and_plugins
     from afd.config.settings import ConfigError
+    from afd.pluginset import load_config_and_plugins
 
     try:
         config, plugins = load_config_and_plugins(Path(config_path) if config_path else None)
@@ -29,7 +32,7 @@ def load_effective(config_path: str | None, *, warn_failed_plugins: bool = True)
     return config, plugins
 
 
-def compiled_pattern(config, agent: str) -> re.Pattern[str] | None:
+def compiled_pattern(config, agent: str) -> UserPattern | None:
     """The user's `[limit_patterns]` regex for an agent (a bad one was dropped, with a warning, at load)."""
     from afd.config.settings import compiled_limit_patterns
 

@@ -94,7 +94,7 @@ def _explicit_path(args: argparse.Namespace) -> Path | None:
 
 def _known_agents(config: Config, *, warn: bool = False) -> Mapping[str, AgentSpec]:
     """The agent names the config's plugins provide; with ``warn``, a skipped plugin is said on stderr."""
-    from afd.config.loader import load_for_config
+    from afd.pluginset import load_for_config
 
     plugins = load_for_config(config)
     if warn:
@@ -164,7 +164,7 @@ def run_show(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     source = str(config.path) if config.path else f"{default_config_path()} (absent: all defaults)"
-    table = Table(title=f"afd config: {source}", title_justify="left")
+    table = Table(title=Text(f"afd config: {source}"), title_justify="left")
     table.add_column("key")
     table.add_column("value")
     table.add_column("source")
@@ -199,7 +199,7 @@ def run_set(args: argparse.Namespace) -> int:
     path = Path(args.config).expanduser() if args.config else default_config_path()
     # Agent names are checked against the plugins the current file asks for.
     try:
-        current = load_config(path) if path.exists() else Config()
+        current: Config | None = load_config(path) if path.exists() else Config()
     except ConfigError as exc:
         current = exc.partial
     known = _known_agents(current) if current is not None else None

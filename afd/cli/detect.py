@@ -95,7 +95,7 @@ def read_captures(files: list[str]) -> list[list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from afd.judge.gates import judge
+    from afd.judge.gates import chrome_of, compared_content, judge
     from afd.kit.resettime import local_zone
     from afd.model import Clock
 
@@ -111,14 +111,17 @@ def run(args: argparse.Namespace) -> int:
     clock = Clock(now=now, local_zone=zone)
     pattern = compiled_pattern(config, args.agent)
     detections = [plugins.detect(args.agent, rows, clock, pattern) for rows in captures]
+    # Each capture with its own chrome (an input box found by its shape moves with what is typed in it), as the daemon does.
+    chromes = [chrome_of(spec, rows) for rows in captures]
     verdict = judge(
         args.agent,
         captures,
         detections,
-        spec.chrome,
+        chromes[-1] if chromes else spec.chrome,
         tail_lines=config.tail_lines,
         stability_polls=config.stability_polls,
-        volatile=spec.volatile,
+        contents=[compared_content(rows, found, chrome, spec.volatile)
+                  for rows, found, chrome in zip(captures, detections, chromes, strict=True)],
     )
     found = verdict.detection
     result = {
@@ -148,12 +151,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        _print_human(result)
+        _print_human(result, now)
     return 0
 
 
 def _second_witness(plugins, agent: str, record: Path, verdict, captures, spec, now: datetime) -> dict:
-    from afd.judge.gates import content_of, same_content
+    from afd.judge.gates import chrome_of, content_of, same_content
     from afd.model import AgentProcess
 
     """The record file's verdict and how it combines with the captures' (``--record``)."""
@@ -168,7 +171,8 @@ def _second_witness(plugins, agent: str, record: Path, verdict, captures, spec, 
         raise UserError(f"--record: no plugin reads {agent}'s own records (only the pane can witness its limit)", EXIT_USAGE)
     volatile = spec.volatile if verdict.hit else ()  # masked only while a wall is on screen, as the gates do
     idle = len(captures) >= 2 and same_content(
-        content_of(captures[-1], spec.chrome, volatile), content_of(captures[-2], spec.chrome, volatile)
+        content_of(captures[-1], chrome_of(spec, captures[-1]), volatile),
+        content_of(captures[-2], chrome_of(spec, captures[-2]), volatile),
     )
     pane_reset = verdict.reset_at if verdict.limited else None
     combined = combine(verdict.limited, pane_reset, found, pane_idle=idle)
@@ -190,9 +194,13 @@ def _second_witness(plugins, agent: str, record: Path, verdict, captures, spec, 
     }
 
 
-def _print_human(result: dict) -> None:
+def _print_human(result: dict, now) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
+    from afd.display.reader import Reader
+
+    reader = Reader.here(now)  # countdowns from --now, when given
     console = Console(highlight=False, soft_wrap=True)
     if result.get("witnesses") == "disputed":
         head = "[yellow]banner disputed by the agent's records, not limited[/]"
@@ -202,15 +210,16 @@ def _print_human(result: dict) -> None:
         head = "[yellow]banner seen, not limited[/]"
     else:
         head = "[green]not limited[/]"
-    console.print(f"{result['agent']}: {head}")
+    console.print(f"{escape(reader.says(result['agent']))}: {head}")
+    # The banner is a pane's text, the reason quotes it: neutral, and instants in the reader's zone (--json keeps UTC).
     if result["banner"]:
-        console.print(f"  banner: {result['banner']}", markup=False)
+        console.print(f"  banner: {reader.says(result['banner'])}", markup=False)
     if result["limited"]:
-        console.print(f"  reset:  {result['reset_at'] or 'not stated'}")
+        console.print(f"  reset:  {reader.at(result['reset_at']) or 'not stated'}", markup=False)
     if result["needs_human"]:
         console.print("  [bold]needs a human[/]: the wall names no reset; a limit, credits or an admin must lift it")
-    console.print(f"  why:    {result['reason']}", markup=False)
+    console.print(f"  why:    {reader.says(result['reason'])}", markup=False)
     if "record" in result:
         rec = result["record"]
-        console.print(f"  record: {rec['state']} ({rec['why']})", markup=False)
+        console.print(f"  record: {rec['state']} ({reader.says(rec['why'])})", markup=False)
         console.print(f"  witnesses: {result['witnesses'] or '-'}", markup=False)

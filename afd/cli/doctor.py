@@ -32,9 +32,9 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
     from afd.act.launch import Launch, launch_argv
     from afd.cli.common import load_effective
     from afd.cli.service import UNIT_NAME, enablement_links, user_unit_dir
-    from afd.config.paths import state_dir
     from afd.daemon import control
     from afd.daemon.loop import server_ref
+    from afd.kit.paths import state_dir
     from afd.world import tmux
 
     out: list[dict] = []
@@ -70,7 +70,7 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
             socket_name, socket_path = daemon_info["server_ref"]
         server = server_ref(config, socket_name, socket_path)
         inv = tmux.list_panes(server)
-        where = server.socket_name or server.socket_path or "the default server"
+        where = f"the tmux server at {inv.socket_path or server.socket()}"
         if not inv.answered:
             add("tmux server", FAIL, f"{where} did not answer: {inv.error}")
         elif not inv.server_running:
@@ -88,6 +88,10 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
             add(f"agent {name}", OK if found else WARN, found or f"{command[0]} is not on PATH")
         for failure in plugins.failures:
             add(f"plugin {failure.name}", FAIL, failure.error)
+
+    if config is not None and plugins is not None and any(s.status_line for s in plugins.agents.values()):
+        for check in statusline_checks(config, plugins):
+            add(*check)
 
     state = state_dir()
     probe = state if state.exists() else next((p for p in state.parents if p.exists()), Path("/"))
@@ -113,6 +117,66 @@ def checks(config_path: str | None, socket_name: str | None = None, socket_path:
     return out
 
 
+def statusline_checks(config, plugins, project_dirs=None) -> list[tuple[str, str, str]]:
+    """Per Claude Code account, whether `afd statusline` is its statusLine; and project settings that override it.
+
+    Claude Code lets a project's `.claude/settings.json` (or `settings.local.json`) set its own
+    statusLine over the account's: sessions there then hand afd no figures. The projects looked
+    at are the worktrees of afd's Claude Code sessions and the current directory.
+    """
+    from afd.cli.statusline_settings import SETTINGS, config_dir, is_ours, read_settings, status_line_agent
+    from afd.errors import UserError as _UserError
+
+    out: list[tuple[str, str, str]] = []
+    agent = status_line_agent(plugins).name
+    names = [agent, *(a.name for a in config.accounts.values() if a.agent == agent)]
+    for name in names:
+        folder = config_dir(name, config, plugins)
+        path = folder / SETTINGS
+        try:
+            line = read_settings(path).get("statusLine")
+        except _UserError as exc:
+            out.append((f"statusline {name}", WARN, str(exc)))
+            continue
+        command = line.get("command") if isinstance(line, dict) else None
+        if is_ours(command):
+            out.append((f"statusline {name}", OK, f"installed in {path}"))
+        elif command:
+            out.append((f"statusline {name}", WARN, f"{path} runs its own statusLine; `afd statusline install "
+                                                    f"--account {name}` keeps it and adds afd's exact usage figures"))
+        else:
+            out.append((f"statusline {name}", WARN, f"not installed in {path}: `afd statusline install --account {name}` "
+                                                    "gives afd the account's exact usage figures"))
+    for place in project_dirs if project_dirs is not None else _projects_of(agent):
+        for leaf in ("settings.json", "settings.local.json"):
+            project = Path(place) / ".claude" / leaf
+            try:
+                line = read_settings(project).get("statusLine")
+            except _UserError:
+                continue
+            command = line.get("command") if isinstance(line, dict) else None
+            if command and not is_ours(command):
+                out.append(("statusline override", WARN, f"{project} sets its own statusLine, which overrides afd's for "
+                                                         f"Claude Code sessions in {place}"))
+    return out
+
+
+def _projects_of(agent: str) -> list[str]:
+    """The worktrees of afd's sessions of `agent` (from the daemon, else the store), and the current directory."""
+    from afd.cli.status import read_report
+
+    found: list[str] = []
+    try:
+        report, _ = read_report(0)
+    except UserError:
+        report = {"sessions": []}
+    for s in report.get("sessions", ()):
+        if s.get("agent") == agent and s.get("state") != "gone" and s.get("worktree"):
+            found.append(s["worktree"])
+    cwd = os.getcwd()
+    return list(dict.fromkeys([*found, cwd]))
+
+
 def run(args: argparse.Namespace) -> int:
     results = checks(args.config, args.socket_name, args.socket_path)
     if args.json:
@@ -124,11 +188,14 @@ def run(args: argparse.Namespace) -> int:
         from rich.table import Table
         from rich.text import Text
 
+        from afd.display.text import cell
+
         style = {OK: "green", WARN: "yellow", FAIL: "bold red"}
         table = Table(title="afd doctor", title_justify="left")
         for col in ("check", "status", "detail"):
             table.add_column(col)
         for r in results:
-            table.add_row(Text(r["check"]), Text(r["status"], style=style[r["status"]]), Text(r["detail"]))
+            # A detail quotes what tmux, a plugin or the daemon said: neutral.
+            table.add_row(cell(r["check"]), Text(r["status"], style=style[r["status"]]), cell(r["detail"]))
         Console(highlight=False).print(table)
     return EXIT_FAIL if any(r["status"] == FAIL for r in results) else EXIT_OK

@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ho = s.add_parser("handoff", help="give your jobs to another session",
                       description="Move your top-level jobs (all, or those named) and everything under them to another "
                       "live session, which becomes their supervisor; you stay their first fallback recipient.")
-    ho.add_argument("--to", required=True, metavar="SESSION", help="the session that takes the jobs over")
+    ho.add_argument("--to", required=True, metavar="SESSION", help="the session that takes the jobs over (its afd name, tmux session, session:window.pane or pane id)")
     ho.add_argument("--jobs", nargs="+", metavar="NAME", default=["all"], help="'all' (the default) or job names")
     ho.add_argument("--note", help="context for the new supervisor (at most 4000 characters)")
     ho.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -82,18 +82,21 @@ def run_list(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from afd.display.text import cell, neutral
+
     if not r["jobs"]:
         print("no jobs")
         return EXIT_OK
     owners = [r["supervisor"]] if r["supervisor"] else sorted({j["owner"] for j in r["jobs"]})
     console = Console()
     for owner in owners:
-        table = Table(title=f"jobs of {owner}", title_justify="left")
+        table = Table(title=cell(f"jobs of {owner}"), title_justify="left")
         for col in ("name", "title", "status", "owner", "parent"):
             table.add_column(col)
         for j in r["jobs"]:
             if j["owner"] == owner:
-                table.add_row(j["name"], j["title"], j["status"], j["owner"], j["parent"] or "-")
+                # A job's title and names were typed by an agent: text, never markup.
+                table.add_row(*(cell(neutral(v)) for v in (j["name"], j["title"], j["status"], j["owner"], j["parent"] or "-")))
         console.print(table)
     return EXIT_OK
 

@@ -29,6 +29,9 @@ COMMAND_MODULES = (
     "afd.cli.demo",
     "afd.cli.notify",
     "afd.cli.web",
+    "afd.cli.statusline",
+    "afd.cli.usage",
+    "afd.cli.queue",
 )
 
 # Which module registers each command: `afd status` imports afd.cli.status
@@ -51,6 +54,9 @@ COMMANDS = {
     "demo": "afd.cli.demo",
     "notify": "afd.cli.notify",
     "web": "afd.cli.web",
+    "statusline": "afd.cli.statusline",
+    "usage": "afd.cli.usage",
+    "queue": "afd.cli.queue",
 }
 
 
@@ -110,6 +116,11 @@ def _command_word(argv: list[str]) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["statusline"] and argv[1:2] in ([], ["--"]):
+        # Claude Code runs this on every refresh of its status line: no parser, nothing it does not need.
+        from afd.cli.statusline import relay
+
+        return relay(argv[1:])
     parser = build_parser(_command_word(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -118,7 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except AfdError as exc:
-        print(f"afd: {exc}", file=sys.stderr)
+        from afd.display.reader import Reader
+
+        # An error may quote a name, a pane or an endpoint; its instants are ISO UTC (a refusal's "until").
+        print(f"afd: {Reader.here().says(str(exc), lines=True)}", file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:
         return 130

@@ -60,7 +60,11 @@ def run_test(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"config": str(where), "notifiers": results})
     else:
+        from afd.display.reader import Reader
+
+        reader = Reader.here()
         for r in results:
             mark = "sent" if r["sent"] else r["outcome"].upper() if r["outcome"] == "unconfirmed" else "FAILED"
-            print(f"notify[{r['number']}] {r['name']}: {mark}: {r['answer']}")
+            # The answer is the endpoint's own words: neutral before it reaches the terminal.
+            print(f"notify[{r['number']}] {reader.says(r['name'])}: {mark}: {reader.says(r['answer'])}")
     return EXIT_OK if all(r["sent"] for r in results) else EXIT_FAIL

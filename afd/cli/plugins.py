@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
     from rich.text import Text
 
+    from afd.display.text import cell, neutral
+
     console = Console(highlight=False, soft_wrap=True)
     if not console.is_terminal:
         # Piped, a row keeps its paths whole on one line (80 columns would fold them).
@@ -48,13 +50,14 @@ def run(args: argparse.Namespace) -> int:
     # Folded rather than cropped to "…": a path must stay whole to be opened.
     table.add_column("from", overflow="fold")
     for p in plugins.plugins:
-        agents = Text(", ".join(p.agents) or "-")
+        # A drop-in names itself and its agents: text, never markup.
+        agents = cell(", ".join(p.agents) or "-")
         if p.overrides:
-            agents.append(f" overrides {', '.join(p.overrides)}", style="yellow")
-        table.add_row(p.name, p.source, agents, ", ".join(p.hooks), p.origin)
+            agents.append(neutral(f" overrides {', '.join(p.overrides)}"), style="yellow")
+        table.add_row(cell(p.name), cell(p.source), agents, cell(", ".join(p.hooks)), cell(p.origin))
     console.print(table)
     console.print(f"drop-in folder: {config.plugins_dir}", markup=False)
     for f in plugins.failures:
         # Text, not markup: an error message may hold brackets rich would eat.
-        console.print(Text.assemble(("failed", "red"), f" {f.name} ({f.source}, {f.origin}): {f.error}"))
+        console.print(Text.assemble(("failed", "red"), neutral(f" {f.name} ({f.source}, {f.origin}): {f.error}")))
     return 0

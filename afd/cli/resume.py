@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "whatever limit_auto_resume says. Refused (exit 1) when the session is not limited, its pane is gone "
         "or unknown, or an action is already in progress.",
     )
-    p.add_argument("session", help="the session to resume")
+    p.add_argument("session", help="the session to resume: its afd name, tmux session, session:window.pane or pane id (%%3)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -32,5 +32,8 @@ def run(args: argparse.Namespace) -> int:
 
         print_json(result)
     else:
-        print(f"resuming {result['name']} in pane {result['pane']} (attempt {result['attempt']}); follow it with `afd events -f`")
+        from afd.display.text import neutral
+
+        print(neutral(f"resuming {result['name']} in pane {result['pane']} (attempt {result['attempt']}); "
+                      "follow it with `afd events -f`"))
     return EXIT_OK

@@ -8,18 +8,21 @@ import time
 from pathlib import Path
 
 from afd.cli.common import add_server_options
+from afd.display.text import neutral
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",
         help="run the supervisor in the foreground",
-        description="Watch the tmux server's panes and keep afd's state. With no config file, afd "
+        description="Watch the panes of one tmux server and keep afd's state. The server is chosen as tmux "
+        "chooses it: -L or -S, else [tmux] in the config, else the server whose pane this runs in ($TMUX), else "
+        "tmux's default server; `afd status` names its socket. With no config file, afd "
         "only watches and reports: nothing is resumed or handed off unattended. "
         "SIGHUP or a change of the config file reloads it; SIGTERM stops cleanly.",
     )
     p.add_argument("--config", metavar="PATH", help="config file (default: $XDG_CONFIG_HOME/afd/config.toml)")
-    add_server_options(p, "[tmux] in the config, else the user's default server")
+    add_server_options(p, "[tmux] in the config, else $TMUX's server, else tmux's default")
     p.add_argument(
         "--once",
         action="store_true",
@@ -34,7 +37,9 @@ def run(args: argparse.Namespace) -> int:
     from afd.daemon.loop import Daemon, StartupError, setup_logging
 
     setup_logging(args.verbose)
-    daemon = Daemon(Path(args.config) if args.config else None, args.socket_name, args.socket_path)
+    from afd.web.requests import WebRequests
+
+    daemon = Daemon(Path(args.config) if args.config else None, args.socket_name, args.socket_path, extensions=(WebRequests,))
     try:
         daemon.start()
     except StartupError as exc:
@@ -63,7 +68,7 @@ def _once(daemon, as_json: bool) -> int:
     polls = max(daemon.config.stability_polls, 2)
     for i in range(polls):
         summary = daemon.poll()
-        print(f"afd: poll {i + 1}/{polls}: {summary.line()}", file=sys.stderr)
+        print(f"afd: poll {i + 1}/{polls}: {neutral(summary.line())}", file=sys.stderr)
         if i + 1 < polls:
             time.sleep(daemon.config.poll_interval)
     report = build_status(

@@ -64,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def user_unit_dir() -> Path:
     """`$XDG_CONFIG_HOME/systemd/user`, default `~/.config/systemd/user`, resolved now."""
-    from afd.config import paths
+    from afd.kit import paths
 
     return paths.config_dir().parent / "systemd" / "user"
 

@@ -1,4 +1,4 @@
-"""`afd sessions …`: list, create, adopt, set a mission, forget. Changes go through the daemon."""
+"""`afd sessions …`: list, create, adopt, set a mission, pause, unpause, cancel, forget. Changes go through the daemon."""
 
 from __future__ import annotations
 
@@ -10,6 +10,21 @@ from afd.errors import EXIT_DAEMON_DOWN, EXIT_FAIL, EXIT_OK, UserError
 
 # git worktree add is given two minutes by the daemon, and the agent's start a few seconds more.
 CREATE_TIMEOUT = 180.0
+
+NAME_HELP = "the session: its afd name, its tmux session, session:window.pane, or pane id (%%3)"
+
+
+def _duration(text: str) -> float:
+    """An argparse type: a duration as the config writes them, more than zero."""
+    from afd.config.durations import DurationError, parse_duration
+
+    try:
+        seconds = parse_duration(text)
+    except DurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError("a pause of no time holds nothing; give a duration such as 2h, or leave --for out")
+    return seconds
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,13 +64,44 @@ def register(sub: argparse._SubParsersAction) -> None:
     ad.set_defaults(func=run_adopt)
 
     sm = s.add_parser("set-mission", help="set a session's mission", description="Set (or, with an empty TEXT, clear) a session's mission.")
-    sm.add_argument("name", help="the session")
+    sm.add_argument("name", help=NAME_HELP)
     sm.add_argument("text", help="the goal, in a sentence or two (empty clears it)")
     sm.add_argument("--json", action="store_true", help="print the result as JSON")
     sm.set_defaults(func=run_set_mission)
 
+    pa = s.add_parser(
+        "pause",
+        help="hold every automatic action that types into a session's pane",
+        description="Pause a session: afd types nothing into its pane by itself (no resume, no automatic handoff, no "
+        "job envelope) until you unpause it or --for has passed. It is still watched and reported, and a manual "
+        "`afd resume` or `afd handoff` still acts. The pause survives a restart of afd.",
+    )
+    pa.add_argument("name", help=NAME_HELP)
+    pa.add_argument("--for", dest="duration", metavar="DURATION", type=_duration,
+                    help='how long, e.g. "2h" or "1h30m" (default: until `afd sessions unpause`)')
+    pa.add_argument("--json", action="store_true", help="print the result as JSON")
+    pa.set_defaults(func=run_pause)
+
+    up = s.add_parser("unpause", help="let afd act on a paused session again",
+                      description="End a session's pause; afd acts on it again as configured from the next poll.")
+    up.add_argument("name", help=NAME_HELP)
+    up.add_argument("--json", action="store_true", help="print the result as JSON")
+    up.set_defaults(func=run_unpause)
+
+    ca = s.add_parser(
+        "cancel",
+        help="cancel what afd planned for a session's present wall",
+        description="Cancel the resume (or automatic handoff) afd planned for the wall the session stands at now. "
+        "It is kept with that wall, so afd does not plan it again; the next wall is planned as ever. "
+        "`afd resume NAME` still resumes it by hand. Refused (exit 1) when the session is not at a limit or an "
+        "action is under way.",
+    )
+    ca.add_argument("name", help=NAME_HELP)
+    ca.add_argument("--json", action="store_true", help="print the result as JSON")
+    ca.set_defaults(func=run_cancel)
+
     fg = s.add_parser("forget", help="drop a session from afd's state (the pane is not touched)", description="Forget a session; its pane and worktree are left alone.")
-    fg.add_argument("name", help="the session")
+    fg.add_argument("name", help=NAME_HELP)
     fg.add_argument("--json", action="store_true", help="print the result as JSON")
     fg.set_defaults(func=run_forget)
 
@@ -77,7 +123,9 @@ def _show(result, as_json: bool, text: str) -> int:
 
         print_json(result)
     else:
-        print(text)
+        from afd.display.text import neutral
+
+        print(neutral(text, lines=True))
     return EXIT_OK
 
 
@@ -90,8 +138,17 @@ def run_list(args: argparse.Namespace) -> int:
 
         print_json(report["sessions"])
     else:
+        from datetime import datetime, timezone
+
+        from afd.cli.status_view import paused_now
+        from afd.display.text import neutral
+
+        now = datetime.now(timezone.utc)
+        # A mission may come from an agent's argv, a name from a pane's title: neutral, one line each.
         for s in report["sessions"]:
-            print(f"{s['name']:<20} {s['agent'] or '?':<8} {s['state']:<8} {s['pane'] or '-':<5} {s['branch'] or '-'}  {s['mission'] or ''}")
+            state = s["state"] + (" (paused)" if paused_now(s, now) else "")
+            print(neutral(f"{s['name']:<20} {s['agent'] or '?':<8} {state:<8} {s['pane'] or '-':<5} "
+                          f"{s['branch'] or '-'}  {s['mission'] or ''}"))
         if not report["sessions"]:
             print("no sessions")
     return EXIT_OK if running else EXIT_DAEMON_DOWN
@@ -129,3 +186,35 @@ def run_set_mission(args: argparse.Namespace) -> int:
 def run_forget(args: argparse.Namespace) -> int:
     r = _ask("sessions.forget", {"name": args.name})
     return _show(r, args.json, f"forgot {r['name']}; its pane and worktree were left alone")
+
+
+def run_pause(args: argparse.Namespace) -> int:
+    r = _ask("sessions.pause", {"name": args.name, "for_seconds": args.duration})
+    return _show(r, args.json, f"paused {r['name']} {_until(r['until'])}: afd types nothing into its pane by itself; "
+                               "it is still watched and reported")
+
+
+def run_unpause(args: argparse.Namespace) -> int:
+    r = _ask("sessions.unpause", {"name": args.name})
+    text = f"unpaused {r['name']}; afd acts on it again as configured" if r["was_paused"] else f"{r['name']} was not paused"
+    return _show(r, args.json, text)
+
+
+def run_cancel(args: argparse.Namespace) -> int:
+    r = _ask("sessions.cancel", {"name": args.name})
+    was = f" (it was: {r['was']})" if r.get("was") else ""
+    return _show(r, args.json, f"cancelled afd's plan for {r['name']}'s present wall{was}; "
+                               f"resume it by hand with: afd resume {r['name']}")
+
+
+def _until(iso: str | None) -> str:
+    """`until 17:30 (in 2h00m)` in the reader's zone, or `until you unpause it`."""
+    if iso is None:
+        return "until you unpause it (afd sessions unpause)"
+    from datetime import datetime, timezone
+
+    from afd.kit.resettime import local_zone
+    from afd.notifiers.message import clock_time
+
+    at = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    return f"until {clock_time(at, datetime.now(timezone.utc), local_zone())}"

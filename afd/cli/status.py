@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from afd.cli.common import count
-from afd.errors import EXIT_DAEMON_DOWN, EXIT_OK, UserError
+from afd.errors import EXIT_DAEMON_DOWN, EXIT_OK, EXIT_USAGE, UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,6 +21,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--events", type=count, default=10, metavar="N", help="how many recent events to show (default 10)")
     p.add_argument("--watch", "-w", action="store_true",
                    help="a live view, refreshed from the daemon each second, with countdowns; Ctrl-C leaves")
+    p.add_argument("--wide", action="store_true",
+                   help="every column, whatever the terminal's width (cells wrap, none is cut)")
+    p.add_argument("--tmux", action="store_true",
+                   help="one short line for tmux's status-right: sessions working, limited and needing you, "
+                   "the next reset; 'afd down' when the daemon is not running (docs/status.md)")
     p.set_defaults(func=run)
 
     e = sub.add_parser("events", help="recent events; --follow streams new ones", description="Print afd's recent events, one per line.")
@@ -32,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def read_report(events: int) -> tuple[dict, bool]:
     """The status from the running daemon, else from the store; and whether the daemon runs."""
-    from afd.config import paths
+    from afd.kit import paths
 
     answering = True
     # No socket file, no daemon: the client (and the socket module, ~5 ms to import) is not needed to say so.
@@ -124,141 +129,33 @@ def _agents_and_accounts() -> tuple[list[str], tuple[tuple[str, str], ...]]:
         config, plugins = load_effective(None)
     except UserError as exc:
         print(f"afd: warning: {exc}", file=sys.stderr)
-        from afd.config.loader import load_plugins
+        from afd.pluginset import load_plugins
 
         return sorted(load_plugins(None).agents), ()
     return sorted(plugins.agents), tuple((a.name, a.agent) for a in config.accounts.values())
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.tmux:
+        if args.json or args.watch or args.wide:
+            raise UserError("--tmux prints one short line for tmux's status bar; it takes no --json, --watch or --wide",
+                            EXIT_USAGE)
+        from afd.cli.status_bar import run_segment
+
+        return run_segment()
     if args.watch:
         if args.json:
-            raise UserError("--watch shows a live view for people; --json prints one object (use one or the other)")
+            raise UserError("--watch shows a live view for people; --json prints one object (use one or the other)",
+                            EXIT_USAGE)
         from afd.cli.status_watch import watch
 
-        return watch(args.events)
+        return watch(args.events, read_report, wide=args.wide)
     report, running = read_report(args.events)
-    render(report, args.json)
+    render(report, args.json, wide=args.wide)
     return EXIT_OK if running else EXIT_DAEMON_DOWN
 
 
-def _next_words(session: dict, now=None, zone=None) -> str | None:
-    """The next action in the reader's zone with a countdown (JSON keeps ISO UTC)."""
-    from datetime import datetime, timezone
-
-    from afd.decide.nextaction import words
-    from afd.kit.resettime import local_zone
-
-    if session.get("next") is None:
-        return session.get("next_action")
-    return words(session["next"], now=now or datetime.now(timezone.utc), zone=zone or local_zone())
-
-
-def local_time(iso: str | None, now, zone) -> str | None:
-    """An ISO UTC instant of the report in the reader's zone, with a countdown while it is ahead."""
-    from datetime import datetime
-
-    from afd.notifiers.message import clock_time
-
-    if not iso:
-        return None
-    try:
-        at = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return iso
-    return clock_time(at, now, zone)
-
-
-def event_time(iso: str, now, zone) -> str:
-    """When an event happened, in the reader's zone: the time of day, with the date unless it is today."""
-    from datetime import datetime
-
-    try:
-        at = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(zone)
-    except (ValueError, AttributeError):
-        return str(iso)
-    return at.strftime("%H:%M:%S") if at.date() == now.astimezone(zone).date() else at.strftime("%b %d %H:%M:%S")
-
-
-_STATE_STYLE = {
-    "all_limited": "bold red", "handing_off": "bold yellow", "resuming": "bold yellow", "needs_human": "bold red",
-    "limited": "bold red", "working": "green", "idle": "cyan", "exited": "yellow", "gone": "dim", "unknown": "magenta",
-    "available": "green",
-}
-
-# Columns a narrow terminal keeps (`status --watch` below NARROW columns wide).
-NARROW = 110
-_ESSENTIAL = ("name", "agent", "account", "state", "reset", "next action")
-
-
-def report_view(report: dict, *, now=None, zone=None, narrow: bool = False, events: int | None = None) -> list:
-    """The sessions table, the agents table and the recent events, as rich renderables, times in `zone`."""
-    from datetime import datetime, timezone
-
-    from rich.table import Table
-    from rich.text import Text
-
-    from afd.kit.resettime import local_zone
-
-    now = now or datetime.now(timezone.utc)
-    zone = zone or local_zone()
-    parts: list = []
-    table = Table(title="sessions", title_justify="left")
-    columns = ("name", "where", "agent", "account", "state", "witnesses", "reset", "mission", "worktree", "branch",
-               "next action")
-    shown = [c for c in columns if not narrow or c in _ESSENTIAL]
-    for col in shown:
-        table.add_column(col)
-    for s in report["sessions"]:
-        agent = s["agent"] or "?"
-        if s["identity_source"] == "user":
-            agent += " (your word)"
-        if s.get("handoffs"):
-            agent += f" ⇄{s['handoffs']}"  # handed off this many times; `afd ledger NAME` shows where
-        where = f"{s.get('location') or '?'} {s['pane'] or ''}".strip()
-        cells = {
-            "name": Text(s["name"]), "where": Text(where), "agent": Text(agent),
-            "account": Text(s.get("account") or "-", style="magenta" if s.get("account") == "unknown" else ""),
-            "state": Text(s["state"], style=_STATE_STYLE.get(s["state"], "")),
-            "witnesses": Text(s.get("witnesses") or "-", style="yellow" if s.get("witnesses") == "disputed" else ""),
-            "reset": Text(local_time(s["reset_at"], now, zone) or ("not stated" if s["state"] == "limited" else "-")),
-            "mission": Text("yes" if s["mission"] else "no"), "worktree": Text(s["worktree"] or "-"),
-            "branch": Text(s["branch"] or "-"), "next action": Text(_next_words(s, now, zone) or "-"),
-        }
-        table.add_row(*(cells[c] for c in shown))
-    if report["sessions"]:
-        parts.append(table)
-    else:
-        parts.append(Text("no sessions yet (panes running a known agent are adopted automatically)"))
-
-    # A limit belongs to an account: one row each (an agent's default account is named after it).
-    accounts = Table(title="accounts", title_justify="left")
-    account_columns = ("account", "agent", "state", "reset")
-    for col in account_columns if narrow else (*account_columns, "seen", "by session"):
-        accounts.add_column(col)
-    for a in report.get("accounts", [{**a, "agent": a["name"]} for a in report["agents"]]):
-        account_cells = [Text(a["name"]), Text(a["agent"]), Text(a["state"], style=_STATE_STYLE.get(a["state"], "")),
-                         Text(local_time(a["reset_at"], now, zone) or "-")]
-        if not narrow:
-            account_cells += [Text(local_time(a["observed_at"], now, zone) or "never"), Text(a["source_session"] or "-")]
-        accounts.add_row(*account_cells)
-    parts.append(accounts)
-    recent = report["events"] if events is None else report["events"][:events]
-    if recent:
-        parts.append(Text("recent events", style="bold"))
-        for e in recent:
-            at = event_time(e["at"], now, zone)
-            line = f"  {at}  {e['session'] or '-':<14} {e['kind']:<18} {e['message']}"
-            parts.append(Text(line, no_wrap=narrow, overflow="ellipsis"))
-    return parts
-
-
-def daemon_line(report: dict) -> str:
-    d = report["daemon"]
-    return f"afd {d.get('version')} running (pid {d.get('pid')}, since {d.get('started_at')}, tmux server: {d.get('server')})"
-
-
-def render(report: dict, as_json: bool, once: bool = False) -> None:
+def render(report: dict, as_json: bool, once: bool = False, wide: bool = False) -> None:
     if as_json:
         from afd.cli.common import print_json
 
@@ -268,33 +165,52 @@ def render(report: dict, as_json: bool, once: bool = False) -> None:
         elif not report["daemon"].get("running") and not once:
             print("afd: the daemon is not running; this is the state it last stored", file=sys.stderr)
         return
-    from rich.console import Console
+    from afd.cli.status_view import daemon_line, piped, report_view
+    from afd.display.reader import Reader
 
-    console = Console(highlight=False, soft_wrap=True)
+    reader = Reader.here()
     d = report["daemon"]
     if once:
-        pass
+        header = None
     elif report.get("no_state"):
-        console.print("[yellow]afd has no state yet and is not running[/]; start it with `afd run`")
-        return
+        header = "afd has no state yet and is not running; start it with `afd run`"
     elif d.get("running"):
-        console.print(daemon_line(report), markup=False)
+        header = daemon_line(report, reader)
     else:
-        console.print("[yellow]afd is not running[/]; showing the state it last stored")
-    for part in report_view(report):
+        header = "afd is not running; showing the state it last stored"
+    if not sys.stdout.isatty():
+        # A pipe or a file: one line per session, nothing cut, no colour.
+        if report.get("no_state"):
+            print(header)
+            return
+        sys.stdout.write(piped(report, reader, header))
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    # --wide: every column at its natural width, rows running past the edge rather than folded (`less -S` scrolls).
+    console = Console(highlight=False, soft_wrap=False, width=100_000 if wide else None)
+    if header is not None:
+        console.print(Text(header, style="" if d.get("running") or once else "yellow"))
+    if report.get("no_state"):
+        return
+    for part in report_view(report, reader, console.width, wide=wide):
         console.print(part)
 
 
 def run_events(args: argparse.Namespace) -> int:
     import json
 
+    from afd.cli.status_view import event_lines
     from afd.daemon import control
+    from afd.display.reader import Reader
 
     def show(e: dict) -> None:
         if args.json:
             print(json.dumps(e, ensure_ascii=False), flush=True)
         else:
-            print(f"{e['at']}  {e['session'] or '-':<14} {e['kind']:<18} {e['message']}", flush=True)
+            # Read as it arrives: a countdown in an event's words counts from now.
+            print(event_lines([e], Reader.here())[0], flush=True)
 
     if args.follow:
         try:

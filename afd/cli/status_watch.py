@@ -9,43 +9,43 @@ alternate screen, so Ctrl-C gives the terminal back as it was.
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable
 
+from afd.display.reader import Reader
 from afd.errors import EXIT_OK
 
 REFRESH = 1.0  # seconds
 
 
-def header(report: dict, running: bool, now: datetime, zone) -> str:
-    clock = now.astimezone(zone).strftime("%H:%M:%S")
+def header(report: dict, running: bool, reader: Reader) -> str:
+    from afd.cli.status_view import server_words
+
+    clock = reader.now.astimezone(reader.zone).strftime("%H:%M:%S")
     if report.get("no_state"):
         state = "afd has no state yet and is not running (start it with `afd run`)"
     elif running:
         d = report["daemon"]
-        state = f"afd {d.get('version')} running (pid {d.get('pid')}, tmux server: {d.get('server')})"
+        state = f"afd {d.get('version')} running (pid {d.get('pid')}, tmux server: {server_words(d)})"
     else:
         state = "afd is not running; the state it last stored"
     return f"{state} · {clock} · Ctrl-C leaves"
 
 
-def view(report: dict, running: bool, width: int, events: int):
+def view(report: dict, running: bool, width: int, events: int, wide: bool = False):
     from rich.console import Group
     from rich.text import Text
 
-    from afd.cli.status import NARROW, report_view
-    from afd.kit.resettime import local_zone
+    from afd.cli.status_view import report_view
 
-    now = datetime.now(timezone.utc)
-    zone = local_zone()
-    top = Text(header(report, running, now, zone), style="bold" if running else "yellow")
-    return Group(top, *report_view(report, now=now, zone=zone, narrow=width < NARROW, events=events))
+    reader = Reader.here()
+    top = Text(header(report, running, reader), style="bold" if running else "yellow")
+    return Group(top, *report_view(report, reader, width, wide=wide, events=events, cut_events=True))
 
 
-def watch(events: int) -> int:
+def watch(events: int, read_report: Callable[[int], tuple[dict, bool]], wide: bool = False) -> int:
+    """`read_report(events)` is the report and whether the daemon answered (afd.cli.status hands it in)."""
     from rich.console import Console
     from rich.live import Live
-
-    from afd.cli.status import read_report
 
     console = Console(highlight=False)
     try:
@@ -53,7 +53,7 @@ def watch(events: int) -> int:
             while True:
                 started = time.monotonic()
                 report, running = read_report(events)
-                live.update(view(report, running, console.width, events), refresh=True)
+                live.update(view(report, running, console.width, events, wide), refresh=True)
                 time.sleep(max(0.05, REFRESH - (time.monotonic() - started)))
     except KeyboardInterrupt:
         return EXIT_OK

@@ -68,7 +68,7 @@ def login_page(login_url: str) -> Path:
     import os
     import tempfile
 
-    from afd.config.paths import runtime_dir
+    from afd.kit.paths import runtime_dir
 
     folder = runtime_dir()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)

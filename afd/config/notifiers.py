@@ -14,11 +14,15 @@ from afd.config.secrets import Secrets, url_origin, url_secrets, url_shown
 
 TYPES = ("desktop", "ntfy", "webhook", "command")
 
-# What a person has to act on or should know happened to their work. Real
-# kinds afd emits today: a wall no reset lifts (spend cap, billing) or too
-# many failed resumes; every agent of handoff_order limited; a resume that
-# sent nothing; a swap that went through.
-DEFAULT_EVENTS = ("session.needs_human", "session.all_limited", "resume.failed", "session.handoff")
+# Whenever afd stops and leaves the next step to a person: a wall afd will not
+# act on (no action configured, records alone, a wall with nothing to wait for),
+# a wall no reset lifts or too many failed resumes, every account of
+# handoff_order limited, a resume that failed, a handoff refused or rolled back.
+# `session.limited` is not among them: afd is often about to act on it.
+DEFAULT_EVENTS = (
+    "session.waiting", "session.needs_human", "session.all_limited", "resume.failed", "handoff.refused",
+    "handoff.rolled-back",
+)
 
 # Events about notifying itself: never handed to a notifier, so a failing one cannot feed itself.
 OWN_PREFIX = "notify."

@@ -33,18 +33,22 @@ import tomlkit
 import tomlkit.exceptions
 import tomlkit.items
 
-from afd.config import notifiers, paths, userpattern
+from afd.config import notifiers, userpattern
 from afd.config.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
 from afd.config.secrets import url_shown
+from afd.decide.policy import LimitAction
 from afd.errors import EXIT_CONFIG, AfdError
 from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
 from afd.judge.accounts import Account, selection, vars_of
+from afd.kit import paths
 from afd.kit.text import lowered_first_word
 from afd.model import AgentSpec
 
-LIMIT_ACTIONS = ("wait", "handoff")
+LIMIT_ACTIONS = tuple(LimitAction)
 # How `sessions create --agent NAME` picks among that agent's accounts.
-ROUTE_NEW_SESSIONS = ("off", "least-limited")
+ROUTE_NEW_SESSIONS = ("off", "least-limited", "most-headroom")
+# How handoff targets are ranked: the user's handoff_order, headroom breaking ties; or by headroom first.
+HANDOFF_RANKS = ("order", "headroom")
 # An account's name: a word like an agent's; "@" is kept for accounts no one named.
 _ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
@@ -111,7 +115,7 @@ class Config:
     poll_interval: float = 2.0  # seconds
     tail_lines: int = 3
     stability_polls: int = 2
-    limit_action: str = "wait"  # "wait" | "handoff"
+    limit_action: LimitAction = LimitAction.WAIT
     limit_auto_resume: bool = False
     limit_retry_interval: float | None = 1800.0  # None: the retry fallback is off
     resume_grace: float = 120.0
@@ -122,6 +126,14 @@ class Config:
     route_new_sessions: str = "off"  # "off" | "least-limited"
     handoff_brief: str = ""
     handoff_max_per_session: int = 3
+    # Usage before the wall (afd.judge.usage). Percents are 0–100; None: off.
+    usage_stale_after: float = 900.0  # seconds an agent's exact figure stays fresh
+    usage_warn_at: tuple[float, ...] = (80.0, 95.0)  # usage.high at each, once per window
+    spend_warn_at: float | None = None  # usage.high, and ask before a wake, past this share of the spend window
+    cold_cache_tokens: int = 0  # ask before a wake that re-caches more tokens than this; 0: off
+    handoff_before: float | None = None  # hand off at the turn boundary once a window is this full
+    handoff_before_min_wait: float = 1800.0  # ... and only when its reset is further away than this
+    handoff_rank: str = "order"  # "order" | "headroom"
     # Automatic handoff only when the agent's own records confirm the pane's
     # banner, for agents a plugin can read the records of.
     handoff_requires_witness: bool = True
@@ -249,6 +261,49 @@ def _choice(*choices: str) -> Callable[[object], str]:
     return read
 
 
+def _percent_value(value: object, example: str) -> float:
+    """A share of a window: "95%" or a number from 0 to 100."""
+    if isinstance(value, str):
+        text = value.strip()
+        number = text.removesuffix("%").strip()
+        try:
+            read = float(number)
+        except ValueError:
+            raise _Invalid(f'expected a percent such as "{example}", got "{value}"') from None
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        read = float(value)
+    else:
+        raise _Invalid(f'expected a percent such as "{example}", got {_describe(value)}')
+    if not 0 < read <= 100:
+        raise _Invalid(f'must be a percent above 0 and at most 100, got {_describe(value)}')
+    return read
+
+
+def _optional_percent(example: str) -> Callable[[object], float | None]:
+    def read(value: object) -> float | None:
+        if value in ("", "0", "0%", 0) and not isinstance(value, bool):
+            return None
+        try:
+            return _percent_value(value, example)
+        except _Invalid as exc:
+            raise _Invalid(f'{exc}; "" turns it off') from None
+
+    return read
+
+
+def _percent_list(value: object) -> tuple[float, ...]:
+    if not isinstance(value, list):
+        raise _Invalid(f"expected an array of percents such as [80, 95] ([] turns it off), got {_describe(value)}")
+    read = tuple(_percent_value(item, "80%") for item in value)
+    if len(set(read)) != len(read):
+        raise _Invalid("lists a percent twice")
+    return tuple(sorted(read))
+
+
+def _show_percent(value: float | None) -> object:
+    return "" if value is None else f"{value:g}%"
+
+
 def _string_list(example: str) -> Callable[[object], tuple[str, ...]]:
     def read(value: object) -> tuple[str, ...]:
         if not isinstance(value, list):
@@ -325,7 +380,7 @@ _TOP: dict[str, _Key] = {
     "poll_interval": _Key(_duration(positive=True, minimum=MIN_POLL_INTERVAL, maximum=MAX_POLL_INTERVAL), format_duration),
     "tail_lines": _Key(_integer(minimum=1), _as_is),
     "stability_polls": _Key(_integer(minimum=1, maximum=MAX_STABILITY_POLLS), _as_is),
-    "limit_action": _Key(_choice(*LIMIT_ACTIONS), _as_is),
+    "limit_action": _Key(lambda value: LimitAction(_choice(*LIMIT_ACTIONS)(value)), str),
     "limit_auto_resume": _Key(_boolean, _as_is),
     "limit_retry_interval": _Key(_optional_duration, format_duration),
     "resume_grace": _Key(_duration(positive=False), format_duration),
@@ -338,6 +393,13 @@ _TOP: dict[str, _Key] = {
     "handoff_max_per_session": _Key(
         _integer(minimum=1, hint=" (to turn handoff off, set handoff_order = [])"), _as_is
     ),
+    "usage_stale_after": _Key(_duration(positive=True), format_duration),
+    "usage_warn_at": _Key(_percent_list, lambda v: [float(x) if x != int(x) else int(x) for x in v]),
+    "spend_warn_at": _Key(_optional_percent("90%"), _show_percent),
+    "cold_cache_tokens": _Key(_integer(minimum=0), _as_is),
+    "handoff_before": _Key(_optional_percent("95%"), _show_percent),
+    "handoff_before_min_wait": _Key(_duration(positive=False), format_duration),
+    "handoff_rank": _Key(_choice(*HANDOFF_RANKS), _as_is),
     "handoff_requires_witness": _Key(_boolean, _as_is),
     "handoff_stop_timeout": _Key(_duration(positive=True, maximum=600), format_duration),
     "watch_all_panes": _Key(_boolean, _as_is),
@@ -743,6 +805,12 @@ class _Reader:
                 ("limit_action",),
                 '"handoff" needs a non-empty handoff_order, e.g. handoff_order = ["codex"] '
                 '(or set limit_action = "wait")',
+            )
+        if values.get("handoff_before") is not None and not values.get("handoff_order"):
+            self.problem(
+                ("handoff_before",),
+                "needs a non-empty handoff_order to hand off to, e.g. handoff_order = [\"codex\"] "
+                '(or set handoff_before = "" to turn it off)',
             )
         if values.get("tmux_socket_name") and values.get("tmux_socket_path"):
             self.problem(("tmux", "socket_path"), "set socket_name or socket_path, not both")

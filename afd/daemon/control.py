@@ -102,7 +102,7 @@ Handler = Callable[[str, dict], object]
 
 def socket_path() -> Path:
     """Where the daemon listens: `control.sock` in afd's runtime dir, resolved now."""
-    from afd.config import paths
+    from afd.kit import paths
 
     return paths.control_socket()
 
@@ -273,9 +273,9 @@ class ControlServer:
 
     def fileno(self) -> int:
         """A descriptor that is readable whenever serve_pending has work."""
-        if self._selector is None:
+        if not isinstance(self._selector, selectors.DefaultSelector):
             raise ValueError("the control server is not started")
-        return self._selector.fileno()
+        return self._selector.fileno()  # DefaultSelector (epoll, kqueue, poll) has a descriptor; the base type does not say so
 
     def serve_pending(self, timeout: float | None = 0) -> int:
         """Wait up to `timeout` seconds for activity, handle it, and return how many requests were answered."""
@@ -330,6 +330,7 @@ class ControlServer:
                 pass
 
     def _accept(self) -> None:
+        assert self._listener is not None and self._selector is not None  # accepting: the server is started
         while True:
             try:
                 sock, _ = self._listener.accept()
@@ -453,6 +454,7 @@ class ControlServer:
             self._close(conn)
             return
         events = selectors.EVENT_READ | (selectors.EVENT_WRITE if conn.outbuf else 0)
+        assert self._selector is not None  # a connection is served only while the server is started
         if self._selector.get_key(conn.sock).events != events:
             self._selector.modify(conn.sock, events, conn)
 
@@ -560,14 +562,14 @@ class Subscription:
         except BaseException:
             self.close()
             raise
-        self.result = answer.get("result")
+        self.result: Any = answer.get("result")  # the JSON the command answered
         self._path = os.fspath(path)
         if not answer.get("stream"):
             self.close()  # the daemon answered once and has nothing to stream
         else:
             self._sock.settimeout(None)  # events come when they happen
 
-    def __iter__(self) -> Iterator[object]:
+    def __iter__(self) -> Iterator[Any]:  # Any: each item is the JSON the daemon published
         while not self._reader.closed:
             try:
                 line = self._reader.readline()

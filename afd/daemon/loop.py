@@ -16,26 +16,57 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from afd import __version__
-from afd.config.loader import PluginSet, load_config_and_plugins
 from afd.config.settings import Config, ConfigError, default_config_path
 from afd.daemon import control, notify
 from afd.daemon.limits import raise_open_files
 from afd.daemon.status import event_json
 from afd.daemon.supervisor import PollSummary, Supervisor
+from afd.display.text import neutral
 from afd.errors import EXIT_CONFIG, EXIT_FAIL, AfdError
 from afd.model import Event
 from afd.notifiers.worker import NoticeWorker
+from afd.pluginset import PluginSet, load_config_and_plugins
 from afd.record.store import StateLock, Store, StoreError
 from afd.record.store import default_path as default_db_path
 from afd.world import tmux
 
 log = logging.getLogger("afd.daemon")
-ACTING_INTERVAL = 0.25  # seconds between loop turns while an action is in progress
+
+
+@dataclass(frozen=True, slots=True)
+class Tempo:
+    """How often the loop turns besides `poll_interval`: a setting of the loop, not of any action.
+
+    Exactly once does not depend on it: the planner plans from the store as it stands after the
+    engine's turn, whatever the tempo (DESIGN "Acting on a limit").
+    """
+
+    # Seconds between turns while an action waits on processes or a screen (a swap, a worker's result).
+    acting_interval: float = 0.25
+    # After a step's effect (a paste, an Enter, a respawn) the loop turns at `acting_interval` for this
+    # long: what the effect did shows within a turn or two, and the next step (the Enter after a paste)
+    # follows in a fraction of a second rather than a poll interval later. 0 turns quick turns off.
+    quick_after_step: float = 3.0
+
+    def next_turn_in(self, poll_interval: float, supervisor: Supervisor) -> float:
+        """Seconds from the start of this turn to the next one."""
+        quick = supervisor.busy() or supervisor.engine.stepped_within(self.quick_after_step)
+        return min(poll_interval, self.acting_interval) if quick else poll_interval
+
+
+def turn(supervisor: Supervisor) -> PollSummary:
+    """One turn of the loop on its own: a poll (the engine's turn and the plans after it), then the handoffs
+    policy asks for. `afd run` turns it every `Tempo.next_turn_in`; a test may drive it with a simulated clock."""
+    summary = supervisor.poll()
+    supervisor.start_handoffs()
+    return summary
 
 # journald reads a "<N>" prefix on each stderr line as the syslog priority.
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3, logging.CRITICAL: 2}
@@ -49,7 +80,9 @@ class JournaldFormatter(logging.Formatter):
         self.prefix = prefix
 
     def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record).replace("\n", " ⏎ ")
+        # A message may quote a pane, a plugin's error or an endpoint's reply: neutral, so a terminal running
+        # `afd run` (or journalctl showing its lines) is never driven by it.
+        text = neutral(super().format(record).replace("\n", " ⏎ "))
         return f"<{_PRIORITY.get(record.levelno, 6)}>{text}" if self.prefix else text
 
 
@@ -71,9 +104,10 @@ def load_checked(path: Path | None) -> tuple[Config, PluginSet]:
 
 
 def server_ref(config: Config, socket_name: str | None, socket_path: str | None) -> tmux.ServerRef:
+    """The server to watch: -L/-S on the command line, else [tmux] in the config, else tmux's own rule ($TMUX)."""
     if socket_name or socket_path:
         return tmux.ServerRef(socket_name=socket_name, socket_path=socket_path)
-    return tmux.ServerRef(socket_name=config.tmux_socket_name, socket_path=config.tmux_socket_path)
+    return tmux.ServerRef.chosen(config.tmux_socket_name, config.tmux_socket_path)
 
 
 @dataclass
@@ -89,7 +123,10 @@ class Daemon:
     _wake_w: socket.socket | None = None
     _poll_error: str | None = None  # the failure the last poll ended in, said once with its traceback
     _poll_error_repeats: int = 0
-    web: object = None  # the dashboard's server (afd/web), once started
+    web: Any = None  # the dashboard's server (afd/web), once an extension started it
+    # Command groups beyond the daemon's own, each made for its request handler (`afd run` adds the dashboard's).
+    extensions: Sequence[Callable[[Any], Any]] = ()
+    tempo: Tempo = Tempo()
     _config_stamp: tuple[int, int, int] | None = None  # the config file as last read: mtime, size, inode
 
     # --- start ----------------------------------------------------------------
@@ -148,11 +185,13 @@ class Daemon:
         self.store.set_meta("agents", json.dumps(sorted(self.plugins.agents)))
         # And the accounts its config names, so status lists them even before one is seen.
         self.store.set_meta("accounts", json.dumps([[a.name, a.agent] for a in self.config.accounts.values()]))
+        # And how long an exact usage figure stays fresh, so `afd usage` says the same with the daemon down.
+        self.store.set_meta("usage_stale_after", repr(self.config.usage_stale_after))
 
     def start_control(self) -> None:
         from afd.daemon.requests import RequestHandler
 
-        self.handler = RequestHandler(self)
+        self.handler = RequestHandler(self, self.extensions)
         server = control.ControlServer(control.socket_path(), self.handler.handle)
         try:
             server.start()
@@ -163,11 +202,8 @@ class Daemon:
         self._serve_web_if_enabled()
 
     def _serve_web_if_enabled(self) -> None:
-        if self.config.web_enabled and self.control is not None and not (self.web is not None and self.web.running):
-            try:
-                self.handler.serve_web()
-            except Exception as exc:  # the dashboard is an extra: afd supervises without it
-                log.error("the dashboard is not served: %s", exc)
+        if self.control is not None:
+            self.handler.started()  # what the extensions serve (the dashboard) when the config asks for it
 
     def _publish(self, event: Event, event_id: int) -> None:
         if self.control is not None:
@@ -310,15 +346,19 @@ class Daemon:
             self.supervisor.event(kind, message, **data)
 
     def poll(self) -> PollSummary:
+        """A poll alone (`run --once`): no handoff is started, as none could be carried to its end."""
+        return self._timed(self.supervisor.poll)
+
+    def turn(self) -> PollSummary:
+        return self._timed(lambda: turn(self.supervisor))
+
+    def _timed(self, poll: Callable[[], PollSummary]) -> PollSummary:
         started = time.perf_counter()
-        summary = self.supervisor.poll()
+        summary = poll()
         notify.status(summary.line())
         # One line a poll with -v: what scripts/bench.py reads the poll's duration from.
         log.debug("poll took %.1f ms: %s", (time.perf_counter() - started) * 1000, summary.line())
         return summary
-
-    def act(self) -> None:
-        self.supervisor.start_handoffs()
 
     def _settled(self, entry_id: int, entry) -> None:
         """Tell a client waiting on this action (`afd handoff` without --no-wait) how it ended."""
@@ -326,8 +366,10 @@ class Daemon:
             self.control.publish(f"action-{entry_id}", {"journal": entry_id, "state": entry.state.value, "outcome": entry.outcome})
 
     def run_forever(self) -> int:
+        assert self._wake_r is not None  # install_signals() runs first
+        wake = self._wake_r
         selector = selectors.DefaultSelector()
-        selector.register(self._wake_r, selectors.EVENT_READ, "wake")
+        selector.register(wake, selectors.EVENT_READ, "wake")
         if self.control is not None:
             selector.register(self.control.fileno(), selectors.EVENT_READ, "control")
         first = True
@@ -339,16 +381,12 @@ class Daemon:
                 self.reload()
             started = time.monotonic()
             try:
-                self.poll()
+                self.turn()  # not `run --once`'s poll: a swap needs the loop to carry it to its end
             except Exception as exc:
-                # A bug in one poll must not kill the service.
+                # A bug in one turn must not kill the service.
                 self._poll_failed(exc)
             else:
                 self._poll_worked()
-                try:
-                    self.act()  # not in `run --once`: a swap needs the loop to carry it to its end
-                except Exception as exc:
-                    self._poll_failed(exc)
             self.store_reports()
             if first:
                 notify.ready()
@@ -379,7 +417,7 @@ class Daemon:
                 for key, _ in selector.select(wait):
                     if key.data == "wake":
                         try:
-                            while self._wake_r.recv(512):
+                            while wake.recv(512):
                                 pass
                         except (BlockingIOError, OSError):
                             pass
@@ -392,7 +430,7 @@ class Daemon:
 
     def _interval(self) -> float:
         # A swap waits on processes and a new agent's screen: look again soon, not a poll later.
-        return min(self.config.poll_interval, ACTING_INTERVAL) if self.supervisor.busy() else self.config.poll_interval
+        return self.tempo.next_turn_in(self.config.poll_interval, self.supervisor)
 
     def _poll_failed(self, exc: Exception) -> None:
         """Log a new failure with its traceback; the same one again only as a count, sparingly."""
@@ -423,9 +461,9 @@ class Daemon:
                 pass
         if getattr(self, "notices", None) is not None:
             self.notices.close()  # queued messages get a moment; nothing is kept for the next start
-        if getattr(self, "control", None) is not None:
-            self.control.serve_pending(0)
-            self.control.close()
+        if (server := getattr(self, "control", None)) is not None:
+            server.serve_pending(0)
+            server.close()
         if getattr(self, "web", None) is not None:
             self.web.stop()  # after the socket: its pages' event streams have ended; its logins die here
         if getattr(self, "store", None) is not None:

@@ -13,6 +13,8 @@ import os
 import socket
 import time
 
+from afd.display.text import neutral
+
 log = logging.getLogger(__name__)
 
 
@@ -57,8 +59,9 @@ def watchdog() -> bool:
 
 def status(text: str) -> bool:
     """A one-line summary shown by `systemctl --user status afd`."""
-    # A newline would start a new KEY=VALUE assignment in the datagram.
-    return notify("STATUS=" + " ".join(text.split()))
+    # A newline would start a new KEY=VALUE assignment in the datagram; `systemctl status` prints the rest
+    # to a terminal, and session names in it come from tmux.
+    return notify("STATUS=" + neutral(" ".join(text.split())))
 
 
 def reloading() -> bool:

@@ -9,11 +9,14 @@ calls or a dashboard refreshing costs one build, not one each.
 
 from __future__ import annotations
 
+import enum
+import os.path
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from afd.decide import nextaction
+from afd.judge.accountlabel import label
 from afd.record.statusread import StatusRows
 
 if TYPE_CHECKING:
@@ -38,20 +41,54 @@ def _stored_iso(text: str | None) -> str | None:
 
 
 def event_json(event, event_id: int | None = None) -> dict:
-    """An event as `status`, `events` and `events --follow` print it."""
-    out = {"at": _iso(event.at), "session": event.session, "kind": event.kind, "message": event.message}
+    """An event as `status`, `events` and `events --follow` print it.
+
+    `message` is as stored, its instants ISO UTC; `data` holds the event's
+    structured fields. What a person reads is made from them when read, in
+    their zone (afd.display).
+    """
+    import json
+
+    # As the store keeps it (a value JSON has no form for becomes its text), so a live event and a stored one agree.
+    data = json.loads(json.dumps(event.data or {}, default=str))
+    out = {"at": _iso(event.at), "session": event.session, "kind": event.kind, "message": event.message, "data": data}
     return out if event_id is None else {"id": event_id, **out}
 
 
-def _shown_state(state: str, resuming: bool, plan: dict | None) -> str:
+def _stored_data(text: str | None) -> dict:
+    import json
+
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class ShownState(enum.StrEnum):
+    """A session's state as status shows it: the stored one (afd.model.SessionState), or what says more."""
+
+    WORKING = "working"
+    IDLE = "idle"
+    LIMITED = "limited"
+    EXITED = "exited"
+    GONE = "gone"
+    UNKNOWN = "unknown"
+    HANDING_OFF = "handing_off"
+    ALL_LIMITED = "all_limited"
+    RESUMING = "resuming"  # a resume is under way
+    NEEDS_HUMAN = "needs_human"  # the plan is a person's: only they get it past its wall
+
+
+def _shown_state(state: str, resuming: bool, plan: dict | None) -> ShownState:
     """The stored state, or the action under way / the wait for a person, which say more."""
     if state in ("gone", "exited") and not resuming:
-        return state
+        return ShownState(state)
     if resuming:
-        return "resuming"
+        return ShownState.RESUMING
     if plan is not None and plan.get("action") == "needs-human":
-        return "needs_human"
-    return state
+        return ShownState.NEEDS_HUMAN
+    return ShownState(state)
 
 
 def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int = 20) -> dict:
@@ -60,6 +97,7 @@ def build_status(store: Store, agents: Iterable[str], daemon: dict, events: int 
 
 def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
     """The status report from what the store holds and the agents the plugins provide."""
+    home = os.path.expanduser("~")
     sessions = []
     for rec in rows.sessions:
         plan = nextaction.loads(rec["next_action"])
@@ -72,6 +110,8 @@ def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
                 "agent": rec["agent"],
                 # `claude`, `claude-work`, `claude@/home/u/.claude-x`, `unknown`; null without an agent.
                 "account": rec["account"],
+                # The account as a person reads it: `claude · ~/.claude-x` for one no one named.
+                "account_label": label(rec["account"], home),
                 "identity": rec["identity"],
                 "identity_source": rec["identity_source"],
                 "state": _shown_state(rec["state"], rec["name"] in rows.resuming, plan),
@@ -86,6 +126,8 @@ def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
                 # "pane", "record", "pane+record", "disputed", or null.
                 "witnesses": rec["witnesses"],
                 "updated_at": _stored_iso(rec["updated_at"]),
+                # The person's hold (`afd sessions pause`): {"since", "until"} (until null: until unpaused), or null.
+                "paused": _pause_json(rows.pauses.get(rec["name"])),
                 "handoffs": len(ledger),
                 "ledger": [
                     {"from": e["from_agent"], "to": e["to_agent"], "from_account": e["from_account"],
@@ -100,17 +142,39 @@ def report(rows: StatusRows, agents: Iterable[str], daemon: dict) -> dict:
     # One row per agent, as readers from before accounts expect: its default account's facts.
     agent_rows = [{"name": name, **_fact_json(facts.get(name))}
                   for name in sorted(agents | {r["agent"] for r in rows.limits if r["account"] == r["agent"]})]
+    accounts = account_rows(rows, agents, facts, home)
     return {
         "schema": SCHEMA,
         "daemon": daemon,
         "sessions": sessions,
         "agents": agent_rows,
-        "accounts": account_rows(rows, agents, facts),
+        "accounts": accounts,
+        "usage": usage_json(rows, [(a["name"], a["agent"]) for a in accounts]),
         "events": [
-            {"at": _stored_iso(e["at"]), "session": e["session"], "kind": e["kind"], "message": e["message"]}
+            {"at": _stored_iso(e["at"]), "session": e["session"], "kind": e["kind"], "message": e["message"],
+             "data": _stored_data(e["data"])}
             for e in rows.events
         ],
     }
+
+
+def _pause_json(pause: tuple[str, str | None] | None) -> dict | None:
+    if pause is None:
+        return None
+    since, until = pause
+    return {"since": _stored_iso(since), "until": _stored_iso(until)}
+
+
+def usage_json(rows: StatusRows, owners: list[tuple[str, str]], now: datetime | None = None) -> dict | None:
+    """Every account's usage figures now (`afd usage --json`'s object), from the rows read with the report."""
+    from datetime import timezone
+
+    from afd.judge import usage
+
+    if rows.usage is None:
+        return None
+    stale_after = rows.usage_stale_after if rows.usage_stale_after is not None else 900.0
+    return usage.figures(rows.usage, owners, now or datetime.now(timezone.utc), stale_after=stale_after).to_json()  # type: ignore[arg-type]
 
 
 def _fact_json(fact) -> dict:
@@ -126,7 +190,7 @@ def _fact_json(fact) -> dict:
     }
 
 
-def account_rows(rows: StatusRows, agents: set[str], facts: dict) -> list[dict]:
+def account_rows(rows: StatusRows, agents: set[str], facts: dict, home: str | None = None) -> list[dict]:
     """One row per account: every agent's default, the configured ones, and any other one seen.
 
     An account no one named (`claude@/home/u/.claude-x`) is listed once a
@@ -144,7 +208,8 @@ def account_rows(rows: StatusRows, agents: set[str], facts: dict) -> list[dict]:
             owner.setdefault(account, rec["agent"])
     # Each agent's accounts together, its default first.
     order = sorted(owner, key=lambda name: (owner[name], name != owner[name], name))
-    return [{"name": name, "agent": owner[name], **_fact_json(facts.get(name))} for name in order]
+    return [{"name": name, "label": label(name, home), "agent": owner[name], **_fact_json(facts.get(name))}
+            for name in order]
 
 
 class StatusSnapshot:
@@ -159,7 +224,7 @@ class StatusSnapshot:
     def __init__(self, store: Store, agents: Callable[[], Iterable[str]]):
         self.store = store
         self._agents = agents
-        self._kept: dict[int, tuple[object, dict]] = {}  # events asked -> (marker and agents, report)
+        self._kept: dict[int, tuple[object, dict, StatusRows]] = {}  # events asked -> (marker and agents, report, rows)
 
     def report(self, daemon: dict, events: int = 20) -> dict:
         key = (self.store.change_marker(), tuple(sorted(self._agents())))
@@ -169,5 +234,9 @@ class StatusSnapshot:
             # from 0 to 10,000 must not grow the daemon.
             if len(self._kept) >= 4:
                 self._kept.clear()
-            kept = self._kept[events] = (key, report(self.store.status_rows(events), key[1], {}))
-        return {**kept[1], "daemon": daemon}
+            rows = self.store.status_rows(events)
+            kept = self._kept[events] = (key, report(rows, key[1], {}), rows)
+        built, rows = kept[1], kept[2]
+        # The usage figures carry their age: made again for each answer, from the rows kept.
+        owners = [(a["name"], a["agent"]) for a in built["accounts"]]
+        return {**built, "daemon": daemon, "usage": usage_json(rows, owners)}

@@ -2,7 +2,7 @@
 
 The supervisor decides nothing itself that a pure module can decide: it
 gathers facts (tmux, psutil), hands them to the gates, the session rules
-(`afd/sessions.py`) and the limit map, and writes what changed to the store. Data moves down DESIGN.md's data flow and
+(`afd/judge/sessions.py`) and the limit map, and writes what changed to the store. Data moves down DESIGN.md's data flow and
 never back up.
 """
 
@@ -18,24 +18,37 @@ from datetime import datetime, timedelta, timezone
 
 import psutil
 
-from afd.act import briefing, create, planner, resume, runner, swap
+from afd.act import briefing, create, planner, queue, resume, runner, swap
 from afd.act.context import ActionContext, Advanced, Workers
-from afd.config.loader import PluginSet
 from afd.config.settings import Config, compiled_limit_patterns
 from afd.jobs import delivery
+from afd.jobs.book import supervised_lines
 from afd.jobs.outbox import Outbox
-from afd.judge import accounts, limits, sessions
-from afd.judge.gates import judge
+from afd.judge import accounts, calibration, limits, sessions, usage
+from afd.judge.gates import chrome_of, judge
 from afd.kit.resettime import local_zone
 from afd.kit.text import capture_rows
-from afd.model import AgentProcess, Clock, Event, Notice, SessionState, WitnessState, WitnessVerdict
+from afd.model import (
+    AgentProcess,
+    Clock,
+    Event,
+    Identity,
+    IdentityKind,
+    Notice,
+    SessionState,
+    WitnessState,
+    WitnessVerdict,
+)
 from afd.observe import account_env, identity
-from afd.observe.identity import Identity, IdentityKind
 from afd.observe.identity_cache import IdentityCache, rules_key
+from afd.observe.usage import UsageWatch
 from afd.observe.watch import PaneWatch, occurrence_key
+from afd.pluginset import PluginSet
 from afd.record.naming import is_ignored, unique_name
+from afd.record.queue_book import QueueBook
 from afd.record.store import Store
-from afd.record.types import NO_HISTORY, SessionRecord
+from afd.record.types import NO_HISTORY, LimitFact, LimitState, SessionRecord
+from afd.record.usage_book import PromptCache, UsageBook
 from afd.world import git, tmux
 
 log = logging.getLogger("afd.supervisor")
@@ -47,6 +60,12 @@ AVAILABLE_FOR = timedelta(hours=1)
 # refreshing it every poll would write to the store every poll for each
 # working pane, and "available" then ends at most this much early.
 AVAILABLE_REFRESH = timedelta(minutes=1)
+
+# How far ahead a window's run-out is told (`usage.high`), once per window.
+RUNOUT_WITHIN = timedelta(minutes=30)
+# Calibration's working time is saved at most this often (a crash loses at most this much of it).
+BUSY_SAVE_EVERY = 60.0
+USAGE_PRUNE_EVERY = 3600.0
 
 # Events a person should notice in the journal.
 _WARNING_KINDS = frozenset({"invalid", "unanswered", "corrupt", "partial", "rolled-back", "limited", "unchecked", "create-failed", "disputed", "failed"})
@@ -66,12 +85,13 @@ class PollSummary:
     captured: int
     limited: tuple[str, ...]
     error: str | None = None
+    socket: str | None = None  # the server's socket, said when it is not running
 
     def line(self) -> str:
         if not self.answered:
             return f"tmux did not answer: {self.error}"
         if not self.server_running:
-            return "no tmux server running; nothing to watch yet"
+            return f"no tmux server is running at {self.socket or 'its socket'}; nothing to watch yet"
         text = f"{self.sessions} session{'s' if self.sessions != 1 else ''} in {self.panes} pane{'s' if self.panes != 1 else ''}"
         if self.limited:
             text += f"; limited: {', '.join(self.limited)}"
@@ -94,16 +114,13 @@ class Supervisor:
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
     watches: dict[str, PaneWatch] = field(default_factory=dict)
     _server_state: str | None = None  # "running" | "down" | "unanswered", for events on change
-    # Sessions afd created whose agent it has not seen yet, from the journal (the create's
-    # executor settles its row once this poll has recorded the agent running, or the pane ending).
-    _awaiting: set[str] = field(default_factory=set)
-    # Sessions whose pane an action of this run restarted: the next agent there is theirs, and a
-    # launcher in front of it is waited for, as for a created session.
-    _awaiting_agent: set[str] = field(default_factory=set)
     _socket_path: str | None = None  # as the server last reported it
     # Identity is re-walked only when a pane's probe changes; see identity_cache.
     identities: IdentityCache = field(default_factory=IdentityCache)
-    monotonic: Callable[[], float] = time.monotonic  # for the capture cadence; tests step it
+    monotonic: Callable[[], float] = time.monotonic  # for the capture cadence and the engine's; tests step it
+    # The clock tmux stamps `window_activity` with (epoch seconds): the real one, whatever `clock` is,
+    # unless a test's simulated tmux keeps the simulated time.
+    tmux_time: Callable[[], float] = time.time
     # Reads an agent process's environment when its identity is established (None: unreadable).
     read_env: account_env.EnvReader = account_env.process_environ
     # Accounts told this poll and the last, by what they were told from: telling resolves paths.
@@ -122,19 +139,32 @@ class Supervisor:
     # Sessions whose pane an action (a handoff) owns this poll, read from the journal:
     # the poll neither follows nor judges them until the action settles.
     acting: frozenset[str] = frozenset()
+    # Usage before the wall: the status-line files and the agents' records read (afd/observe/usage.py),
+    # what is kept of them (afd/record/usage_book.py), and calibration's working time per account.
+    usage_watch: UsageWatch = field(default_factory=UsageWatch.for_runtime_dir)
+    usage_book: UsageBook = field(init=False)
+    _periods: dict = field(default_factory=dict)  # account -> calibration.Period
+    _periods_saved: dict = field(default_factory=dict)  # account -> (Period, monotonic seconds) as last saved
+    _usage_polled_at: datetime | None = None
+    _usage_pruned_at: float = float("-inf")
+    queue_book: QueueBook = field(init=False)  # the prompts held with `afd queue add`
+    _queue_said: dict = field(default_factory=dict)  # queued prompt id → the hold last said in an event
 
     def __post_init__(self) -> None:
+        self.usage_book = UsageBook(self.store)
+        self.queue_book = QueueBook(self.store)
+        now = self.clock()
+        for account, (agent, busy, whole, saved_at) in self.usage_book.busy().items():
+            period = calibration.resumed(calibration.Period(agent, busy, whole), saved_at, now)
+            self._periods[account] = period
+            self._periods_saved[account] = (period, float("-inf"))
         self._creates = create.CreateExecutor()
         self.engine = runner.Engine(
             [resume.ResumeExecutor(), swap.SwapExecutor(), briefing.BriefExecutor(), self._creates,
              delivery.EnvelopeExecutor()],
             self.workers,
+            monotonic=self.monotonic,
         )
-        # A resume that started the agent again before afd stopped: the new process is the session's own.
-        self._awaiting_agent |= {
-            name for name, e in self.engine.pending(self.store).items()
-            if e.action == resume.ACTION and e.intent.get("step") == resume.ResumeStep.RESPAWNED
-        }
 
     # --- what actions may use --------------------------------------------------
 
@@ -145,7 +175,6 @@ class Supervisor:
     def advance_actions(self, live=None, *, actions=None) -> Advanced:
         """One engine turn over the pending journal rows; what it means for the poll is applied here."""
         report = self.engine.advance(self.context(), live or {}, actions=actions)
-        self._awaiting_agent |= report.restarted
         for name in report.forget_watch:
             self.watches.pop(name, None)
         for entry_id, entry in report.settled.items():
@@ -154,7 +183,9 @@ class Supervisor:
         return report
 
     def begin_create(self, plan: create.CreatePlan) -> int:
-        return self._creates.begin(self.context(), plan)
+        entry_id = self._creates.begin(self.context(), plan)
+        self.advance_actions(actions={create.ACTION})  # its first step starts the worktree's worker at once
+        return entry_id
 
     def create_result(self, entry_id: int) -> dict | None:
         """How a create stands: None while it runs; ValueError with the reason when it failed."""
@@ -163,7 +194,14 @@ class Supervisor:
 
     def start_handoffs(self) -> None:
         """Automatic handoffs policy asks for (the daemon calls this after a poll; `run --once` does not)."""
-        planner.start_handoffs(self.context(), set(self.engine.pending(self.store)))
+        figures = self.usage_figures()
+        pending = set(self.engine.pending(self.store))
+        planner.start_handoffs(self.context(), pending, lambda name: supervised_lines(self.store, name), figures)
+        if self.config.handoff_before is not None:
+            book = self.usage_book
+            planner.start_handoffs_before_the_wall(self.context(), set(self.engine.pending(self.store)), figures,
+                                                   book.alerts_given(), lambda key: book.mark_alerts([key], self.clock()),
+                                                   self.watches)
         self.acting = frozenset(self.engine.owning(self.store))
 
     def busy(self) -> bool:
@@ -209,16 +247,17 @@ class Supervisor:
         self.acting = frozenset(self.engine.owning(self.store))  # a handoff begun between polls owns its pane now
         now = self.clock()
         self._expire_limits(now)
+        planner.end_pauses(self.context(), now)
         # No paths or start commands: only adoption reads them, and it asks for its own pane.
-        # The real clock, not the injected one: tmux stamps window_activity with it.
-        self._listed_at = time.time()
+        # tmux's clock, not the injected one: tmux stamps window_activity with it.
+        self._listed_at = self.tmux_time()
         inv = tmux.list_panes(self.server, details=False)
         if not inv.answered:
             self._server_unanswered(inv.error)
             return PollSummary(False, False, 0, 0, 0, (), inv.error)
         if not inv.server_running:
             self._server_down()
-            return PollSummary(False, True, 0, 0, 0, ())
+            return PollSummary(False, True, 0, 0, 0, (), socket=self.socket)
         self._socket_path = inv.socket_path
         if self._server_state != "running":
             self._server_state = "running"
@@ -228,6 +267,7 @@ class Supervisor:
 
         live = self._bind_panes(inv, now)
         captured = self._capture_and_judge(live, inv, now)
+        self._observe_usage(live, now)
         # Jobs first: a delivery begun for an idle recipient takes its first step in this poll's turn.
         self._advance_jobs(live, now)
         self._advance_actions(live, now)
@@ -247,25 +287,133 @@ class Supervisor:
     # --- acting (afd.act) ------------------------------------------------------
 
     def _advance_actions(self, live, now: datetime) -> None:
-        """One short, non-blocking move of each pending action, then the resumes policy asks for."""
-        pending = self.store.pending_journal()
-        acted = {e.session for e in pending}  # their records may have changed since the poll read them
-        if pending:
+        """One short, non-blocking move of each pending action, then the resumes policy asks for.
+
+        The plan reads one view of the store taken after the engine's turn, never the records
+        bound before it: a continuation the engine saw the agent take this turn has ended its
+        episode, whatever the poll's earlier look at the pane said (DESIGN "Acting on a limit").
+        """
+        if self.store.pending_journal():
             self.advance_actions(live)
-            pending = self.store.pending_journal()
-        busy = {e.session for e in pending}
+        busy = {e.session for e in self.store.pending_journal()}
         ctx = self.context()
-        histories = self.store.resume_histories()  # each plan writes only its own session's
-        for name, (rec, _pane, _ident) in list(live.items()):
-            if name not in busy:
+        # Each plan writes only its own session's record and history, so this view stays current for each.
+        records = {r.name: r for r in self.store.list_sessions()}
+        if self.queue_book.open():
+            # Held prompts first: one due at this reset goes in with the resume, in one paste.
+            queue.advance(ctx, self.queue_book, {n: records[n] for n in live if n in records}, busy,
+                          paused=lambda rec: planner.pause_of(ctx, rec.name, now) is not None, said=self._queue_said,
+                          armed=lambda rec: self._native_armed(ctx, rec, now))
+            busy = {e.session for e in self.store.pending_journal()}
+            records = {r.name: r for r in self.store.list_sessions()}
+        histories = self.store.resume_histories()
+        for name in list(live):
+            rec = records.get(name)
+            if rec is not None and name not in busy:
                 stored = histories.get(name, NO_HISTORY)
-                planner.plan_wait(ctx, rec, self.watches.get(name), now, current=name not in acted, stored=stored)
+                planner.plan_wait(ctx, rec, self.watches.get(name), now, stored=stored)
+
+    # --- usage before the wall (afd.judge.usage) ---------------------------------
+
+    def _observe_usage(self, live, now: datetime) -> None:
+        """What the agents report of their accounts' usage: kept, counted for calibration, told early when high."""
+        status_line = next((spec for spec in self.plugins.agents.values() if spec.status_line), None)
+        idents = {name: ident for name, (_rec, _pane, ident) in live.items()}
+        seen = self.usage_watch.look(
+            [rec for rec, _pane, _ident in live.values()],
+            process_of=lambda rec: self._agent_process(rec, idents.get(rec.name)),
+            status_line=status_line,
+            configured=self.config.accounts.values(),
+            read_usage=self.plugins.usage,
+            has_usage=self.plugins.has_usage,
+            now=now,
+            mono=self.monotonic(),
+        )
+        changed = False
+        with self.store.transaction():  # one commit for what this poll read, not one per file
+            for account, reading in seen.readings:
+                changed |= self.usage_book.record(account, reading)
+            for cache in seen.caches:
+                self.usage_book.save_prompt_cache(PromptCache(cache.account, cache.session_id, cache.cwd,
+                                                              cache.transcript_path, cache.warm, cache.expires_at,
+                                                              cache.recache_tokens, cache.at))
+            self._count_working_time(seen.working, now)
+        if changed:
+            self._tell_high_usage(now)
+        mono = self.monotonic()
+        if mono - self._usage_pruned_at >= USAGE_PRUNE_EVERY:
+            self._usage_pruned_at = mono
+            self.usage_book.prune(now)
+
+    def usage_figures(self, now: datetime | None = None, owners=()) -> usage.UsageFigures:
+        """Every account's figures now (`owners`: (name, agent) listed even with none), working time as it stands."""
+        now = now or self.clock()
+        inputs = self.usage_book.inputs(now)
+        busy = {a: p.busy for a, p in self._periods.items() if p.whole}
+        owners = [*owners, *((a.name, a.agent) for a in self.config.accounts.values())]
+        return usage.figures(usage.UsageInputs(inputs.samples, inputs.stops, busy), owners, now,
+                             stale_after=self.config.usage_stale_after)
+
+    def _tell_high_usage(self, now: datetime) -> None:
+        due = usage.alerts_due(
+            self.usage_figures(now), warn_at=self.config.usage_warn_at, spend_warn_at=self.config.spend_warn_at,
+            runout_within=RUNOUT_WITHIN, done=self.usage_book.alerts_given(), zone=local_zone(),
+        )
+        for alert in due:
+            w = alert.figure
+            self.event("usage.high", alert.message, None, account=alert.account, agent=w.agent, window=w.window,
+                       limit_id=w.limit_id, level=alert.level, used_percent=w.used_percent,
+                       resets_at=usage.iso(w.resets_at),
+                       runs_out_at=usage.iso(w.forecast.earliest) if w.forecast is not None else None)
+        if due:
+            self.usage_book.mark_alerts([a.key for a in due], now)
+
+    def _count_working_time(self, working, now: datetime) -> None:
+        last, self._usage_polled_at = self._usage_polled_at, now
+        # A poll long after the last (a suspended machine, a stuck tmux) is not time spent working.
+        elapsed = 0.0 if last is None else min(max(0.0, (now - last).total_seconds()), 2 * self.config.poll_interval + 5)
+        self._periods, stops = calibration.step(self._periods, working=working, limits=self.store.load_limits(), now=now,
+                                                elapsed=elapsed)
+        for stop in stops:
+            self.usage_book.add_stop(stop)
+        mono = self.monotonic()
+        for account, period in self._periods.items():
+            saved, saved_mono = self._periods_saved.get(account, (None, float("-inf")))
+            if period == saved:
+                continue
+            if saved is not None and period.busy.since == saved.busy.since and period.whole == saved.whole \
+                    and mono - saved_mono < BUSY_SAVE_EVERY:
+                continue  # only more working time: saved once a minute
+            self.usage_book.save_busy(period.agent, period.busy, period.whole, now)
+            self._periods_saved[account] = (period, mono)
+
+    def _native_armed(self, ctx: ActionContext, rec: SessionRecord, now: datetime) -> bool:
+        """Whether the agent's own auto-continue is armed at the wall it stands at (Claude Code's)."""
+        from afd.decide.policy import Native
+
+        limit = planner.limit_of(ctx, rec, self.watches.get(rec.name), now)
+        return limit is not None and limit.native is Native.ARMED
+
+    def _agent_process(self, rec: SessionRecord, ident: Identity | None) -> AgentProcess | None:
+        """The session's agent process as a plugin reading its records sees it; None when whose it is cannot be said."""
+        env = ident.env if ident is not None and ident.pid is not None and ident.pid == rec.agent_pid else None
+        if env is None and rec.account == accounts.UNKNOWN:
+            return None
+        start = datetime.fromtimestamp(rec.agent_started_at, timezone.utc) if rec.agent_started_at else None
+        shown = None if env is None else (*env.selecting, *((("HOME", env.home),) if env.home else ()))
+        return AgentProcess(pid=rec.agent_pid, cwd=_process_cwd(rec.agent_pid) or rec.worktree, start_time=start,
+                            account_env=shown)
 
     # --- server-level states ------------------------------------------------
 
+    @property
+    def socket(self) -> str:
+        """The socket of the tmux server watched: as the server last reported it, else where tmux puts it."""
+        return self._socket_path or expected_socket_path(self.server)
+
     def _server_sessions(self) -> list[SessionRecord]:
         """Live sessions of this supervisor's server (the store may hold other servers' too)."""
-        socket = self._socket_path or expected_socket_path(self.server)
+        socket = self.socket
         return [r for r in self.store.list_sessions() if r.state != GONE and (socket is None or r.server_socket == socket)]
 
     def _server_unanswered(self, error: str | None) -> None:
@@ -281,7 +429,7 @@ class Supervisor:
         if self._server_state != "down":
             first = self._server_state is None
             self._server_state = "down"
-            self.event("tmux.down", "no tmux server is running; nothing to watch" + (" yet" if first else " now"))
+            self.event("tmux.down", f"no tmux server is running at {self.socket}; nothing to watch" + (" yet" if first else " now"))
         now = self.clock()
         closed = sessions.PaneClosed("its tmux server is not running")
         for rec in self._server_sessions():
@@ -302,9 +450,6 @@ class Supervisor:
             self._observe(sighting, self.clock())
         for note in t.notes:
             self.event(note.kind, note.message, name)
-        if t.settled is not None:
-            self._awaiting_agent.discard(name)
-            self._awaiting.discard(name)
         return new
 
     def _observe(self, sighting: sessions.Sighting, now: datetime) -> None:
@@ -312,37 +457,28 @@ class Supervisor:
             self._observe_working(sighting.agent, sighting.account, sighting.session, now)
         elif isinstance(sighting, sessions.SeenDisputed):
             fact = self._fact(sighting.agent, sighting.account)
-            if fact.state is limits.LimitState.LIMITED and fact.source_session == sighting.session:
+            if fact.state is LimitState.LIMITED and fact.source_session == sighting.session:
                 # The limit every session was told of came from the banner now disputed.
                 self.store.save_limit(limits.unknown_fact(sighting.agent, sighting.account))
                 self.event("agent.unknown", f"{sighting.account} is unknown again: the limit seen in {sighting.session} "
                            "is disputed by its own records", sighting.session)
         else:
-            self._observe_limited(sighting.agent, sighting.account, sighting.session, sighting.banner, sighting.reset_at,
-                                  now, sighting.first_seen)
+            self._observe_limited(sighting, now)
 
     def _observe_working(self, agent: str, account: str, session: str, now: datetime) -> None:
         old = self._fact(agent, account)
-        if old.state is limits.LimitState.AVAILABLE and old.observed_at and timedelta(0) <= now - old.observed_at < AVAILABLE_REFRESH:
+        if old.state is LimitState.AVAILABLE and old.observed_at and timedelta(0) <= now - old.observed_at < AVAILABLE_REFRESH:
             return
         self._store_fact(old, limits.observe_working(old, at=now, session=session), session)
 
-    def _observe_limited(self, agent, account, session, banner, reset_at, now, first_seen) -> None:
-        old = self._fact(agent, account)
-        new = limits.observe_limited(old, reset_at=reset_at, at=now, session=session, banner=banner, first_seen=first_seen)
-        self._store_fact(old, new, session)
-
-    def _awaiting_starts(self) -> set[str]:
-        """Sessions whose agent afd created and has not seen run yet.
-
-        Read from the journal, not kept in memory, so a restart in between
-        still waits for the agent instead of letting its pane go.
-        """
-        return {
-            e.session
-            for e in self.store.pending_journal()
-            if e.action == create.ACTION and e.intent.get("step") == create.STEP_AWAITING
-        }
+    def _observe_limited(self, seen: sessions.SeenLimited, now: datetime) -> None:
+        old = self._fact(seen.agent, seen.account)
+        new = limits.observe_limited(old, reset_at=seen.reset_at, at=now, session=seen.session, banner=seen.banner,
+                                     first_seen=seen.first_seen, evidence_at=seen.seen_at)
+        why = None
+        if old.state is LimitState.AVAILABLE and new.state is LimitState.UNKNOWN:
+            why = f"a usage limit whose reset had already passed was seen in {seen.session}"
+        self._store_fact(old, new, seen.session, why)
 
     # --- binding panes to sessions ------------------------------------------
 
@@ -350,7 +486,6 @@ class Supervisor:
         records = {r.name: r for r in self.store.list_sessions()}
         bound = {r.pane_id: r for r in records.values() if r.state != GONE and r.server_socket == inv.socket_path}
         overrides = {n: o.command for n, o in self.config.agents.items() if o.command}
-        self._awaiting = self._awaiting_starts()
         live: dict[str, tuple[SessionRecord, tmux.PaneInfo, Identity]] = {}
 
         self.identities.begin_poll(rules_key(self.plugins.agents, overrides))
@@ -370,7 +505,7 @@ class Supervisor:
             rec = bound.pop(pane.pane_id, None)
             if rec is not None and rec.server_pid is None:
                 # Created while tmux could not say which server pid it was: this is the first answer.
-                rec = self._save(rec, replace(rec, server_pid=inv.server_pid, updated_at=now))
+                rec = self._apply(rec, sessions.transition(rec, sessions.ServerNamed(inv.server_pid), now))
             if rec is not None and rec.server_pid != inv.server_pid:
                 # Pane ids restart at %0 on a new server: same id, unrelated pane.
                 self._apply(rec, sessions.transition(rec, sessions.ServerReplaced(rec.server_pid, inv.server_pid), now))
@@ -382,12 +517,8 @@ class Supervisor:
                 own_alive = rec.agent_pid is not None and any(
                     p.pid == rec.agent_pid and p.create_time == rec.agent_started_at and p.alive for p in procs
                 )
-                # Counted from when the pane started, not from the (slow) worktree step before it.
-                since = rec.created_at if rec.name in self._awaiting else None
-                if since is None and rec.name in self._awaiting_agent:
-                    since = rec.updated_at
                 agent = ident.agent if ident.kind is IdentityKind.KNOWN else rec.agent
-                seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, since, self._account(agent, ident, told))
+                seen = sessions.PaneSeen(ident, own_alive, pane.dead, pane.location, self._account(agent, ident, told))
                 rec = self._apply(rec, sessions.transition(rec, seen, now))
             elif self._should_adopt(pane, ident):
                 rec = self._adopt(pane, ident, inv, records, now)
@@ -471,8 +602,7 @@ class Supervisor:
         mono = self.monotonic()
         wanted = []
         for name, (rec, pane, _ident) in live.items():
-            awaiting = rec.name in self._awaiting or (rec.name in self._awaiting_agent and rec.agent_pid is None)
-            if rec.state in (EXITED, GONE) or awaiting or rec.agent not in self.plugins.agents or name in self.acting:
+            if rec.state in (EXITED, GONE) or rec.awaiting_since is not None or rec.agent not in self.plugins.agents or name in self.acting:
                 continue  # no agent of its own runs there (yet) to capture
             watch = self.watches.setdefault(name, PaneWatch(keep=self.config.stability_polls))
             watch.keep = self.config.stability_polls
@@ -530,10 +660,11 @@ class Supervisor:
         else:
             found = self.plugins.detect(agent, rows, clock, patterns.get(agent))
         watch.detected_under, watch.text = rules, text
-        idle = watch.record(rows, found, pane.fingerprint, mono, spec.chrome, spec.volatile, self._listed_at)
+        chrome = chrome_of(spec, rows)
+        idle = watch.record(rows, found, pane.fingerprint, mono, chrome, spec.volatile, self._listed_at)
         sighting = None
         if found is not None:
-            key = occurrence_key(rows, found, spec.chrome)
+            key = occurrence_key(rows, found, chrome)
             stored = self.store.banner_first_seen(name, key)
             if stored is None:
                 # Parsed once, against the instant it was first seen; re-parsing a
@@ -548,12 +679,12 @@ class Supervisor:
                 agent,
                 list(watch.captures),
                 list(watch.detections),
-                spec.chrome,
+                chrome,
                 tail_lines=self.config.tail_lines,
                 stability_polls=self.config.stability_polls,
                 contents=list(watch.contents),
             )
-        busy = sessions.seen_busy(rows, spec.busy, spec.chrome, self.config.tail_lines)
+        busy = sessions.seen_busy(rows, spec.busy, chrome, self.config.tail_lines)
         record = self._ask_witness(rec, ident, sighting.first_seen_at if sighting else None, now) if idle else None
         return sessions.Looked(idle, found, sighting, verdict, busy, record)
 
@@ -598,28 +729,32 @@ class Supervisor:
             since = (banner_seen_at or now) - timedelta(seconds=self.config.poll_interval + 1)
         return self.plugins.witness(rec.agent, process, since, now)
 
-    def _fact(self, agent: str, account: str) -> limits.LimitFact:
+    def _fact(self, agent: str, account: str) -> LimitFact:
         return self.store.load_limits().get(account) or limits.unknown_fact(agent, account)
 
-    def _store_fact(self, old: limits.LimitFact, new: limits.LimitFact, session: str | None) -> None:
+    def _store_fact(self, old: LimitFact, new: LimitFact, session: str | None, why: str | None = None) -> None:
+        """Save a changed fact; a change of state is an event that says what happened (`why`, for unknown)."""
         if new == old:
             return
         self.store.save_limit(new)
         if new.state != old.state:
-            if new.state is limits.LimitState.LIMITED:
+            if new.state is LimitState.LIMITED:
                 when = new.reset_at.strftime("%Y-%m-%dT%H:%M:%SZ") if new.reset_at else "no reset time stated"
                 msg = f"{new.account_name} is limited for every session ({when}), seen in {new.source_session}"
-            elif new.state is limits.LimitState.AVAILABLE:
+            elif new.state is LimitState.AVAILABLE:
                 msg = f"{new.account_name} is available: seen working without a banner in {new.source_session}"
-            elif old.state is limits.LimitState.AVAILABLE:
-                msg = f"{new.account_name} is unknown again: not seen working for {AVAILABLE_FOR}"
             else:
-                msg = f"{new.account_name} is unknown again: its limit's reset time has passed"
+                reason = why or "its limit's reset time has passed"
+                msg = f"{new.account_name} is unknown again: {reason}"
             self.event(f"agent.{new.state.value}", msg, session, agent=new.agent, account=new.account_name)
 
     def _expire_limits(self, now: datetime) -> None:
         for fact in self.store.load_limits().values():
-            self._store_fact(fact, limits.expire(fact, now, available_for=AVAILABLE_FOR), fact.source_session)
+            why = None
+            if fact.state is LimitState.AVAILABLE and fact.observed_at is not None:
+                # Said only when it is so: the last working sighting is that old.
+                why = f"last seen working at {fact.observed_at:%Y-%m-%dT%H:%M:%SZ}, over {AVAILABLE_FOR} ago"
+            self._store_fact(fact, limits.expire(fact, now, available_for=AVAILABLE_FOR), fact.source_session, why)
 
 
 def crowded_dirs(pairs) -> frozenset[tuple[object, str]]:
@@ -642,9 +777,6 @@ def _process_cwd(pid: int | None) -> str | None:
         return None
 
 
-def expected_socket_path(server: tmux.ServerRef) -> str | None:
+def expected_socket_path(server: tmux.ServerRef) -> str:
     """Where tmux puts this server's socket, for when the server cannot be asked."""
-    if server.socket_path:
-        return os.path.abspath(server.socket_path)
-    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
-    return os.path.join(base, f"tmux-{os.getuid()}", server.socket_name or "default")
+    return server.socket()

@@ -12,23 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True, slots=True)
-class GitFacts:
-    """Where the branch stands at the moment of a swap."""
-
-    branch: str | None  # None when HEAD is detached
-    head_sha: str
-    base_sha: str  # where the branch left its default branch, or the session's recorded base
-    base_label: str  # how to name the base to a person: "main", or a short SHA
-    commits: int  # commits in base..HEAD
-    dirty_files: int  # files with uncommitted changes (tracked or not)
+from afd.record.types import GitFacts
 
 
 @dataclass(frozen=True, slots=True)
 class BriefInput:
     previous_agent: str
-    reason: str  # "usage limit" | "manual"
+    reason: str  # "usage limit" | "manual" | "approaching limit (96 % of the 5-hour window, resets 15:02)"
     goal: str  # the mission, or the user's --brief (which replaces it)
     git: GitFacts
     extra: str = ""  # handoff_brief from the config, appended as written
@@ -53,6 +43,8 @@ def _work_line(commits: int, dirty: int, since: str) -> str:
 def _why(reason: str) -> str:
     if reason == "usage limit":
         return "stopped because it hit its provider usage limit"
+    if reason.startswith("approaching limit"):
+        return f"was stopped between turns before it hit its provider usage limit, {reason}"
     return "was stopped because the user handed the work over"
 
 

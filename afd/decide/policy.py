@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
-from afd.judge.limits import LimitFact, LimitState
+from afd.judge.screen import Native
 from afd.model import IdentityKind, IdentitySource, SessionState, person_must_act
-from afd.record.types import ResumeHistory
+from afd.record.types import LimitFact, LimitState, Pause, ResumeHistory
 
 # A limit seen again within this long after a continuation was not lifted
 # by it: the continuation counts against the same episode and backs off.
@@ -30,14 +30,6 @@ BACKOFF_FIRST = timedelta(seconds=30)
 BACKOFF_CAP = timedelta(minutes=30)
 # Claude's own auto-continue fires 30–90 s after the reset it shows.
 NATIVE_JITTER = timedelta(seconds=90)
-
-
-class Native(enum.Enum):
-    """The agent's own auto-continue (Claude Code), as the screen shows it."""
-
-    NONE = "none"  # no such feature on screen
-    ARMED = "armed"  # "set to continue automatically at …"
-    CANCELLED = "cancelled"  # "Automatic continue cancelled"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +45,8 @@ class Limit:
     # What the wall said beside its reset, as the detection read it (`afd.model.Detection`).
     reset_unstated: bool = False
     offers_other_model: bool = False
+    # False: the agent's own records say it is walled, but the pane shows no wall (it is unclear).
+    on_screen: bool = True
 
     @property
     def needs_human(self) -> bool:
@@ -83,11 +77,20 @@ class ResumeNow:
 
 @dataclass(frozen=True, slots=True)
 class Nothing:
-    """Report only: `next_action` is what a person can do (or None when there is nothing to say)."""
+    """Report only: `next_action` is what a person can do (or None when there is nothing to say).
+
+    `why` is the reason as a code (`WAITS_FOR_YOU` holds those that leave the wall to a person).
+    """
 
     next_action: str | None
     at: datetime | None = None  # the reset to show beside it
     why: str = ""
+
+
+# Reasons afd reports a wall and does nothing about it, leaving the next step to a person
+# (`session.waiting`). Not among them: the agent's own auto-continue (it acts), a cancel (the
+# person's own act).
+WAITS_FOR_YOU = frozenset({"report", "other-model", "records-only", "unplanned"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +117,16 @@ class Park:
     why: str = ""
 
 
-Decision = ResumeAt | ResumeNow | Nothing | NeedsHuman | Refuse | Handoff | Park
+@dataclass(frozen=True, slots=True)
+class Held:
+    """An automatic action a pause holds back: what afd would do (`held`), and until when the pause lasts."""
+
+    held: ResumeAt | ResumeNow | Handoff | None  # None: the automatic handoff not yet chosen
+    until: datetime | None  # None: until the person unpauses it
+    why: str
+
+
+Decision = ResumeAt | ResumeNow | Nothing | NeedsHuman | Refuse | Handoff | Park | Held
 
 
 # Words for status only; whether a person is needed is `Limit.needs_human`, never the kind.
@@ -123,8 +135,8 @@ _HUMAN_WHY = (
     (".billing", "settle billing (billing wall)"),
     (".org-cap", "ask your organisation's admin for more usage (org cap)"),
     (".admin-cap", "ask an admin for more usage (admin limit)"),
-    (".extra-usage", "add extra usage (out of extra usage)"),
-    (".credits", "add usage credits (out of credits)"),
+    (".extra-usage", "add extra usage (the extra usage is spent)"),
+    (".credits", "add usage credits (none are left)"),
     (".model-cap", "add usage credits or switch models (model cap)"),
 )
 
@@ -147,8 +159,9 @@ def backoff(level: int) -> timedelta:
 
 
 def _keeping_tries(old: ResumeHistory, new: ResumeHistory) -> ResumeHistory:
-    """A new history keeps what was tried for a wall: the wall's key tells whether it still applies."""
-    return replace(new, handoff_wall=old.handoff_wall, handoff_tried=old.handoff_tried)
+    """A new history keeps what was tried for a wall and what the person cancelled: each is keyed by
+    its wall, which tells whether it still applies (a wall that blinks off for a poll keeps both)."""
+    return replace(new, handoff_wall=old.handoff_wall, handoff_tried=old.handoff_tried, cancelled=old.cancelled)
 
 
 def observe(history: ResumeHistory, limit: Limit | None, *, now: datetime) -> ResumeHistory:
@@ -204,6 +217,13 @@ class HandoffTry(enum.StrEnum):
     DECLINED = "declined"  # refused, or every agent is limited: the wait path applies to this wall
 
 
+class LimitAction(enum.StrEnum):
+    """`limit_action`: what afd does at a limit when the config asks it to act."""
+
+    WAIT = "wait"  # resume the same agent when its window resets
+    HANDOFF = "handoff"  # hand the work to the next account of handoff_order, once per wall
+
+
 class Path(enum.Enum):
     WAIT = "wait"  # the wait policy decides (resume at the reset, report, needs a person)
     HANDOFF = "handoff"  # try an automatic handoff, once for this wall
@@ -231,17 +251,21 @@ def tried(history: ResumeHistory, wall: str, how: HandoffTry) -> ResumeHistory:
     return replace(history, handoff_wall=wall, handoff_tried=how.value)
 
 
-def limit_path(*, limit_action: str, handoff_order: Sequence[str], state: str, tried: HandoffTry | None) -> Path:
+def limit_path(
+    *, limit_action: LimitAction, handoff_order: Sequence[str], state: str, tried: HandoffTry | None, cancelled: bool = False
+) -> Path:
     """Wait or hand off, for a session at `state`, from the config and what was tried for its wall.
 
     An automatic handoff is tried once per wall, only from `limited`; once
     it declined (refused, all agents limited) the wait path takes the wall.
+    A wall whose planned action the person cancelled goes to the wait path,
+    which reports the cancel.
     """
-    if tried is HandoffTry.DECLINED:
+    if tried is HandoffTry.DECLINED or cancelled:
         return Path.WAIT
-    if limit_action == "wait":
+    if limit_action is LimitAction.WAIT:
         return Path.WAIT
-    if limit_action == "handoff" and handoff_order and state == "limited" and tried is None:
+    if limit_action is LimitAction.HANDOFF and handoff_order and state == "limited" and tried is None:
         return Path.HANDOFF
     return Path.NONE
 
@@ -264,6 +288,8 @@ def decide_wait(
     by_hand = f"resume with: afd resume {name}"
     if limit is None:
         return Nothing(None)
+    if not limit.on_screen:
+        return records_only(name, limit.reset_at)
     if limit.needs_human:
         return NeedsHuman(human_wall_why(limit.kind))
     if limit.nothing_to_wait_for:
@@ -272,6 +298,8 @@ def decide_wait(
         return Nothing(f"the wall names no reset and offers another model: switch models, or hand off with afd handoff {name} --to AGENT", why="other-model")
     if history.needs_human:
         return NeedsHuman(history.needs_human)
+    if is_cancelled(history, limit):
+        return cancelled(name, limit.reset_at)
     if history.attempts >= max_attempts:
         return NeedsHuman(f"{history.attempts} resumes did not get past this limit (resume_max_attempts = {max_attempts})")
     attempt = history.attempts + 1
@@ -304,6 +332,116 @@ def decide_wait(
     if at <= now:
         return ResumeNow(attempt, why)
     return ResumeAt(at, attempt, why)
+
+
+def records_only(name: str, reset_at: datetime | None) -> Nothing:
+    """A wall only the agent's own records show: afd types nothing into a pane that shows no wall."""
+    return Nothing(
+        "the wall is in the agent's own records, not on screen, and afd does not type into a pane that shows none; "
+        f"look at the pane, then resume with: afd resume {name}",
+        at=reset_at, why="records-only",
+    )
+
+
+def unplanned(name: str, tried: HandoffTry | None, reset_at: datetime | None) -> Nothing:
+    """A wall neither path acts on (`Path.NONE` once no action of afd holds the session): the reason, and what to run."""
+    yours = f"resume with: afd resume {name}, or hand off with: afd handoff {name} --to AGENT"
+    if tried is HandoffTry.STARTED:
+        why = "the automatic handoff for this wall did not go through, and afd tries one once a wall"
+    else:
+        why = "afd hands off by itself only an agent that stands at its wall in its pane"
+    return Nothing(f"{why}; {yours}", at=reset_at, why="unplanned")
+
+
+# --- the person's holds: a cancel for one wall, a pause for a while ------------------
+
+
+def cancel(history: ResumeHistory) -> ResumeHistory:
+    """The history once the person cancelled what afd planned for the present wall (its episode)."""
+    return replace(history, cancelled=history.episode)
+
+
+def is_cancelled(history: ResumeHistory, limit: Limit | None) -> bool:
+    return limit is not None and history.cancelled is not None and history.cancelled == limit.episode
+
+
+def cancelled(name: str, reset_at: datetime | None) -> Nothing:
+    return Nothing(f"you cancelled afd's resume for this wall; resume with: afd resume {name}", at=reset_at, why="cancelled")
+
+
+def pause_in_force(until: datetime | None, now: datetime) -> bool:
+    """A pause holds until its end (None: until the person unpauses the session)."""
+    return until is None or until > now
+
+
+def held_by_pause(decision: Decision, name: str, until: datetime | None) -> Decision:
+    """What a pause makes of a decision: an automatic resume is held; reports and calls for a person stand."""
+    if isinstance(decision, ResumeAt | ResumeNow):
+        return Held(decision, until, f"afd holds its resume; let it act again with: afd sessions unpause {name}")
+    return decision
+
+
+def handoff_held(name: str, until: datetime | None) -> Held:
+    """The automatic handoff a paused session would get: held, not tried, so it is tried once the pause ends."""
+    return Held(None, until, f"afd holds its automatic handoff; let it act again with: afd sessions unpause {name}")
+
+
+# --- what comes next, in the words a person is told ---------------------------------
+
+
+def after_failure(name: str, history: ResumeHistory, *, auto_resume: bool, max_attempts: int) -> str:
+    """What happens after a resume that failed (`history` already counts it)."""
+    if history.attempts >= max_attempts:
+        return f"afd stops after {history.attempts} attempts; look at the pane, then resume with: afd resume {name}"
+    if auto_resume:
+        return (f"afd tries again in {int(BACKOFF_FIRST.total_seconds())} s at the earliest "
+                f"(attempt {history.attempts + 1} of {max_attempts})")
+    return f"afd does not resume by itself (limit_auto_resume is off); resume again with: afd resume {name}"
+
+
+def after_declined(name: str, *, auto_resume: bool) -> str:
+    """What happens to a wall whose automatic handoff was refused: the wait path takes it."""
+    if auto_resume:
+        return "afd falls back to waiting, and resumes it when its limit resets"
+    return f"afd falls back to waiting and does not resume by itself (limit_auto_resume is off); resume with: afd resume {name}"
+
+
+def after_rollback(name: str) -> str:
+    """What happens after a handoff that was rolled back: the session is as it was, and afd does not try again."""
+    return (f"the session is as it was; afd tries an automatic handoff once a wall, so resume with: afd resume {name}, "
+            f"or hand off with: afd handoff {name} --to AGENT")
+
+
+def decide_limit(
+    name: str,
+    limit: Limit | None,
+    history: ResumeHistory,
+    path: Path,
+    *,
+    tried: HandoffTry | None,
+    pause: Pause | None,
+    auto_resume: bool,
+    resume_grace: float,
+    retry_interval: float | None,
+    max_attempts: int,
+    now: datetime,
+) -> Decision | None:
+    """What session `name` gets this poll on the path its wall takes (`limit_path`), held by a `pause` in force.
+
+    None: nothing to plan now, because the handoff path has the wall (it is tried right after
+    the poll) or neither path has one. Any wall otherwise gets a decision: a limited session
+    always has a next action, or a reason why none.
+    """
+    if path is Path.HANDOFF:
+        return handoff_held(name, pause.until) if pause is not None else None
+    if path is Path.NONE:
+        # No action of afd holds the session (those are not planned), and neither path takes the wall.
+        if limit is None:
+            return None
+        return unplanned(name, tried, limit.reset_at) if limit.on_screen else records_only(name, limit.reset_at)
+    decision = decide_wait(name, limit, history, auto_resume=auto_resume, resume_grace=resume_grace,
+                           retry_interval=retry_interval, max_attempts=max_attempts, now=now)
+    return held_by_pause(decision, name, pause.until) if pause is not None else decision
 
 
 def decide_manual(
@@ -393,7 +531,8 @@ class HandoffFacts:
 
 
 def _when(at: datetime | None) -> str:
-    return at.strftime("%Y-%m-%d %H:%M UTC") if at else "at a time it did not state"
+    # ISO UTC, as every instant in afd's words: each surface shows it in its reader's zone (afd.display).
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ") if at else "at a time it did not state"
 
 
 def handoff_refusal(f: HandoffFacts, target: str, *, brief: str | None, force: bool, automatic: bool) -> str | None:

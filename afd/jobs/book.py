@@ -13,6 +13,7 @@ import secrets
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
+from afd.jobs.rules import brief_lines
 from afd.record.store import Store, instant_from_text, instant_to_text
 from afd.record.types import Envelope, EnvelopeState, Job, JobStatus
 
@@ -135,3 +136,8 @@ class JobBook:
         """Back to pending with no recipient: nothing of it reached the pane, so routing picks again."""
         self._exec("UPDATE outbox SET state = 'pending', recipient = NULL, updated_at = ? WHERE id = ?",
                    (instant_to_text(_now()), envelope_id))
+
+
+def supervised_lines(store: Store, session: str) -> list[str]:
+    """What a handoff's brief says of the jobs `session` supervises (they stay with the session)."""
+    return brief_lines(JobBook(store).supervised_by(session))

@@ -28,12 +28,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from afd.act import Finish, Go, Key, Move, Paste, Result, Wait, deliver
-from afd.act.context import ActionContext, Advanced
+from afd.act import Finish, Go, Key, Move, Paste, Record, Result, Tell, Wait, deliver
+from afd.act.context import ActionContext
 from afd.act.intent import from_row, stored, to_row
 from afd.jobs import rules as jobs
 from afd.jobs.book import JobBook
 from afd.judge import sessions
+from afd.judge.gates import chrome_of
 from afd.model import SessionState
 from afd.record.types import Envelope, EnvelopeState, JournalEntry
 from afd.world import tmux
@@ -166,16 +167,39 @@ def _after_enter(i: EnvelopeIntent, f: EnvelopeFacts, step_at: datetime, earlier
 # --- the executor: gathering the facts, recording the endings ----------------------------------
 
 
-def begin(ctx: ActionContext, env: Envelope, recipient: str, pane: str, *, step: EnvelopeStep = EnvelopeStep.ROUTED) -> int:
+@dataclass(frozen=True, slots=True)
+class MoveEnvelope:
+    """An envelope's new state, written in the commit of its delivery's row (so a crash cannot route it twice)."""
+
+    envelope: int
+    state: EnvelopeState
+    at: datetime
+    recipient: str | None = None
+    attempt: bool = False
+
+    def write(self, store) -> None:
+        JobBook(store).move(self.envelope, self.state, recipient=self.recipient, attempt=self.attempt, at=self.at)
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseEnvelope:
+    """Nothing of the envelope went in: back to the outbox, to be routed again."""
+
+    envelope: int
+
+    def write(self, store) -> None:
+        JobBook(store).release(self.envelope)
+
+
+def begin(ctx: ActionContext, env: Envelope, recipient: str, pane: str) -> int:
     """Commit a delivery (its row, and the envelope attempting for `recipient`) before anything is typed."""
     from afd.act import runner
 
     now = ctx.clock()
     intent = EnvelopeIntent(envelope=env.id, nonce=env.nonce, text=jobs.stamp(env.nonce, env.text), kind=env.kind,
-                            job=env.job, pane=pane, step=step, step_at=now)
-    book = JobBook(ctx.store)
-    return runner.begin(ctx, recipient, ACTION, to_row(intent), at=now,
-                        also=lambda: book.move(env.id, EnvelopeState.ATTEMPTING, recipient=recipient, attempt=True, at=now))
+                            job=env.job, pane=pane, step_at=now)
+    attempting = MoveEnvelope(env.id, EnvelopeState.ATTEMPTING, now, recipient=recipient, attempt=True)
+    return runner.begin(ctx, recipient, ACTION, to_row(intent), at=now, records=(attempting,))
 
 
 class EnvelopeExecutor:
@@ -206,43 +230,38 @@ class EnvelopeExecutor:
         if view.presence is not tmux.Presence.PRESENT:
             return replace(facts, pane_gone=view.presence is tmux.Presence.GONE)
         held = "the pane is not open" if view.dead else deliver.typing_hold(view, now, ctx.config.typing_guard, ours=i.text)
-        if held is None and spec is not None and sessions.seen_busy(view.rows, spec.busy, spec.chrome, ctx.config.tail_lines):
+        chrome = chrome_of(spec, view.rows) if spec is not None else ()
+        if held is None and spec is not None and sessions.seen_busy(view.rows, spec.busy, chrome, ctx.config.tail_lines):
             # The idle gate can call a working agent idle between two ticks of its spinner.
             held = "the agent shows its spinner"
-        return replace(facts, look=seen(i.nonce, view.rows, spec.chrome if spec else ()), held=held)
+        return replace(facts, look=seen(i.nonce, view.rows, chrome), held=held)
 
     def step(self, intent: Mapping, facts: EnvelopeFacts) -> Move:
         return step(intent, facts)
 
-    def progress(self, ctx: ActionContext, entry: JournalEntry, move: Move, report: Advanced) -> None:
+    def progress(self, ctx: ActionContext, entry: JournalEntry, move: Move) -> tuple[Record, ...]:
         i = from_row(EnvelopeIntent, entry.intent)
         about = i.job or entry.session
         if isinstance(move, Go) and move.step == EnvelopeStep.ENTERED and not i.effect_error and i.enters == 1:
-            JobBook(ctx.store).move(i.envelope, EnvelopeState.SENT, at=ctx.clock())
-            ctx.event("job.envelope-sent", f"{i.kind} envelope {i.nonce} typed into {entry.session}'s pane", about)
-        elif isinstance(move, Wait) and move.hold and self._said.get(entry.id) != move.hold:
+            return (MoveEnvelope(i.envelope, EnvelopeState.SENT, ctx.clock()),
+                    Tell("job.envelope-sent", f"{i.kind} envelope {i.nonce} typed into {entry.session}'s pane", about))
+        if isinstance(move, Wait) and move.hold and self._said.get(entry.id) != move.hold:
             self._said[entry.id] = move.hold
-            ctx.event("job.envelope-held", f"{i.kind} envelope {i.nonce} waits: {entry.session}: {move.hold}", about)
+            return (Tell("job.envelope-held", f"{i.kind} envelope {i.nonce} waits: {entry.session}: {move.hold}", about),)
+        return ()
 
-    def finished(self, ctx: ActionContext, entry: JournalEntry, end: Finish, report: Advanced) -> None:
-        from afd.act import runner
-
+    def finished(self, ctx: ActionContext, entry: JournalEntry, end: Finish) -> tuple[Record, ...]:
         i = from_row(EnvelopeIntent, entry.intent)
         now = ctx.clock()
-        book = JobBook(ctx.store)
         self._said.pop(entry.id, None)
-        state, outcome = runner.closing(end)
-        # The envelope's state and the row's end are one commit: a crash between them cannot route it twice.
-        with ctx.store.transaction():
-            if end.result is Result.CONFIRMED:
-                book.move(i.envelope, EnvelopeState.CONSUMED, at=now)
-            elif end.result in (Result.UNCONFIRMED, Result.ABANDONED):
-                book.move(i.envelope, EnvelopeState.SENT, at=now)
-            else:
-                book.release(i.envelope)
-            ctx.store.journal_finish(entry.id, state, outcome, at=now)
+        # The envelope's state and the row's end are one commit (the engine's): a crash between them cannot route it twice.
+        about = i.job or entry.session
         if end.result is Result.CONFIRMED:
-            ctx.event("job.envelope-consumed", f"{i.kind} envelope {i.nonce} taken by {entry.session}", i.job or entry.session)
-        elif end.result is not Result.ROLLED_BACK:
-            ctx.event("job.envelope-unconfirmed", f"{i.kind} envelope {i.nonce} for {entry.session}: {end.outcome}",
-                      i.job or entry.session)
+            return (MoveEnvelope(i.envelope, EnvelopeState.CONSUMED, now),
+                    Tell("job.envelope-consumed", f"{i.kind} envelope {i.nonce} taken by {entry.session}", about))
+        if end.result in (Result.UNCONFIRMED, Result.ABANDONED):
+            return (MoveEnvelope(i.envelope, EnvelopeState.SENT, now),
+                    Tell("job.envelope-unconfirmed", f"{i.kind} envelope {i.nonce} for {entry.session}: {end.outcome}", about))
+        said = () if end.result is Result.ROLLED_BACK else (
+            Tell("job.envelope-unconfirmed", f"{i.kind} envelope {i.nonce} for {entry.session}: {end.outcome}", about),)
+        return (ReleaseEnvelope(i.envelope), *said)

@@ -20,6 +20,7 @@ from datetime import datetime
 
 from afd.act import create
 from afd.act.context import ActionContext
+from afd.decide import policy
 from afd.jobs import delivery
 from afd.jobs import rules as jobs
 from afd.jobs.book import JobBook
@@ -84,20 +85,22 @@ class Outbox:
         acting = {e.session for e in pending}
         receiving = {e.session for e in pending if e.action == delivery.ACTION}
         delivering = {e.intent.get("envelope") for e in pending if e.action == delivery.ACTION}
+        # A session the person paused takes nothing typed by afd by itself until the pause ends.
+        now = ctx.clock()
+        paused = {n for n, p in ctx.store.pauses().items() if policy.pause_in_force(p.until, now)}
         look_again: set[str] = set()
         for env in envelopes:
             if env.id in delivering:
                 continue
-            if env.state is EnvelopeState.ATTEMPTING:
-                self._adopt(ctx, book, env, live, acting)  # attempting with no delivery row: carried on below
-                continue
             if env.state is not EnvelopeState.PENDING:
-                continue  # sent: Enter went in; never typed again
+                continue  # attempting (its delivery's row carries it) or sent (Enter went in): never typed again
             who = self._recipient(book, env, online)
             rec = records.get(who) if who else None
             state = rec.state if rec else None
             held = None
-            if who in receiving:
+            if who in paused:
+                held = f"paused by you (afd sessions unpause {who})"
+            elif who in receiving:
                 held = "another envelope is on its way into this pane"
             elif who in acting:
                 held = "an action of afd is in progress on this session"
@@ -111,18 +114,6 @@ class Outbox:
             acting.add(who)
             receiving.add(who)
         return look_again
-
-    def _adopt(self, ctx: ActionContext, book: JobBook, env: Envelope, live: Mapping[str, tuple], acting: set[str]) -> None:
-        """An envelope left attempting with no delivery row (written by an afd before deliveries were
-        journaled): its row starts at `pasted`, as a run that stopped left it, and looks for its tag first."""
-        who = env.recipient
-        if who is None or who not in live:
-            book.release(env.id)  # its pane is gone: nothing of it can be there to take
-            return
-        if who in acting:
-            return
-        delivery.begin(ctx, env, who, live[who][1].pane_id, step=delivery.EnvelopeStep.PASTED)
-        acting.add(who)
 
     def _say_held(self, ctx: ActionContext, env: Envelope, why: str) -> None:
         """An event when an envelope starts waiting, or waits for another reason: why a result has not arrived."""

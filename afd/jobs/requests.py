@@ -1,38 +1,52 @@
-"""What the daemon does for `afd jobs …` requests (mixed into afd/requests.py's handler).
+"""What the daemon does for `afd jobs …` requests: a group of commands in the daemon's table (afd/daemon/requests.py).
 
 Every request that acts for "the session I run in" names its pane and is
-checked against the process tree (afd/caller.py) before anything else.
+checked against the process tree (afd/world/caller.py) before anything else.
 Refusals are one line and exit 1, and come before anything is written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from afd.errors import EXIT_FAIL, EXIT_USAGE, UserError
 from afd.jobs import rules as jobs
 from afd.jobs.book import JobBook
 from afd.jobs.outbox import LIVE_STATES, creating_sessions
 from afd.jobs.rules import Rejection
-from afd.record.naming import is_valid_name
+from afd.record.naming import NameNotFound, is_valid_name, resolve
 from afd.record.store import Store
-from afd.record.types import JobStatus
+from afd.record.types import JobStatus, SessionRecord
 from afd.world import caller
 
 
 class JobRequests:
-    if TYPE_CHECKING:  # what the handler this is mixed into provides (afd/daemon/requests.py)
-        daemon: Any
+    """`session` finds a session by the name a person gave; `create_session` is the daemon's `sessions.create`."""
 
-        @property
-        def sup(self) -> Any: ...
+    def __init__(self, daemon: Any, session: Callable[[str], SessionRecord], create_session: Callable[..., dict]):
+        self.daemon = daemon
+        self._session = session
+        self.do_sessions_create = create_session
 
-        @property
-        def store(self) -> Store: ...
+    @property
+    def sup(self) -> Any:
+        return self.daemon.supervisor
 
-        def do_sessions_create(self, name: str, agent: str, repo: str, prompt: str, base: str | None = None) -> dict: ...
+    @property
+    def store(self) -> Store:
+        return self.daemon.store
+
+    def commands(self) -> dict[str, Callable[..., object]]:
+        return {
+            "jobs.create": self.do_jobs_create,
+            "jobs.list": self.do_jobs_list,
+            "jobs.done": self.do_jobs_done,
+            "jobs.fail": self.do_jobs_fail,
+            "jobs.handoff": self.do_jobs_handoff,
+        }
 
     @property
     def book(self) -> JobBook:
@@ -123,8 +137,17 @@ class JobRequests:
         return self.hand_jobs(self._caller(pane), to, selected, note)
 
     def hand_jobs(self, me, to: str, names: list[str] | None, note: str | None) -> dict:
-        """Move `me`'s jobs to session `to`, once `me` is established (its pane, or the dashboard's word)."""
-        target = self.store.get_session(to)
+        """Move `me`'s jobs to session `to`, once `me` is established (its pane, or the dashboard's word).
+
+        `to` is any name a person types for a session (`naming.resolve`); a name that means
+        none is refused below as not a live session, an ambiguous one before anything else.
+        """
+        try:
+            target: SessionRecord | None = resolve(to, self.store.list_sessions())
+        except NameNotFound:
+            target = None
+        if target is not None:
+            to = target.name
         all_jobs = self.book.jobs()
         picked = jobs.select_handoff(
             all_jobs, me.name, to, names, note,

@@ -6,7 +6,7 @@ run from the supervisor's pane). Its results reach the supervisor as
 afd/jobs/delivery.py types them).
 This module decides, from facts handed to it, who an envelope goes to, what
 a handoff moves and why one is refused, and what the texts say. It does no
-I/O: afd/jobbook.py keeps the records, afd/jobrequests.py asks.
+I/O: afd/jobs/book.py keeps the records, afd/jobs/requests.py asks.
 
 The rules come from the local subagent handoff design: only the current
 supervisor hands off its own top-level jobs; a job's descendants move with
@@ -17,6 +17,7 @@ without the primary changing.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -176,6 +177,14 @@ def brief_lines(supervised: Sequence[Job]) -> list[str]:
             *(f"  {j.name}: {j.title} ({j.status.value})" for j in supervised)]
 
 
+def agent_help(agents: Sequence[str], accounts: Sequence[str] = ()) -> str:
+    """`afd help agents` for the agents and accounts this afd can start (the plugin manager's, the config's)."""
+    names = ", ".join(sorted(agents)) or "(no agent is loaded: see `afd plugins`)"
+    named = f"; or an account: {', '.join(sorted(accounts))}" if accounts else ""
+    return AGENT_HELP.format(agents=textwrap.fill(f"AGENT is one of: {names}{named}.", width=72,
+                                                  initial_indent="      ", subsequent_indent="      "))
+
+
 AGENT_HELP = """\
 afd jobs: for agents running in an afd session (a tmux pane afd watches)
 
@@ -185,8 +194,8 @@ create; their results come to you as envelopes, one line typed into your
 pane when you are idle, starting with a tag like `[afd 3f9a1c]`.
 
   afd jobs create NAME --agent AGENT --prompt TEXT [--title T] [--parent JOB]
-      start a job; AGENT is claude, codex or devin; --parent groups it under
-      another of your jobs.
+      start a job; --parent groups it under another of your jobs.
+{agents}
   afd jobs list [--json]
       your jobs: name, title, status (running, limited, done, failed, gone),
       owner, parent.

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from afd.model import AgentSpec
+from afd.model import AgentSpec, ProcessEnv
 
 # The account of a process whose account cannot be named.
 UNKNOWN = "unknown"
@@ -35,23 +35,6 @@ UNKNOWN = "unknown"
 Resolver = Callable[[str], str]
 
 _HOME_VAR = re.compile(r"^\$(?:HOME\b|\{HOME\})")
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessEnv:
-    """What afd reads of an agent process's environment: never a credential's value.
-
-    `selecting`: the account variables (of any agent) that are set, with
-    their values; `credentials`: the names of the credential variables that
-    are set; `home`: its HOME, which `~` in its values means.
-    """
-
-    selecting: tuple[tuple[str, str], ...]
-    credentials: tuple[str, ...]
-    home: str | None
-
-    def value(self, name: str) -> str | None:
-        return dict(self.selecting).get(name) or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +95,10 @@ def selection(
 
 
 def unnamed(agent: str, chosen: tuple[tuple[str, str], ...]) -> str:
-    """The name of an account no one configured: `claude@/home/u/.claude-x`, or `gemini@VAR=value,…`."""
+    """The name of an account no one configured: `claude@/home/u/.claude-x`, or `gemini@VAR=value,…`.
+
+    A key, not what a person reads: `afd.judge.accountlabel` makes `claude · ~/.claude-x` of it.
+    """
     if len(chosen) == 1 and os.path.isabs(chosen[0][1]):
         return f"{agent}@{chosen[0][1]}"
     return f"{agent}@" + ",".join(f"{k}={v}" for k, v in chosen)

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from afd.kit.text import masked
-from afd.model import Detection
+from afd.kit.text import box_rows, masked
+from afd.model import AgentSpec, Detection
 
 
 @functools.lru_cache(maxsize=64)
@@ -81,6 +81,23 @@ def _class_end(text: str, i: int) -> int:
     while i < len(text) and text[i] != "]":
         i += 2 if text[i] == "\\" else 1
     return i + 1
+
+
+def chrome_of(spec: AgentSpec, rows: Sequence[str]) -> tuple[re.Pattern[str], ...]:
+    """The agent's chrome on this capture: its patterns, and the rows of its input box when it draws one.
+
+    A box found by its shape (`AgentSpec.composer_box`) adds one pattern
+    matching exactly its rows' text on this capture, so every gate and
+    check that reads chrome row by row sees the box, and the same side bar
+    in the transcript stays transcript.
+    """
+    box = spec.composer_box
+    found = box_rows(rows, box.side, box.edge) if box is not None else None
+    if found is None:
+        return spec.chrome
+    texts = sorted({rows[i].rstrip() for i in range(found[0], found[1] + 1)})
+    exact = re.compile("^(?:" + "|".join(re.escape(t) for t in texts) + r")\s*$")
+    return (*spec.chrome, exact)
 
 
 def is_chrome(row: str, chrome: Sequence[re.Pattern[str]]) -> bool:

@@ -41,34 +41,10 @@ limit lapsed and when.
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 
-
-class LimitState(enum.Enum):
-    LIMITED = "limited"
-    AVAILABLE = "available"
-    UNKNOWN = "unknown"
-
-
-@dataclass(frozen=True, slots=True)
-class LimitFact:
-    """One account's entry in the limit map."""
-
-    agent: str
-    state: LimitState
-    reset_at: datetime | None
-    observed_at: datetime | None
-    source_session: str | None
-    banner: str | None = None
-    # The account, when it is not the agent's default one (which is named after the agent).
-    account: str | None = None
-
-    @property
-    def account_name(self) -> str:
-        """The key of this fact in the map: the account's name."""
-        return self.account or self.agent
+from afd.record.types import LimitFact, LimitState
 
 
 def unknown_fact(agent: str, account: str | None = None) -> LimitFact:
@@ -89,13 +65,19 @@ def observe_limited(
     session: str,
     banner: str,
     first_seen: bool,
+    evidence_at: datetime | None = None,
 ) -> LimitFact:
     """The fact after `session` shows a limit banner at instant `at`.
 
     `reset_at` is the banner's reset as parsed once, against the time it was
     first seen. With `first_seen` False the banner was already on screen at
     an earlier poll; see the module docstring for why that is weaker.
+    `evidence_at` is when the wall appeared (its banner's first sighting, its
+    record): a wall older than the account's last working sighting is over.
     """
+    if (fact.state is LimitState.AVAILABLE and evidence_at is not None and fact.observed_at is not None
+            and evidence_at < fact.observed_at):
+        return expire(fact, at)
     if first_seen:
         # A new banner whose stated reset is already behind it (a past date)
         # still counts against "available", so it lands as a lapsed limit.

@@ -1,34 +1,40 @@
 """What an agent's screen offers someone about to type into it: menus, modals, the composer.
 
-Pure readings of captured rows (as `afd.text.capture_rows` gives them), for
+Pure readings of captured rows (as `afd.kit.text.capture_rows` gives them), for
 delivery to decide whether and how to type. Each reading says "not found"
 (None) rather than guess: a composer afd cannot find is not an empty one.
-How an agent draws its input row is its `AgentSpec`'s (`input_rows`,
-`input_placeholders`), set by the plugin that knows the agent.
+How an agent draws its input row, which menus it opens at its wall, how it
+shows a turn in progress and its own auto-continue are its `AgentSpec`'s
+(`input_rows`, `input_placeholders`, `limit_menus`, `busy`,
+`auto_continue_armed`), set by the plugin that knows the agent: nothing
+here names an agent or quotes one.
 """
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from afd.decide.policy import Native
 from afd.kit.resettime import parse_reset
-from afd.model import AgentSpec, Clock
+from afd.model import AgentSpec, Clock, LimitMenu
 
 # A menu option: a highlight mark (or two spaces), a number, the text.
 _OPTION = re.compile(r"^\s*(?P<mark>[❯›>▶]?)\s*(?P<n>\d+)\.\s+(?P<text>\S.*?)\s*$")
 _DESCRIPTION_GAP = re.compile(r"\s{2,}")
 _RULE = re.compile(r"^\s*─{8,}\s*$")
-_BUSY = re.compile(r"esc to interrupt|\bWorking…? \(\d+s", re.I)
-_ARMED = re.compile(r"(?:set to continue|Continuing) automatically at (?P<at>[^·]+?)\s*(?:·|$)", re.I)
-_SHORTLY = re.compile(r"Continuing shortly\b", re.I)
-_CANCELLED = re.compile(r"Automatic continue cancelled", re.I)
+# How far up from the last row a turn in progress shows (its spinner sits above the input box and its hints).
+BUSY_ROWS = 8
 
-STOP_AND_WAIT = "Stop and wait for limit to reset"
-KEEP_MODEL = "Keep current model"
+
+class Native(enum.Enum):
+    """The agent's own auto-continue at a wall (`AgentSpec.auto_continue_armed`), as the screen shows it."""
+
+    NONE = "none"  # no such feature on screen
+    ARMED = "armed"  # it will type its own continuation (at a time, or now)
+    CANCELLED = "cancelled"  # it said it will not
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,13 +52,6 @@ class Menu:
             if option == text:
                 return i
         return None
-
-
-class MenuKind:
-    RATE_LIMIT_OPTIONS = "rate-limit-options"  # Claude's /rate-limit-options
-    SWITCH_MODEL = "switch-model"  # Codex "Approaching rate limits / Switch to …?"
-    LIMIT_INCREASE = "limit-increase"  # Codex "Request a limit increase from your owner"
-    OTHER = "other"
 
 
 def find_menu(rows: Sequence[str]) -> Menu | None:
@@ -84,15 +83,12 @@ def find_menu(rows: Sequence[str]) -> Menu | None:
     return Menu(options=options, highlighted=marked[0] if len(marked) == 1 else None, first_row=first, title=title)
 
 
-def menu_kind(menu: Menu) -> str:
+def limit_menu(spec: AgentSpec | None, menu: Menu) -> LimitMenu | None:
+    """Which of the agent's known wall menus this is (`AgentSpec.limit_menus`); None: one afd does not know."""
+    if spec is None:
+        return None
     text = " ".join((menu.title, *menu.options))
-    if "Request a limit increase" in text or "Request increase?" in text:
-        return MenuKind.LIMIT_INCREASE
-    if STOP_AND_WAIT in menu.options or "What do you want to do?" in menu.title:
-        return MenuKind.RATE_LIMIT_OPTIONS
-    if KEEP_MODEL in menu.options:
-        return MenuKind.SWITCH_MODEL
-    return MenuKind.OTHER
+    return next((known for known in spec.limit_menus if known.pattern.search(text)), None)
 
 
 def reads_composer(spec: AgentSpec | None) -> bool:
@@ -120,25 +116,28 @@ def _between_rules(rows: Sequence[str], i: int) -> bool:
     return i > 0 and i + 1 < len(rows) and bool(_RULE.match(rows[i - 1])) and bool(_RULE.match(rows[i + 1]))
 
 
-def busy(rows: Sequence[str]) -> bool:
-    """The agent shows it is working on a turn (spinner / "esc to interrupt")."""
-    return any(_BUSY.search(row) for row in rows[-8:])
+def busy(spec: AgentSpec | None, rows: Sequence[str]) -> bool:
+    """The agent shows it is working on a turn: one of its busy rows (`AgentSpec.busy`) near the bottom."""
+    if spec is None or not spec.busy:
+        return False
+    return any(p.search(row) for row in rows[-BUSY_ROWS:] for p in spec.busy)
 
 
-def native_continue(rows: Sequence[str], clock: Clock) -> tuple[Native, datetime | None]:
-    """Claude's own auto-continue: armed (and when it fires), cancelled, or not on screen.
+def native_continue(spec: AgentSpec | None, rows: Sequence[str], clock: Clock) -> tuple[Native, datetime | None]:
+    """The agent's own auto-continue: armed (and when it fires), cancelled, or not on screen.
 
-    The lowest of the two messages wins: a cancel after an arm disarms it, a
+    The lowest of its messages wins: a cancel after an arm disarms it, a
     second banner re-arms it.
     """
     state, at = Native.NONE, None
+    if spec is None:
+        return state, at
     for row in rows:
-        if _CANCELLED.search(row):
+        if any(p.search(row) for p in spec.auto_continue_cancelled):
             state, at = Native.CANCELLED, None
-        elif m := _ARMED.search(row):
-            state, at = Native.ARMED, parse_reset(m["at"], None, clock)
-        elif _SHORTLY.search(row):
-            state, at = Native.ARMED, clock.now
+        elif m := next((m for p in spec.auto_continue_armed if (m := p.search(row))), None):
+            when = m.groupdict().get("at")
+            state, at = Native.ARMED, (parse_reset(when, None, clock) if when else clock.now)
     return state, at
 
 

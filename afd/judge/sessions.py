@@ -1,16 +1,18 @@
-"""How a session moves between states: one pure function of what a poll saw.
+"""How a session moves between states: one pure function of what a poll saw or an action did.
 
-`transition(record, observation, now)` is the whole rulebook. The
-supervisor gathers the facts of one poll (tmux, psutil, a capture and its
-gates), hands each session's share of them here as one observation, and
-writes back what comes out: the new record, the events to tell, the limit
-map sightings, and the housekeeping (forget the banner, forget the watch,
-settle the journal entry that created the session). Nothing here does I/O or
-reads a clock, so every rule is table-tested without tmux.
+`transition(record, observation, now)` is the whole rulebook, and the only
+writer of a session's state: every field of its record but the mission a
+person sets. The poll gathers the facts of one look (tmux, psutil, a capture
+and its gates) and hands each session's share of them here as one
+observation; an action says what it did (a plan shown, a swap begun or
+settled, an agent started) as one too, which the engine commits with the
+action's journal row. What comes out is written back: the new record, the
+events to tell, the limit map sightings, and the housekeeping (forget the
+banner, forget the watch). Nothing here does I/O or reads a clock, so every
+rule is table-tested without tmux.
 
-To add a state (an action's `resuming`, `handing_off`): add it to
-`SessionState`, add the observation that moves a session into or out of it,
-and give that observation a function in `_RULES`.
+To add a state: add it to `SessionState`, add the observation that moves a
+session into or out of it, and give that observation a function in `_RULES`.
 """
 
 from __future__ import annotations
@@ -23,10 +25,9 @@ from typing import Any
 
 from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
 from afd.judge.gates import Verdict, is_chrome
-from afd.judge.witness import Combined, Witnesses, combine
-from afd.model import Detection, IdentitySource, SessionState, WitnessVerdict
-from afd.observe.identity import Identity, IdentityKind
-from afd.record.types import BannerSighting, SessionRecord
+from afd.judge.witness import Combined, combine
+from afd.model import Detection, Identity, IdentityKind, IdentitySource, SessionState, WitnessState, WitnessVerdict
+from afd.record.types import BannerSighting, NextAction, SessionRecord, Witnesses
 
 # A created session's pane may run a launcher (`env`, a pyenv shim, a
 # post-checkout hook's child) for a while before the agent itself appears.
@@ -47,9 +48,6 @@ class PaneSeen:
     own_agent_alive: bool  # the very process the record is bound to (pid and start time) still runs there
     dead: bool  # a dead pane kept by remain-on-exit
     location: str
-    # When afd started this session's agent and has not seen it run yet (from
-    # the journal, so it survives a restart); None for any other session.
-    awaiting_since: datetime | None = None
     # The account the identified process runs on (afd.judge.accounts), told
     # from the environment read when its identity was established.
     account: str | None = None
@@ -68,6 +66,13 @@ class ServerReplaced:
 
     old_pid: int | None
     new_pid: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ServerNamed:
+    """The server a session was recorded on while tmux could not say its pid has answered: this is its pid."""
+
+    pid: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +100,67 @@ class Looked:
     record: WitnessVerdict | None = None
 
 
-Observation = PaneSeen | PaneClosed | ServerReplaced | ServerUnanswered | CaptureUnanswered | Looked
+# --- what an action did, per session (committed by the engine with the action's journal row) -------
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """The session's next action, as policy decided it or as an action in progress shows it (None: none)."""
+
+    plan: NextAction | None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStarted:
+    """afd started the session's agent in its pane (a resume of an exited agent, a handoff rolled back onto it),
+    the process it followed there confirmed gone."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContinuationTaken:
+    """The agent took afd's continuation at `at` (a confirmed resume): the wall it stood at is over."""
+
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AllLimited:
+    """Limited, and every account of handoff_order is too: the loop guard stops here, with this plan."""
+
+    plan: NextAction
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffBegun:
+    """A swap owns the session's pane from now until it settles."""
+
+    plan: NextAction
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffSettled:
+    """The swap settled: the target agent runs in the pane, on its account."""
+
+    agent: str
+    account: str
+    pid: int | None
+    started_at: float | None
+    walled: Detection | None = None  # the target showed its own wall as it started
+    brief_pending: NextAction | None = None  # the brief waits for the target to take it
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffRolledBack:
+    """The swap stopped short: the session is as it was, its old agent started again when it had stopped."""
+
+    prior_state: SessionState
+    restarted: bool
+
+
+Observation = (
+    PaneSeen | PaneClosed | ServerNamed | ServerReplaced | ServerUnanswered | CaptureUnanswered | Looked
+    | Planned | AgentStarted | ContinuationTaken | AllLimited | HandoffBegun | HandoffSettled | HandoffRolledBack
+)
 
 
 # --- what comes out -----------------------------------------------------------
@@ -126,6 +191,8 @@ class SeenLimited:
     banner: str
     reset_at: datetime | None
     first_seen: bool  # a new appearance, not the same banner still on screen
+    # When the evidence appeared: the banner's first sighting, or the rejection's record (None: not known).
+    seen_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,8 +214,6 @@ class Transition:
     sightings: tuple[Sighting, ...] = ()
     clear_banner: bool = False  # the stored first-seen of its banner no longer applies
     forget_watch: bool = False  # captures from before prove nothing after this
-    # The wait for an agent afd started is over; the journal entry settles with this text.
-    settled: str | None = None
 
 
 # --- the rules ----------------------------------------------------------------
@@ -207,6 +272,29 @@ def adopted(
     return Transition(rec, (Note("session.adopted", f"adopted {agent}{on} in pane {pane_id} ({location}){what}{word}"),))
 
 
+def created(
+    *,
+    name: str,
+    pane_id: str,
+    server_socket: str,
+    server_pid: int | None,
+    agent: str | None,
+    mission: str | None,
+    worktree: str,
+    branch: str,
+    location: str | None,
+    now: datetime,
+) -> Transition:
+    """The session of a pane `sessions create` started: its agent is awaited from `now` (a launcher may stand in front)."""
+    rec = SessionRecord(
+        name=name, pane_id=pane_id, server_socket=server_socket, server_pid=server_pid, agent=agent,
+        identity=IdentityKind.UNKNOWN, identity_source=IdentitySource.PROCESS, state=S.IDLE,
+        created_at=now, updated_at=now, mission=mission, worktree=worktree, branch=branch, location=location,
+        awaiting_since=now,
+    )
+    return Transition(rec)
+
+
 def seen_busy(rows: Sequence[str], busy: Sequence[re.Pattern[str]], chrome: Sequence[re.Pattern[str]], tail_lines: int) -> bool:
     """Whether a busy marker shows among the last `tail_lines` printed rows.
 
@@ -231,16 +319,16 @@ def _changed(old: SessionRecord, new: SessionRecord, now: datetime) -> SessionRe
     return old if new == old else replace(new, updated_at=now)
 
 
-def _exited(rec: SessionRecord, now: datetime, why: str, *, settled: str | None = None) -> Transition:
+def _exited(rec: SessionRecord, now: datetime, why: str) -> Transition:
     new = replace(rec, state=S.EXITED, agent_pid=None, agent_started_at=None, last_banner=None,
-                  banner_first_seen_at=None, reset_at=None)
+                  banner_first_seen_at=None, reset_at=None, awaiting_since=None)
     # Only an agent afd was following can be said to have exited; after a
     # tmux outage an exited session is merely confirmed, not exited again.
     notes = (Note("session.exited", why),) if rec.agent_pid is not None else ()
-    return Transition(_changed(rec, new, now), notes, clear_banner=True, forget_watch=True, settled=settled)
+    return Transition(_changed(rec, new, now), notes, clear_banner=True, forget_watch=True)
 
 
-def _started(rec: SessionRecord, seen: PaneSeen, now: datetime, message: str, *, settled: str | None = None) -> Transition:
+def _started(rec: SessionRecord, seen: PaneSeen, now: datetime, message: str) -> Transition:
     ident = seen.identity
     source = IdentitySource.PROCESS if ident.kind is IdentityKind.KNOWN else IdentitySource.USER
     new = replace(
@@ -255,9 +343,9 @@ def _started(rec: SessionRecord, seen: PaneSeen, now: datetime, message: str, *,
         last_banner=None,
         banner_first_seen_at=None,
         reset_at=None,
+        awaiting_since=None,
     )
-    return Transition(replace(new, updated_at=now), (Note("session.started", message),),
-                      clear_banner=True, forget_watch=True, settled=settled)
+    return Transition(replace(new, updated_at=now), (Note("session.started", message),), clear_banner=True, forget_watch=True)
 
 
 def _on_pane_seen(rec: SessionRecord, seen: PaneSeen, now: datetime) -> Transition:
@@ -269,19 +357,19 @@ def _on_pane_seen(rec: SessionRecord, seen: PaneSeen, now: datetime) -> Transiti
         if ident.pid == rec.agent_pid and seen.account != rec.account:
             # Told again: a reload named its directory, or a store from before accounts.
             rec = replace(rec, account=seen.account, updated_at=now)
+        if rec.awaiting_since is not None:
+            rec = replace(rec, awaiting_since=None, updated_at=now)  # the agent it waited for is the one it follows
         return Transition(rec)
 
-    if seen.awaiting_since is not None:
+    if rec.awaiting_since is not None:
         if ident.kind is IdentityKind.KNOWN and not seen.dead:
-            return _started(rec, seen, now, f"{ident.agent} started in pane {rec.pane_id} (pid {ident.pid})",
-                            settled=f"{ident.agent} seen running in pane {rec.pane_id} (pid {ident.pid})")
+            return _started(rec, seen, now, f"{ident.agent} started in pane {rec.pane_id} (pid {ident.pid})")
         if seen.dead:
-            why = f"the agent afd started in pane {rec.pane_id} exited before afd saw it run"
-            return _exited(rec, now, why, settled=why)
-        if now - seen.awaiting_since >= AGENT_START_GRACE:
+            return _exited(rec, now, f"the agent afd started in pane {rec.pane_id} exited before afd saw it run")
+        if now - rec.awaiting_since >= AGENT_START_GRACE:
             why = (f"no agent appeared in pane {rec.pane_id} within {AGENT_START_GRACE} of its start "
                    f"({ident.reason}); afd stopped waiting for it")
-            return replace(_exited(rec, now, why, settled=why), notes=(Note("session.exited", why),))
+            return replace(_exited(rec, now, why), notes=(Note("session.exited", why),))
         return Transition(rec)  # a launcher (env, a shim) still stands in front of the agent
 
     if ident.kind is IdentityKind.NONE or seen.dead:
@@ -312,9 +400,8 @@ def _on_pane_seen(rec: SessionRecord, seen: PaneSeen, now: datetime) -> Transiti
 def _gone(rec: SessionRecord, message: str, now: datetime) -> Transition:
     if rec.state is S.GONE:
         return Transition(rec)
-    new = replace(rec, state=S.GONE, agent_pid=None, updated_at=now)
-    return Transition(new, (Note("session.gone", message),), clear_banner=True, forget_watch=True,
-                      settled=f"pane {rec.pane_id} is gone: {message}")
+    new = replace(rec, state=S.GONE, agent_pid=None, awaiting_since=None, updated_at=now)
+    return Transition(new, (Note("session.gone", message),), clear_banner=True, forget_watch=True)
 
 
 def _on_pane_closed(rec: SessionRecord, closed: PaneClosed, now: datetime) -> Transition:
@@ -324,6 +411,12 @@ def _on_pane_closed(rec: SessionRecord, closed: PaneClosed, now: datetime) -> Tr
 def _on_server_replaced(rec: SessionRecord, obs: ServerReplaced, now: datetime) -> Transition:
     return _gone(rec, f"let go of pane {rec.pane_id}: the tmux server restarted (pid {obs.old_pid} → {obs.new_pid}), "
                       "so that id names another pane now", now)
+
+
+def _on_server_named(rec: SessionRecord, obs: ServerNamed, now: datetime) -> Transition:
+    if rec.server_pid is not None:
+        return Transition(rec)  # named once; another pid is a replaced server, not a first answer
+    return Transition(_changed(rec, replace(rec, server_pid=obs.pid), now))
 
 
 def _on_server_unanswered(rec: SessionRecord, obs: ServerUnanswered, now: datetime) -> Transition:
@@ -340,9 +433,27 @@ def _on_capture_unanswered(rec: SessionRecord, obs: CaptureUnanswered, now: date
                       (Note("pane.unanswered", f"capture of pane {rec.pane_id} got no answer: {obs.error}"),))
 
 
+def after_continuation(rec: SessionRecord, at: datetime | None) -> bool:
+    """Whether evidence of a wall dated `at` was drawn after the agent last took afd's continuation.
+
+    A banner first seen, or a rejection recorded, at or before that instant is
+    the wall the continuation answered: history, not a wall now (None: undated, so not after).
+    """
+    return rec.continued_at is None or (at is not None and at > rec.continued_at)
+
+
 def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
+    clear = look.found is None and rec.last_banner is not None
+    answered = look.found is not None and (look.sighting is None or not after_continuation(rec, look.sighting.first_seen_at))
+    if answered:
+        # The banner above the continuation the agent took: no wall now. Its stored sighting stays
+        # (not cleared), so it is not taken for a new appearance on the next look either.
+        look = replace(look, found=None, sighting=None, verdict=None)
+    record = look.record
+    if record is not None and record.state is WitnessState.LIMITED and not after_continuation(rec, record.at):
+        look = replace(look, record=replace(record, state=WitnessState.UNKNOWN,
+                                            why="its latest usage-limit rejection is older than the continuation it took"))
     found = look.found
-    clear = found is None and rec.last_banner is not None
     # Only a request seen going through says the plan has room: a re-wrap, a
     # child tool's output or a retrying spinner changes the screen just as well.
     # The limit map is per account: a pane whose agent or account is not named tells it nothing.
@@ -361,12 +472,17 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
 
     verdict = look.verdict
     pane_limited = verdict is not None and verdict.limited and found is not None and look.sighting is not None
-    combined = combine(pane_limited, look.sighting.reset_at if look.sighting and pane_limited else None, look.record, pane_idle=True)
+    # A busy marker in the tail of a still pane (a spinner that stands still) is the agent at work: its
+    # records alone do not call it stalled.
+    combined = combine(pane_limited, look.sighting.reset_at if look.sighting and pane_limited else None, look.record,
+                       pane_idle=not look.busy)
     if combined.witnesses is Witnesses.DISPUTED:
         return _disputed(rec, look, combined, now, sightings)
     if not combined.limited:
         new = replace(rec, state=S.IDLE, last_banner=None, reset_at=None, banner_first_seen_at=None, witnesses=None)
         reason = verdict.reason if verdict is not None else "no verdict"
+        if answered:
+            reason = "the agent took afd's continuation, and no wall was drawn after it"
         notes = (Note("session.idle", f"no longer at a usage limit: {reason}"),) if rec.state is S.LIMITED else ()
         return Transition(_changed(rec, new, now), notes, sightings, clear_banner=clear)
 
@@ -387,7 +503,7 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
     # "All agents limited" (the handoff loop guard's stop) is a kind of limited that stays until the wall goes.
     state = S.ALL_LIMITED if rec.state == S.ALL_LIMITED else S.LIMITED
     new = replace(rec, state=state, last_banner=shown, banner_first_seen_at=first_seen, reset_at=reset_at,
-                  witnesses=combined.witnesses.value)
+                  witnesses=combined.witnesses)
     notes = ()
     if first:
         when = reset_at.strftime("%Y-%m-%dT%H:%M:%SZ") if reset_at else "no reset time stated"
@@ -395,7 +511,7 @@ def _on_looked(rec: SessionRecord, look: Looked, now: datetime) -> Transition:
                                          f"{combined.witnesses.value}): {banner}"),)
     elif rec.witnesses is not None and rec.witnesses != new.witnesses:
         notes = (Note("session.witnessed", f"{rec.agent}'s limit is now witnessed by {new.witnesses}"),)
-    seen = (SeenLimited(rec.agent, rec.name, account, banner, reset_at, first),) if rec.agent and account else ()
+    seen = (SeenLimited(rec.agent, rec.name, account, banner, reset_at, first, first_seen),) if rec.agent and account else ()
     return Transition(_changed(rec, new, now), notes, seen)
 
 
@@ -411,7 +527,7 @@ def _disputed(rec: SessionRecord, look: Looked, combined: Combined, now: datetim
     assert look.found is not None and look.sighting is not None  # a dispute is about a banner on screen
     first_seen = look.sighting.first_seen_at
     new = replace(rec, state=S.IDLE, last_banner=look.found.banner, reset_at=None, banner_first_seen_at=first_seen,
-                  witnesses=Witnesses.DISPUTED.value)
+                  witnesses=Witnesses.DISPUTED)
     if rec.witnesses == new.witnesses and rec.banner_first_seen_at == first_seen:
         return Transition(_changed(rec, new, now), (), sightings)
     note = Note("session.disputed", f"not limited: {combined.why}")
@@ -420,12 +536,62 @@ def _disputed(rec: SessionRecord, look: Looked, combined: Combined, now: datetim
     return Transition(_changed(rec, new, now), (note,), (*sightings, *disputed))
 
 
+def _on_planned(rec: SessionRecord, obs: Planned, now: datetime) -> Transition:
+    return Transition(_changed(rec, replace(rec, next_action=obs.plan), now))
+
+
+def _on_agent_started(rec: SessionRecord, obs: AgentStarted, now: datetime) -> Transition:
+    new = replace(rec, agent_pid=None, agent_started_at=None, awaiting_since=now)
+    return Transition(_changed(rec, new, now), forget_watch=True)
+
+
+def _on_continuation_taken(rec: SessionRecord, obs: ContinuationTaken, now: datetime) -> Transition:
+    # Evidence of a wall from before it (a banner above the continuation, a rejection record) is history;
+    # captures from before the paste prove nothing after it.
+    return Transition(_changed(rec, replace(rec, continued_at=obs.at), now), forget_watch=True)
+
+
+def _on_all_limited(rec: SessionRecord, obs: AllLimited, now: datetime) -> Transition:
+    return Transition(_changed(rec, replace(rec, state=S.ALL_LIMITED, next_action=obs.plan), now))
+
+
+def _on_handoff_begun(rec: SessionRecord, obs: HandoffBegun, now: datetime) -> Transition:
+    return Transition(_changed(rec, replace(rec, state=S.HANDING_OFF, next_action=obs.plan), now))
+
+
+def _on_handoff_settled(rec: SessionRecord, obs: HandoffSettled, now: datetime) -> Transition:
+    walled = obs.walled
+    new = replace(
+        rec, agent=obs.agent, account=obs.account, identity=IdentityKind.KNOWN, identity_source=IdentitySource.PROCESS,
+        agent_pid=obs.pid, agent_started_at=obs.started_at, state=S.LIMITED if walled is not None else S.IDLE,
+        next_action=obs.brief_pending, last_banner=walled.banner if walled is not None else None,
+        reset_at=walled.reset_at if walled is not None else None, banner_first_seen_at=None, witnesses=None,
+        awaiting_since=None,
+    )
+    return Transition(_changed(rec, new, now), clear_banner=True, forget_watch=True)
+
+
+def _on_handoff_rolled_back(rec: SessionRecord, obs: HandoffRolledBack, now: datetime) -> Transition:
+    new = replace(rec, state=obs.prior_state, next_action=None)
+    if obs.restarted:
+        new = replace(new, agent_pid=None, agent_started_at=None, awaiting_since=now)
+    return Transition(_changed(rec, new, now), forget_watch=True)
+
+
 # Any: each rule takes the one observation type it is filed under.
 _RULES: dict[type, Callable[[SessionRecord, Any, datetime], Transition]] = {
     PaneSeen: _on_pane_seen,
     PaneClosed: _on_pane_closed,
+    ServerNamed: _on_server_named,
     ServerReplaced: _on_server_replaced,
     ServerUnanswered: _on_server_unanswered,
     CaptureUnanswered: _on_capture_unanswered,
     Looked: _on_looked,
+    Planned: _on_planned,
+    AgentStarted: _on_agent_started,
+    ContinuationTaken: _on_continuation_taken,
+    AllLimited: _on_all_limited,
+    HandoffBegun: _on_handoff_begun,
+    HandoffSettled: _on_handoff_settled,
+    HandoffRolledBack: _on_handoff_rolled_back,
 }

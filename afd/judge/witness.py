@@ -10,20 +10,11 @@ shows. Records that say nothing leave the pane's judgement as it was.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from datetime import datetime
 
 from afd.model import WitnessState, WitnessVerdict
-
-
-class Witnesses(enum.Enum):
-    """Who says a session is limited, as `afd status` shows it."""
-
-    PANE = "pane"
-    RECORD = "record"
-    BOTH = "pane+record"
-    DISPUTED = "disputed"  # the pane shows a wall; the agent's records say it went on
+from afd.record.types import Witnesses
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +44,14 @@ def combine(
     return Combined(False, None, None, "no witness says limited")
 
 
-def handoff_witnessed(witnesses: str | None, agent_has_witness: bool, requires_witness: bool) -> bool:
+def handoff_witnessed(witnesses: Witnesses | None, agent_has_witness: bool, requires_witness: bool) -> bool:
     """Whether a limit is witnessed well enough for an automatic handoff.
 
     With ``handoff_requires_witness`` on and a witness plugin for the agent,
     both witnesses must agree; otherwise any limited verdict will do.
     """
-    if witnesses not in (Witnesses.PANE.value, Witnesses.RECORD.value, Witnesses.BOTH.value):
+    if witnesses not in (Witnesses.PANE, Witnesses.RECORD, Witnesses.BOTH):
         return False
     if requires_witness and agent_has_witness:
-        return witnesses == Witnesses.BOTH.value
+        return witnesses is Witnesses.BOTH
     return True

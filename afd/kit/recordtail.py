@@ -3,7 +3,7 @@
 Agents' transcripts grow for as long as a conversation lasts (tool results
 carry whole files), so a witness reads only a bounded tail, and reads it
 again only when the file's size or mtime changed. A witness plugin may use
-this module, as detectors use ``afd.text``.
+this module, as detectors use ``afd.kit.text``.
 """
 
 from __future__ import annotations

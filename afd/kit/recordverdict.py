@@ -1,10 +1,18 @@
 """From an agent's own session records to a witness verdict: the rule every record witness shares.
 
-Each agent's plugin says what a wall and what progress look like in its
+Each agent's plugin says what a wall, a prompt and progress look like in its
 records, and where the reset is; the reading of the timeline is the same for
 all: the latest wall written while this process ran, not followed by
 progress, is a limit; progress at or after the banner's appearance shows
 the conversation went on; anything else says nothing.
+
+A prompt recorded after the wall (a continuation afd typed, or the person's
+own) moves the verdict past that wall: unknown until the agent answers. Not
+"not limited": a prompt shows that someone went on, not that the plan has
+room (a plan still walled answers it with a new rejection, which is a limit
+again). And no longer "limited": the wall it stood at was answered, and a
+real agent writes its answer only when a content block completes, so until
+then the records would call a working agent limited.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ def verdict_of(
     since: datetime | None,
     until: datetime,
     record: str | None = None,
+    is_prompt: Callable[[Record], bool] = lambda r: False,
 ) -> WitnessVerdict:
     """The verdict of records, oldest first, that fall in ``[since, until]`` (``since`` None: no lower bound).
 
@@ -58,6 +67,10 @@ def verdict_of(
             wall_i = i
     after = timed[wall_i + 1 :] if wall_i is not None else timed
     progress = [t for t, r in after if is_progress(r)]
+    prompts = [t for t, r in after if is_prompt(r)] if wall_i is not None else []
+    if wall_i is not None and not progress and prompts:
+        return WitnessVerdict(WitnessState.UNKNOWN, "a prompt went in after its usage-limit rejection, and the agent has "
+                                                    "not answered yet", record=record, at=prompts[-1])
     if wall_i is not None and not progress:
         at = timed[wall_i][0]
         reset, window = wall_reset([r for _, r in timed[: wall_i + 1]])

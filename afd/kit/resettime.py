@@ -40,7 +40,7 @@ _DATE_TIME_RE = re.compile(
     re.IGNORECASE,
 )
 _REL_UNIT = re.compile(
-    r"(?P<n>\d+)\s*(?P<unit>days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b",
+    r"(?P<n>\d+(?:\.\d+)?|an?)\s*(?P<unit>days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b",
     re.IGNORECASE,
 )
 _WEEKDAYS = {d: i for i, d in enumerate(["mon", "tue", "wed", "thu", "fri", "sat", "sun"])}
@@ -56,8 +56,11 @@ _OFFSET_ZONE_RE = re.compile(r"^(?:UTC|GMT)\s*(?P<sign>[+-])(?P<h>\d{1,2})(?::?(
 # Names zoneinfo accepts that are not zones a banner could mean: resolving
 # them would be a silent guess at the host's zone.
 _NOT_ZONES = frozenset({"localtime", "posixrules", "factory"})
+# "in 3 hours", "10177.564s" (Gemini's retry delay), "~3 days", "about an hour"; "under a minute"
+# and "less than a minute" are read as the minute they are within.
 _REL_WHOLE = re.compile(
-    r"^(?:in(?::\s*|\s+))?(?:\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+$",
+    r"^(?:in(?::\s*|\s+))?(?:~\s*|about\s+|approximately\s+|under\s+|less\s+than\s+)?"
+    r"(?:(?:\d+(?:\.\d+)?|an?)\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+$",
     re.IGNORECASE,
 )
 
@@ -166,14 +169,14 @@ def next_weekday_time(weekday: int, hour: int, minute: int, zone: tzinfo, now: d
 
 
 def parse_relative(text: str) -> timedelta | None:
-    """``in 4 days 20 hours 9 minutes``, ``3 hours 2 minutes.``, ``3d 11h`` → a duration."""
+    """``in 4 days 20 hours 9 minutes``, ``3 hours 2 minutes.``, ``3d 11h``, ``10177.564s``, ``~3 days`` → a duration."""
     text = text.strip().rstrip(".").strip()
     if not text or not _REL_WHOLE.match(text):
         return None
     total = timedelta()
     try:
         for m in _REL_UNIT.finditer(text):
-            n, unit = int(m["n"]), m["unit"].lower()
+            n, unit = (1.0 if m["n"].lower() in ("a", "an") else float(m["n"])), m["unit"].lower()
             if unit.startswith("d"):
                 total += timedelta(days=n)
             elif unit.startswith("h"):

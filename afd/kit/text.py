@@ -182,6 +182,22 @@ def composer_top(lines: Sequence[str], composer: re.Pattern[str], own_below: re.
     return None
 
 
+def box_rows(lines: Sequence[str], side: re.Pattern[str], edge: re.Pattern[str]) -> tuple[int, int] | None:
+    """(first, last) rows of the lowest box drawn as ``side`` rows above an ``edge`` row; None when none is.
+
+    A box whose side bar is the same glyph the transcript uses (a prompt or
+    an error drawn under the same bar) is told apart by its shape: only the
+    run of side rows directly above the bottom edge belongs to it.
+    """
+    for k in range(len(lines) - 1, -1, -1):
+        if edge.search(lines[k]):
+            top = k
+            while top > 0 and side.search(lines[top - 1]):
+                top -= 1
+            return top, k
+    return None
+
+
 def answered_prompt_below(lines: Sequence[str], last: int, submitted: re.Pattern[str], answer: re.Pattern[str]) -> bool:
     """Whether a prompt submitted after row ``last`` was taken up by the agent.
 

@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 
-from afd.decide.nextaction import countdown
+from afd.display.clock import clock_time, local_instants, parse_iso
+from afd.display.text import neutral
 from afd.model import Event, Notice
 
 
@@ -32,25 +33,6 @@ class About:
 
 def _iso(value: datetime) -> str:
     return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-
-
-def clock_time(at: datetime, now: datetime, zone: tzinfo) -> str:
-    """`15:02 (in 1h12m)`; a day name once it is a day or more away."""
-    local = at.astimezone(zone)
-    shown = local.strftime("%H:%M") if abs((at - now).total_seconds()) < 20 * 3600 else local.strftime("%a %b %d %H:%M")
-    return f"{shown} ({countdown(at, now)})" if at > now else shown
-
-
-def _parse_iso(text: object) -> datetime | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo is not None else None
 
 
 def _home(path: str) -> str:
@@ -86,27 +68,44 @@ def _needs_you(why: str) -> str:
 def _words(event: Event, who: str, name: str, about: About | None, now: datetime, zone: tzinfo) -> tuple[str, str, int, tuple[str, ...]]:
     """(title, text, priority, tags) for the kinds people are told about; a plain sentence for the rest."""
     kind, data = event.kind, event.data or {}
+    # What afd does next, or what to run: every message that leaves a step to a person says it.
+    then = f"; {data['next']}" if data.get("next") else ""
+    if kind == "session.waiting":
+        reset = parse_iso(data.get("reset_at")) or (about.reset_at if about else None)
+        when = f"resets {clock_time(reset, now, zone)}" if reset else "no reset time stated"
+        nxt = str(data.get("next") or event.message.partition("it waits for you: ")[2] or f"resume with: afd resume {name}")
+        return (f"{name} waits for you", f"{who} is at its usage limit ({when}). afd will not act on this wall; "
+                f"it waits for you: {nxt}", 4, ("hourglass",))
     if kind == "session.needs_human":
         why = data.get("why") or event.message.removeprefix("needs you: ")
-        return f"{name} needs you", f"{who} needs you: {_needs_you(str(why))}", 4, ("warning",)
+        then = f"; then: afd resume {name}" if event.session else ""
+        return f"{name} needs you", f"{who} needs you: {_needs_you(str(why))}{then}", 4, ("warning",)
     if kind == "session.all_limited":
-        reset = _parse_iso(data.get("earliest_reset"))
+        reset = parse_iso(data.get("earliest_reset"))
         when = f"earliest reset {clock_time(reset, now, zone)}" if reset else "no reset time stated"
         waits = f"; {who} waits" if event.session else ""
-        return "all agents limited", f"all agents limited; {when}{waits}", 4, ("no_entry",)
+        return "all agents limited", f"all agents limited; {when}{waits}{then}", 4, ("no_entry",)
+    if kind == "handoff.refused":
+        to = data.get("to") or "another agent"
+        why = data.get("why") or event.message
+        return f"{name}: handoff refused", f"{who}: the handoff to {to} was refused — {why}{then}", 4, ("no_entry_sign",)
+    if kind == "handoff.rolled-back":
+        to = data.get("to") or "another agent"
+        what = event.message.partition("rolled back: ")[2] or event.message
+        return f"{name}: handoff rolled back", f"{who}: the handoff to {to} was rolled back — {what}{then}", 4, ("leftwards_arrow_with_hook",)
     if kind == "session.limited":
         reset = about.reset_at if about else None
         when = f"resets {clock_time(reset, now, zone)}" if reset else "no reset time stated"
         return f"{name} is limited", f"{who} is at its usage limit; {when}", 3, ("hourglass",)
     if kind == "resume.failed":
-        return f"{name}: resume failed", f"{who}: a resume failed — {event.message}", 4, ("x",)
+        return f"{name}: resume failed", f"{who}: a resume failed — {event.message}{then}", 4, ("x",)
     if kind == "session.handoff":
         to = data.get("to") or (about.agent if about else None) or "another agent"
         return f"{name} handed off", f"{name} handed off to {to}: {event.message.removeprefix('handed off: ')}", 3, ("arrows_counterclockwise",)
     if kind == "notify.test":
         return "afd test", event.message, 3, ("test_tube",)
     title = f"{name}: {kind}" if event.session else kind
-    return title, f"{who}: {event.message}" if event.session else event.message, 3, ()
+    return title, (f"{who}: {event.message}" if event.session else event.message) + then, 3, ()
 
 
 def compose(
@@ -126,7 +125,10 @@ def compose(
     shown = f"{agent} on {account}" if agent and account and account != agent else agent
     who = f"{name} ({shown})" if event.session and agent else name
     title, text, priority, tags = _words(event, who, name, about, now, zone)
+    # Names, missions and replies came from outside; the stored words carry ISO UTC instants.
+    title, text = local_instants(neutral(title), now, zone), local_instants(neutral(text), now, zone)
     place = where(about)
+    place = neutral(place) if place is not None else None
     payload = {
         **({"id": event_id} if event_id is not None else {}),
         "at": _iso(event.at),

@@ -13,9 +13,7 @@ from dataclasses import replace
 
 import psutil
 
-from afd.judge.accounts import ProcessEnv
-from afd.model import AgentSpec
-from afd.observe.identity import Identity
+from afd.model import AgentSpec, Identity, ProcessEnv
 
 EnvReader = Callable[[int], Mapping[str, str] | None]
 

@@ -24,8 +24,7 @@ from types import MappingProxyType
 
 import psutil
 
-from afd.judge.accounts import ProcessEnv
-from afd.model import AgentSpec, IdentityKind, PromptDelivery
+from afd.model import AgentSpec, Identity, IdentityKind, PromptDelivery
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,19 +42,6 @@ class ProcessFact:
     @property
     def alive(self) -> bool:
         return self.status not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
-
-
-@dataclass(frozen=True, slots=True)
-class Identity:
-    kind: IdentityKind
-    agent: str | None
-    pid: int | None  # the agent process (or, for UNKNOWN, the unidentified one)
-    create_time: float | None  # with pid, names the process even after pid reuse
-    argv: tuple[str, ...]
-    reason: str
-    # The account variables of `pid`'s environment, read when the identity was
-    # established (afd.observe.account_env); None: not read, or unreadable.
-    env: ProcessEnv | None = None
 
 
 DEFAULT_SHELLS = frozenset({"sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "nu", "elvish"})

@@ -37,8 +37,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from afd.model import Identity, IdentityKind
 from afd.observe import identity
-from afd.observe.identity import Identity, IdentityKind, ProcessFact
+from afd.observe.identity import ProcessFact
 from afd.world.tmux import PaneInfo
 
 # The safety net: whatever the probes say, each pane's tree is walked this often.
@@ -229,7 +230,7 @@ class IdentityCache:
         seen = self._seen.get(pane.pane_id)
         known = seen is not None and seen.identity.kind is IdentityKind.KNOWN
         holds = seen is not None and seen.probe == self._probe(pane, bound, known) and self._still_running(seen)
-        if holds and not self._due(seen):
+        if holds and seen is not None and not self._due(seen):
             return list(seen.processes), seen.identity
         processes = [] if pane.dead else self._walk(pane.pane_pid)
         self.walks += 1
@@ -267,7 +268,7 @@ class IdentityCache:
             own.start_ticks if own is not None else None,
             tpgid,
             leader.start_ticks if leader is not None else None,
-            self._proc.argv(tpgid) if leader is not None else None,
+            self._proc.argv(tpgid) if leader is not None and tpgid is not None else None,
         )
 
     def _still_running(self, seen: Seen) -> bool:
@@ -295,7 +296,7 @@ class IdentityCache:
     ) -> tuple[Held, ...]:
         named = {(ident.pid, ident.create_time)} if ident.pid is not None else set()
         if bound is not None and bound[0] is not None:
-            named.add(bound)
+            named.add((bound[0], bound[1]))
         held: list[Held] = []
         for fact in processes:
             if (fact.pid, fact.create_time) in named and fact.alive:

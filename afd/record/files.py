@@ -11,7 +11,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from afd.config import paths
+from afd.kit import paths
 
 DB_NAME = "state.db"
 LOCK_NAME = "state.lock"

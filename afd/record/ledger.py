@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timezone, tzinfo
 
+from afd.display.clock import with_offset
+from afd.display.text import neutral
 from afd.record.types import LedgerEntry
 
 
@@ -85,10 +88,10 @@ def _short(rev: str | None) -> str:
     return rev[:12] if rev and rev != "HEAD" else (rev or "")
 
 
-def as_markdown(session: str, entries: Sequence[LedgerEntry], head: str | None) -> str:
-    """Ready to paste into a pull-request description."""
+def as_markdown(session: str, entries: Sequence[LedgerEntry], head: str | None, zone: tzinfo = timezone.utc) -> str:
+    """Ready to paste into a pull-request description; times in `zone` with their offset (`09:30 +01:00`)."""
     if not entries:
-        return f"No agent handoffs were recorded for session `{session}`: one agent wrote this branch.\n"
+        return f"No agent handoffs were recorded for session `{neutral(session)}`: one agent wrote this branch.\n"
     lines = [
         "### Agents on this branch",
         "",
@@ -107,9 +110,10 @@ def as_markdown(session: str, entries: Sequence[LedgerEntry], head: str | None) 
             then = f"handed to {_for_review(s.handed_to, s.handed_to_account)} {how} ({s.reason})"
         else:
             then = "working now"
-        lines.append(f"| {rng} | {_for_review(s.agent, s.account)} | {then} |")
+        lines.append(neutral(f"| {rng} | {_for_review(s.agent, s.account)} | {then} |"))
     lines += ["", "Handoffs:", ""]
     for e in entries:
         how = "automatic" if e.automatic else "manual"
-        lines.append(f"- {_iso(e.at)}: {_for_review(e.from_agent, e.from_account)} → {_for_review(e.to_agent, e.to_account)} at `{_short(e.head_sha)}` ({e.reason}, {how})")
+        lines.append(neutral(f"- {with_offset(e.at, zone)}: {_for_review(e.from_agent, e.from_account)} → "
+                             f"{_for_review(e.to_agent, e.to_account)} at `{_short(e.head_sha)}` ({e.reason}, {how})"))
     return "\n".join(lines) + "\n"

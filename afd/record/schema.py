@@ -121,7 +121,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE UNIQUE INDEX ledger_journal ON ledger (journal_id) WHERE journal_id IS NOT NULL;
     """,
     # → +1: jobs (sessions that other sessions supervise), who owns them and
-    # who owned them, handoff receipts, and the envelope outbox (afd/jobbook.py).
+    # who owned them, handoff receipts, and the envelope outbox (afd/jobs/book.py).
     """
     CREATE TABLE jobs (
         name TEXT PRIMARY KEY,
@@ -200,6 +200,112 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE sessions ADD COLUMN account TEXT;
     ALTER TABLE ledger ADD COLUMN from_account TEXT;
     ALTER TABLE ledger ADD COLUMN to_account TEXT;
+    """,
+    # → +1: when the agent last took a continuation of afd's (a confirmed resume). Evidence of a
+    # wall from before it (a banner above the continuation, a rejection record) is history.
+    """
+    ALTER TABLE sessions ADD COLUMN continued_at TEXT;
+    """,
+    # → +1 (0.2.0): a session's next action is a typed value, stored as one JSON object; text
+    # kept from before (a plan in words) becomes a report with those words. And the instant afd
+    # started a session's agent and waits to see it run is the session's own (it was read from
+    # the step of the action's journal row): set here for the rows 0.1.0 left waiting.
+    """
+    UPDATE sessions SET next_action = NULL WHERE next_action = '';
+    UPDATE sessions SET next_action = json_object(
+            'action', 'report', 'at', NULL, 'attempt', NULL, 'of', NULL, 'why', next_action)
+        WHERE next_action IS NOT NULL AND NOT (json_valid(next_action)
+            AND json_type(next_action) = 'object' AND json_type(next_action, '$.action') = 'text');
+    ALTER TABLE sessions ADD COLUMN awaiting_since TEXT;
+    UPDATE sessions SET awaiting_since = created_at WHERE agent_pid IS NULL AND name IN (
+        SELECT session FROM journal WHERE state = 'pending' AND action = 'create'
+            AND json_extract(intent, '$.step') = 'awaiting');
+    UPDATE sessions SET awaiting_since = updated_at WHERE name IN (
+        SELECT session FROM journal WHERE state = 'pending' AND action = 'resume'
+            AND json_extract(intent, '$.step') = 'respawned');
+    """,
+    # → +1, the person's holds: a pause per session (afd types nothing into its pane by itself until
+    # `until`, or until unpaused when NULL), and the wall whose planned resume the person cancelled.
+    """
+    CREATE TABLE pauses (
+        session TEXT PRIMARY KEY,
+        since TEXT NOT NULL,
+        until TEXT
+    );
+    ALTER TABLE resume_history ADD COLUMN cancelled TEXT;
+    """,
+    # → +1, usage before the wall (afd/record/usage_book.py): each account's windows as its agent last
+    # reported them, the samples a burn rate is read from, the usage.high alerts already given (once per
+    # window, across restarts), the walls and working time calibration reads, each Claude Code
+    # session's prompt cache, and the prompts held for a reset (`afd queue`, afd/record/queue_book.py).
+    """
+    CREATE TABLE usage_windows (
+        account TEXT NOT NULL,
+        limit_id TEXT NOT NULL DEFAULT '',
+        window TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        used_percent REAL,
+        resets_at TEXT,
+        window_minutes INTEGER,
+        observed_at TEXT NOT NULL,
+        source TEXT NOT NULL,
+        plan_type TEXT,
+        PRIMARY KEY (account, limit_id, window)
+    );
+    CREATE TABLE usage_samples (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        account TEXT NOT NULL,
+        limit_id TEXT NOT NULL DEFAULT '',
+        window TEXT NOT NULL,
+        at TEXT NOT NULL,
+        used_percent REAL,
+        resets_at TEXT
+    );
+    CREATE INDEX usage_samples_at ON usage_samples (at);
+    CREATE TABLE usage_alerts (
+        key TEXT PRIMARY KEY,
+        at TEXT NOT NULL
+    );
+    CREATE TABLE usage_stops (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        account TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        at TEXT NOT NULL,
+        busy_seconds REAL NOT NULL
+    );
+    CREATE TABLE usage_busy (
+        account TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        since TEXT NOT NULL,
+        seconds REAL NOT NULL,
+        whole INTEGER NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE prompt_caches (
+        account TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        cwd TEXT,
+        transcript_path TEXT,
+        warm INTEGER,
+        expires_at TEXT,
+        recache_tokens INTEGER,
+        observed_at TEXT NOT NULL,
+        PRIMARY KEY (account, session_id)
+    );
+    CREATE TABLE queue (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session TEXT NOT NULL,
+        text TEXT NOT NULL,
+        at_kind TEXT NOT NULL CHECK (at_kind IN ('reset', 'time')),
+        due_at TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('waiting', 'delivering', 'delivered', 'unconfirmed', 'cancelled')),
+        route TEXT,
+        ref INTEGER,
+        outcome TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX queue_open ON queue (state) WHERE state IN ('waiting', 'delivering');
     """,
     # → +1, secrets: notifiers were named by their URL's host and path (a webhook's key, an ntfy
     # topic), and an endpoint's reply (which may echo the bearer token) was kept whole. Events

@@ -3,7 +3,7 @@
 Rows, not record types: the report is built straight from them, and the CLI
 reading the store with the daemon down must not pay for importing the
 writer's machinery (psutil, policy, the record types) before it can print.
-Six queries whatever the number of sessions: the ledger of every session
+Seven queries whatever the number of sessions: the ledger of every session
 comes in one, not one per session.
 """
 
@@ -36,6 +36,10 @@ class StatusRows(NamedTuple):
     agents: tuple[str, ...] | None  # the agents the daemon last had plugins for; None if it never said
     # The accounts the daemon's config names, (name, agent); None if it never said.
     accounts: tuple[tuple[str, str], ...] | None = None
+    # session -> (since, until) of its pause as stored (until None: until unpaused).
+    pauses: dict[str, tuple[str, str | None]] = {}
+    usage: object = None  # afd.judge.usage.UsageInputs, read in the same transaction
+    usage_stale_after: float | None = None  # the daemon's usage_stale_after; None if it never said
 
 
 def read_status_rows(conn: sqlite3.Connection, events: int) -> StatusRows:
@@ -55,6 +59,11 @@ def read_status_rows(conn: sqlite3.Connection, events: int) -> StatusRows:
         recent = conn.execute("SELECT * FROM events ORDER BY id DESC LIMIT ?", (events,)).fetchall()
         named = conn.execute("SELECT value FROM meta WHERE key = 'agents'").fetchone()
         configured = conn.execute("SELECT value FROM meta WHERE key = 'accounts'").fetchone()
+        pauses = {r["session"]: (r["since"], r["until"]) for r in conn.execute("SELECT * FROM pauses")}
+        from afd.record.usage_book import read_inputs
+
+        usage = read_inputs(lambda sql: conn.execute(sql).fetchall())  # samples as of now: the report is made now
+        stale = conn.execute("SELECT value FROM meta WHERE key = 'usage_stale_after'").fetchone()
     finally:
         if began:
             conn.execute("COMMIT")
@@ -66,6 +75,9 @@ def read_status_rows(conn: sqlite3.Connection, events: int) -> StatusRows:
         events=tuple(reversed(recent)),
         agents=tuple(json.loads(named[0])) if named else None,
         accounts=tuple((str(n), str(a)) for n, a in json.loads(configured[0])) if configured else None,
+        pauses=pauses,
+        usage=usage,
+        usage_stale_after=float(stale[0]) if stale else None,
     )
 
 

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import overload
 
 from afd.errors import EXIT_CONFIG, AfdError
-from afd.judge.limits import LimitFact, LimitState
 from afd.model import Event, IdentityKind, IdentitySource, SessionState
 from afd.record.files import DB_NAME, LOCK_NAME, default_path, lock_holder_pid, lock_is_held, lock_path_for  # noqa: F401
 from afd.record.schema import MIGRATIONS, SCHEMA_VERSION, SQL_FUNCTIONS  # noqa: F401
@@ -43,9 +42,14 @@ from afd.record.types import (
     JournalEntry,
     JournalState,
     LedgerEntry,
+    LimitFact,
+    LimitState,
+    NextAction,
+    Pause,
     ResumeHistory,
     SessionRecord,
     StoredEvent,
+    Witnesses,
 )
 
 EVENT_RETENTION = timedelta(days=30)
@@ -110,23 +114,30 @@ def _one_line(text: str) -> str:
 
 
 _SESSION_COLUMNS = tuple(f.name for f in fields(SessionRecord))
-_SESSION_DATETIMES = frozenset({"created_at", "updated_at", "banner_first_seen_at", "reset_at"})
+_SESSION_DATETIMES = frozenset({"created_at", "updated_at", "banner_first_seen_at", "reset_at", "awaiting_since", "continued_at"})
+
+
+def _session_column(name: str, value):
+    if name in _SESSION_DATETIMES:
+        return _iso(value)
+    if name == "next_action":
+        return value.dumps() if value is not None else None
+    return value
 
 
 def _session_to_row(record: SessionRecord) -> tuple:
-    return tuple(
-        _iso(getattr(record, name)) if name in _SESSION_DATETIMES else getattr(record, name)
-        for name in _SESSION_COLUMNS
-    )
+    return tuple(_session_column(name, getattr(record, name)) for name in _SESSION_COLUMNS)
 
 
 # Stored as their plain string values; read back as the enums the code compares with `is`.
-_SESSION_ENUMS = {"state": SessionState, "identity": IdentityKind, "identity_source": IdentitySource}
+_SESSION_ENUMS = {"state": SessionState, "identity": IdentityKind, "identity_source": IdentitySource, "witnesses": Witnesses}
 
 
 def _session_value(name: str, value):
     if name in _SESSION_DATETIMES:
         return _dt(value)
+    if name == "next_action":
+        return NextAction.loads(value)
     kind = _SESSION_ENUMS.get(name)
     if kind is not None and value in kind._value2member_map_:
         return kind(value)
@@ -544,6 +555,7 @@ class Store:
             # handoffs: the ledger bounds ping-ponging per session.
             self._conn.execute("DELETE FROM ledger WHERE session = ?", (name,))
             self._conn.execute("DELETE FROM resume_history WHERE session = ?", (name,))
+            self._conn.execute("DELETE FROM pauses WHERE session = ?", (name,))
             return cur.rowcount > 0
 
     # -- the limit map
@@ -740,6 +752,7 @@ class Store:
                 reset_at=_dt(r["reset_at"]),
                 handoff_wall=r["handoff_wall"],
                 handoff_tried=r["handoff_tried"],
+                cancelled=r["cancelled"],
             )
             for r in self._rows("SELECT * FROM resume_history")
         }
@@ -748,14 +761,14 @@ class Store:
         with self.transaction():
             self._conn.execute(
                 "INSERT INTO resume_history (session, episode, attempts, last_sent_at, backoff_level, relimited_at,"
-                " unconfirmed, retry_after, needs_human, first_seen_at, reset_at, handoff_wall, handoff_tried)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
+                " unconfirmed, retry_after, needs_human, first_seen_at, reset_at, handoff_wall, handoff_tried, cancelled)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET episode = excluded.episode,"
                 " attempts = excluded.attempts, last_sent_at = excluded.last_sent_at,"
                 " backoff_level = excluded.backoff_level, relimited_at = excluded.relimited_at,"
                 " unconfirmed = excluded.unconfirmed, retry_after = excluded.retry_after,"
                 " needs_human = excluded.needs_human, first_seen_at = excluded.first_seen_at,"
                 " reset_at = excluded.reset_at, handoff_wall = excluded.handoff_wall,"
-                " handoff_tried = excluded.handoff_tried",
+                " handoff_tried = excluded.handoff_tried, cancelled = excluded.cancelled",
                 (
                     session,
                     history.episode,
@@ -770,8 +783,30 @@ class Store:
                     _iso(history.reset_at),
                     history.handoff_wall,
                     history.handoff_tried,
+                    history.cancelled,
                 ),
             )
+
+    # -- pauses (the person's hold on a session)
+
+    def pauses(self) -> Mapping[str, Pause]:
+        """Every session's pause as stored, ended or not (`policy.pause_in_force` tells), kept until a write."""
+        return self._unchanged_since_read("pauses", lambda: {
+            r["session"]: Pause(r["session"], _dt(r["since"]), _dt(r["until"])) for r in self._rows("SELECT * FROM pauses")
+        })
+
+    def save_pause(self, pause: Pause) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "INSERT INTO pauses (session, since, until) VALUES (?, ?, ?)"
+                " ON CONFLICT (session) DO UPDATE SET since = excluded.since, until = excluded.until",
+                (pause.session, _iso(pause.since), _iso(pause.until)),
+            )
+
+    def delete_pause(self, session: str) -> bool:
+        """End a session's pause; False when it had none."""
+        with self.transaction():
+            return self._conn.execute("DELETE FROM pauses WHERE session = ?", (session,)).rowcount > 0
 
     # -- what status shows
 

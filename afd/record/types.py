@@ -10,12 +10,85 @@ identities and identity sources are enums here and plain strings on disk.
 from __future__ import annotations
 
 import enum
+import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
 from afd.model import Event, IdentityKind, IdentitySource, SessionState
 
 # --- sessions ---------------------------------------------------------------
+
+
+class Witnesses(enum.StrEnum):
+    """Who says a session is limited, as `afd status` shows it (afd.judge.witness combines them)."""
+
+    PANE = "pane"
+    RECORD = "record"
+    BOTH = "pane+record"
+    DISPUTED = "disputed"  # the pane shows a wall; the agent's records say it went on
+
+
+class PlanKind(enum.StrEnum):
+    """What a session's next action is; the values are what `status --json` shows in `next.action`."""
+
+    RESUME = "resume"  # afd resumes it, at `at` (None: now)
+    AUTO_CONTINUE = "auto-continue"  # the agent continues by itself; afd checks afterwards
+    REPORT = "report"  # nothing afd does by itself: `why` says what a person can do
+    NEEDS_HUMAN = "needs-human"  # only a person gets it past this
+    HANDOFF = "handoff"  # a swap to another agent is under way
+    PARK = "park"  # every account of handoff_order is limited: it waits for a reset
+    RESUMING = "resuming"  # a resume is under way
+    BRIEF_PENDING = "brief-pending"  # a handoff's brief waits for the new agent to take it
+    PAUSED = "paused"  # the person paused the session: `held` is what afd would do, `at` when the pause ends
+
+
+@dataclass(frozen=True, slots=True)
+class NextAction:
+    """A session's next action: what status shows, in words made when it is read (afd.decide.nextaction)."""
+
+    action: PlanKind
+    why: str = ""
+    at: datetime | None = None  # when, for a plan with a time
+    attempt: int | None = None
+    of: int | None = None  # resume_max_attempts when the plan counts attempts
+    agent: str | None = None  # whose own auto-continue, when the words name it
+    # Why afd only reports, as a code a script can test: "report" (limit_auto_resume is off),
+    # "other-model", "records-only", "unplanned", "cancelled".
+    reason: str | None = None
+    held: NextAction | None = None  # for PAUSED: what afd would do were the session not paused
+
+    def as_json(self) -> dict:
+        """Its stored form, which `status --json` prints as `next` (schema 1: these keys; `agent`, `reason`, `held` when set)."""
+        at = self.at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if self.at is not None else None
+        out: dict = {"action": self.action.value, "at": at, "attempt": self.attempt, "of": self.of, "why": self.why}
+        if self.agent:
+            out["agent"] = self.agent
+        if self.reason:
+            out["reason"] = self.reason
+        if self.held is not None:
+            out["held"] = self.held.as_json()
+        return out
+
+    def dumps(self) -> str:
+        return json.dumps(self.as_json(), sort_keys=True)
+
+    @classmethod
+    def loads(cls, text: str | None) -> NextAction | None:
+        """The stored form read back; None for none. Text that is not a plan is kept as the words of a report."""
+        if not text:
+            return None
+        try:
+            return cls._of_json(json.loads(text))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return cls(PlanKind.REPORT, text)
+
+    @classmethod
+    def _of_json(cls, value: dict) -> NextAction:
+        kind = PlanKind(value["action"])
+        at = datetime.fromisoformat(value["at"].replace("Z", "+00:00")) if value.get("at") else None
+        held = cls._of_json(value["held"]) if isinstance(value.get("held"), dict) else None
+        return cls(kind, value.get("why") or "", at, value.get("attempt"), value.get("of"), value.get("agent"),
+                   value.get("reason"), held)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,14 +115,20 @@ class SessionRecord:
     last_banner: str | None = None
     banner_first_seen_at: datetime | None = None
     reset_at: datetime | None = None
-    next_action: str | None = None
+    next_action: NextAction | None = None
     location: str | None = None  # tmux "session:window.pane" as last seen; moves when windows do
-    # Who says the session is limited: "pane", "record", "pane+record", or
-    # "disputed" (a banner the agent's records contradict); None otherwise.
-    witnesses: str | None = None
+    # Who says the session is limited, or that a banner is disputed; None otherwise.
+    witnesses: Witnesses | None = None
     # The account the agent runs on (`claude`, `claude-work`, `claude@/home/u/.claude-x`,
     # or `unknown`: its environment could not be read, or a credential chose it); None without an agent.
     account: str | None = None
+    # When the agent last took a continuation afd typed (a confirmed resume): a banner first seen,
+    # a rejection recorded or a screen captured before it is history, not a wall now.
+    continued_at: datetime | None = None
+    # afd started this session's agent at this instant (a create, a resume that
+    # started it again, a handoff rolled back onto it) and has not seen it run
+    # yet: a launcher in front of it is waited for, not taken for its exit.
+    awaiting_since: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +158,65 @@ class ResumeHistory:
     # (`HandoffTry`): stored, so a restart between trying and deciding does not try again.
     handoff_wall: str | None = None
     handoff_tried: str | None = None
+    # The episode whose planned resume the person cancelled (`afd sessions cancel`): stored, so the
+    # next poll does not plan it again; a new wall is a new episode, planned as ever.
+    cancelled: str | None = None
 
 
 NO_HISTORY = ResumeHistory()  # a session afd never acted on
+
+
+@dataclass(frozen=True, slots=True)
+class GitFacts:
+    """Where the branch stands at the moment of a swap: what the ledger is anchored on and the brief says."""
+
+    branch: str | None  # None when HEAD is detached
+    head_sha: str
+    base_sha: str  # where the branch left its default branch, or the session's recorded base
+    base_label: str  # how to name the base to a person: "main", or a short SHA
+    commits: int  # commits in base..HEAD
+    dirty_files: int  # files with uncommitted changes (tracked or not)
+
+
+
+# --- the limit map (rules: afd/judge/limits.py) ---------------------------
+
+
+class LimitState(enum.Enum):
+    LIMITED = "limited"
+    AVAILABLE = "available"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class LimitFact:
+    """One account's entry in the limit map."""
+
+    agent: str
+    state: LimitState
+    reset_at: datetime | None
+    observed_at: datetime | None
+    source_session: str | None
+    banner: str | None = None
+    # The account, when it is not the agent's default one (which is named after the agent).
+    account: str | None = None
+
+    @property
+    def account_name(self) -> str:
+        """The key of this fact in the map: the account's name."""
+        return self.account or self.agent
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """The person's hold on one session (`afd sessions pause`): afd types nothing into its pane by itself.
+
+    The session is still watched and reported; a manual `afd resume` or `afd handoff` still acts.
+    """
+
+    session: str
+    since: datetime
+    until: datetime | None  # None: until the person unpauses it
 
 
 # --- events, the journal, the ledger ---------------------------------------

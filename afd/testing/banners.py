@@ -10,27 +10,14 @@ text that looks like a limit and is not one.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
+
+from afd.testing.dialogs import FAMILIES as DIALOGS
+from afd.testing.family import BannerFamily, zone_suffix
 
 
-@dataclass(frozen=True, slots=True)
-class BannerFamily:
-    id: str
-    agent: str
-    limit: bool  # does a real detector have to call this a limit?
-    build: Callable[[Mapping[str, object]], list[str]]
-    defaults: Mapping[str, object] = field(default_factory=dict)
-    # The `/rate-limit-options` menu takes the place of the composer while it is open.
-    replaces_composer: bool = False
-
-
-def _zone(params: Mapping[str, object]) -> str:
-    zone = params.get("zone") or ""
-    return f" ({zone})" if zone else ""
-
-
-def _claude_wrap(marker: str, text: str, params: Mapping[str, object], indent: str = "     ") -> list[str]:
+def _claude_wrap(marker: str, text: str, params: Mapping[str, Any], indent: str = "     ") -> list[str]:
     """Claude continues a wrapped line on indented rows, breaking between words."""
     width = params.get("width")
     if not width:
@@ -48,7 +35,7 @@ def _claude_wrap(marker: str, text: str, params: Mapping[str, object], indent: s
     return rows
 
 
-def _codex_wrap(text: str, params: Mapping[str, object]) -> list[str]:
+def _codex_wrap(text: str, params: Mapping[str, Any]) -> list[str]:
     """Codex's TUI continues a wrapped cell at column 0, sometimes inside a word.
 
     ``break_after``: substrings after whose first occurrence the row ends
@@ -75,9 +62,9 @@ def _codex_wrap(text: str, params: Mapping[str, object]) -> list[str]:
     return rows
 
 
-def _claude_line(sentence: str) -> Callable[[Mapping[str, object]], list[str]]:
-    def build(p: Mapping[str, object]) -> list[str]:
-        text = sentence.format(**p, zone_suffix=_zone(p))
+def _claude_line(sentence: str) -> Callable[[Mapping[str, Any]], list[str]]:
+    def build(p: Mapping[str, Any]) -> list[str]:
+        text = sentence.format(**p, zone_suffix=zone_suffix(p))
         rows = _claude_wrap(str(p.get("marker", "  ⎿  ")), text, p)
         hint = p.get("hint")
         if hint:
@@ -87,10 +74,10 @@ def _claude_line(sentence: str) -> Callable[[Mapping[str, object]], list[str]]:
     return build
 
 
-def _rate_limit_menu(p: Mapping[str, object]) -> list[str]:
+def _rate_limit_menu(p: Mapping[str, Any]) -> list[str]:
     rows = [
         "> /rate-limit-options",
-        f"You've hit your {p['which']} limit · resets {p['reset']}{_zone(p)}",
+        f"You've hit your {p['which']} limit · resets {p['reset']}{zone_suffix(p)}",
         "What do you want to do?",
     ]
     options = ["Upgrade your plan", "Stop and wait for limit to reset"]
@@ -102,36 +89,36 @@ def _rate_limit_menu(p: Mapping[str, object]) -> list[str]:
     return rows
 
 
-def _auto_continue(p: Mapping[str, object]) -> list[str]:
+def _auto_continue(p: Mapping[str, Any]) -> list[str]:
     return [
-        f"You've hit your session limit · resets {p['reset']}{_zone(p)}",
+        f"You've hit your session limit · resets {p['reset']}{zone_suffix(p)}",
         "/upgrade or /usage-credits to finish what you’re working on.",
         "",
         f"⏺ Usage limit reached · continuing automatically at {p['continue_at'] or p['reset']} · esc or type to cancel",
     ]
 
 
-def _limit_reset(p: Mapping[str, object]) -> list[str]:
+def _limit_reset(p: Mapping[str, Any]) -> list[str]:
     # The wall came and went: the newer line says the agent is running again.
     return [
-        f"  ⎿  You've hit your session limit · resets {p['reset']}{_zone(p)}",
+        f"  ⎿  You've hit your session limit · resets {p['reset']}{zone_suffix(p)}",
         "",
         "⏺ Usage limit reset · continuing automatically",
     ]
 
 
-def _armed(p: Mapping[str, object]) -> list[str]:
+def _armed(p: Mapping[str, Any]) -> list[str]:
     # Claude Code 2.1's wall with its own auto-continue armed: the banner under
     # the prompt, then its message row; the screen adds the footer below the
     # composer while the wall stays armed (see `screens.armed_footer`).
     return [
-        f"  ⎿  You've hit your {p['window']} limit · resets {p['reset']}{_zone(p)}",
+        f"  ⎿  You've hit your {p['window']} limit · resets {p['reset']}{zone_suffix(p)}",
         "",
         f"● Usage limit reached · set to continue automatically at {p['reset']}",
     ]
 
 
-def _codex_modal(p: Mapping[str, object]) -> list[str]:
+def _codex_modal(p: Mapping[str, Any]) -> list[str]:
     # Codex replaces its composer with a modal after a limit when usage is high.
     return [
         *_codex_wrap(codex_sentence(p), p),
@@ -155,7 +142,7 @@ _CODEX_LEADS = {
 }
 
 
-def codex_sentence(p: Mapping[str, object]) -> str:
+def codex_sentence(p: Mapping[str, Any]) -> str:
     """The unwrapped codex usage-limit sentence for these parameters."""
     lead = _CODEX_LEADS[str(p.get("lead", "plain"))]
     form, reset = p.get("form", "in"), p.get("reset", "")
@@ -173,7 +160,7 @@ def codex_sentence(p: Mapping[str, object]) -> str:
     return f"{p.get('prefix', '■ ')}{text}"
 
 
-def _codex_usage_limit(p: Mapping[str, object]) -> list[str]:
+def _codex_usage_limit(p: Mapping[str, Any]) -> list[str]:
     return _codex_wrap(codex_sentence(p), p)
 
 
@@ -357,7 +344,7 @@ def family(family_id: str) -> BannerFamily:
         raise ValueError(f"unknown banner family {family_id!r} (known: {', '.join(sorted(FAMILIES))})") from None
 
 
-def render(family_id: str, params: Mapping[str, object] | None = None) -> list[str]:
+def render(family_id: str, params: Mapping[str, Any] | None = None) -> list[str]:
     """The screen rows of one banner of this family, with ``params`` over its defaults."""
     fam = family(family_id)
     merged = {**fam.defaults, **(params or {})}
@@ -367,8 +354,6 @@ def render(family_id: str, params: Mapping[str, object] | None = None) -> list[s
 def _with_dialogs() -> Mapping[str, BannerFamily]:
     # The menu, modal and auto-continue screens live in their own module; a
     # family defined here under the same id wins.
-    from afd.testing.dialogs import FAMILIES as DIALOGS
-
     return MappingProxyType({**DIALOGS, **FAMILIES})
 
 

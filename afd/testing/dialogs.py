@@ -10,18 +10,19 @@ moves the highlight with the arrow keys and logs the text it confirmed.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from afd.testing.banners import BannerFamily, _zone
+from afd.testing.family import BannerFamily, zone_suffix
 
 
 def _menu(marker: str, options, selected: int) -> list[str]:
     return [f"{marker if n == selected else ' '} {n}. {option}" for n, option in enumerate(options, start=1)]
 
 
-def _claude_menu(p: Mapping[str, object]) -> list[str]:
+def _claude_menu(p: Mapping[str, Any]) -> list[str]:
     return [
         "> /rate-limit-options",
-        f"  ⎿  You've hit your {p['which']} limit · resets {p['reset']}{_zone(p)}",
+        f"  ⎿  You've hit your {p['which']} limit · resets {p['reset']}{zone_suffix(p)}",
         "",
         "What do you want to do?",
         *_menu("❯", p["options"], int(p["selected"])),
@@ -30,11 +31,11 @@ def _claude_menu(p: Mapping[str, object]) -> list[str]:
     ]
 
 
-def _codex_wall(p: Mapping[str, object]) -> str:
+def _codex_wall(p: Mapping[str, Any]) -> str:
     return f"■ You've hit your usage limit. Try again in {p['reset']}."
 
 
-def _codex_switch(p: Mapping[str, object]) -> list[str]:
+def _codex_switch(p: Mapping[str, Any]) -> list[str]:
     return [
         _codex_wall(p),
         "",
@@ -47,7 +48,7 @@ def _codex_switch(p: Mapping[str, object]) -> list[str]:
     ]
 
 
-def _codex_increase(p: Mapping[str, object]) -> list[str]:
+def _codex_increase(p: Mapping[str, Any]) -> list[str]:
     return [
         _codex_wall(p),
         "",
@@ -58,17 +59,17 @@ def _codex_increase(p: Mapping[str, object]) -> list[str]:
     ]
 
 
-def _native_armed(p: Mapping[str, object]) -> list[str]:
+def _native_armed(p: Mapping[str, Any]) -> list[str]:
     return [
-        f"  ⎿  You've hit your {p['which']} limit · resets {p['reset']}{_zone(p)}",
+        f"  ⎿  You've hit your {p['which']} limit · resets {p['reset']}{zone_suffix(p)}",
         "",
         f"● Usage limit reached · set to continue automatically at {p['reset']}",
     ]
 
 
-def _native_cancelled(p: Mapping[str, object]) -> list[str]:
+def _native_cancelled(p: Mapping[str, Any]) -> list[str]:
     return [
-        f"  ⎿  You've hit your {p['which']} limit · resets {p['reset']}{_zone(p)}",
+        f"  ⎿  You've hit your {p['which']} limit · resets {p['reset']}{zone_suffix(p)}",
         "",
         "● Automatic continue cancelled · /rate-limit-options to wait again",
         "  /upgrade or /usage-credits to finish what you’re working on.",

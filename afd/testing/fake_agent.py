@@ -47,6 +47,7 @@ import sys
 import termios
 import time
 import tty
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,7 +75,8 @@ class Invocation:
 
 def parse_invocation(agent: str, args: list[str]) -> Invocation:
     """Read the agent's own command line the way the real CLI would (``agent``: the style it plays)."""
-    words, resume, headless = [], False, False
+    words: list[str] = []
+    resume, headless = False, False
     it = iter(enumerate(args))
     for _i, arg in it:
         if agent == "codex" and not words and arg == "resume":
@@ -172,6 +174,8 @@ class Turn:
     started: float
     ends: float
     command: subprocess.Popen | None = None  # a "run: " prompt's process
+    answers_at: float = 0.0  # its first output shows then (think_seconds after it began)
+    answered: bool = False
 
 
 @dataclass
@@ -197,7 +201,13 @@ class FakeAgent:
     in_paste: bool = False
     paste_text: str = ""
     last_rows: list[str] | None = None
-    started: float = field(default_factory=time.monotonic)
+    # Its clock, and when it started by it: a test that simulates time hands in its own.
+    clock: Callable[[], float] = time.monotonic
+    started: float | None = None
+    # The screen's columns and lines when it has no terminal to ask (a simulated pane).
+    size: tuple[int, int] | None = None
+    # A submitted prompt the agent has not yet shown it took: (text, via, when it will).
+    taking: tuple[str, str, float] | None = None
     # An open menu that lists its options: where its rows start, its parameters, the highlighted number.
     menu_start: int | None = None
     menu_params: dict = field(default_factory=dict)
@@ -224,7 +234,7 @@ class FakeAgent:
         if self.limited_since is None:
             return False
         lasts = self.scenario.limit_lasts_seconds
-        return lasts is None or time.monotonic() - self.limited_since < lasts
+        return lasts is None or self.clock() - self.limited_since < lasts
 
     def at_wall_on_start(self) -> bool:
         s = self.scenario
@@ -238,7 +248,7 @@ class FakeAgent:
     def show_limit(self, reason: str) -> None:
         rows = self.wall_rows()
         if self.limited_since is None or not self.limited:
-            self.limited_since = time.monotonic()
+            self.limited_since = self.clock()
         self.limits_shown += 1
         if self.transcript and self.transcript[-1] != "":
             self.transcript.append("")
@@ -255,6 +265,7 @@ class FakeAgent:
 
     # --- menus that list their options ---------------------------------
     def move_menu(self, step: int) -> None:
+        assert self.menu_start is not None  # only an open menu is moved in
         options = list(self.menu_params["options"])
         self.menu_selected = min(len(options), max(1, self.menu_selected + step))
         rows = banners.render(self.banner_id, {**self.scenario.banner_params, "selected": self.menu_selected})
@@ -262,6 +273,7 @@ class FakeAgent:
         self.log.write("menu_move", selected=self.menu_selected, option=options[self.menu_selected - 1])
 
     def confirm_menu(self, number: int, via: str) -> None:
+        assert self.menu_start is not None  # only an open menu is confirmed
         options = list(self.menu_params["options"])
         self.log.write("menu", choice=options[number - 1], index=number, via=via)
         # The menu goes; the wall it was about stays on screen (up to its first blank row).
@@ -301,6 +313,22 @@ class FakeAgent:
             self.show_limit("prompt while limited")
             self.status = self.summary(0)
             return
+        now = self.clock()
+        think = max(0.0, self.scenario.think_seconds)
+        self.turn = Turn(prompt, now, now + think + max(0.0, self.scenario.work_seconds), answers_at=now + think)
+        if think == 0:
+            self.answer()
+        if self.scenario.run_commands and prompt.startswith("run: "):
+            self.turn.command = subprocess.Popen(
+                prompt[len("run: "):], shell=True, cwd=self.cwd, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )
+        self.log.write("work_start", prompt=prompt, n=self.prompts_done + 1)
+
+    def answer(self) -> None:
+        """The turn's first output: its reply, and what the scenario has it print."""
+        assert self.turn is not None, "an answer belongs to a turn"
+        self.turn.answered = True
         self.transcript += screens.reply_rows(self.style, "I'll take care of that.")
         if self.scenario.show_file:
             try:
@@ -310,17 +338,10 @@ class FakeAgent:
             self.transcript += ["", *screens.file_rows(self.style, self.scenario.show_file, lines)]
         if self.scenario.work_output:
             self.transcript += ["", *self.scenario.work_output]
-        now = time.monotonic()
-        self.turn = Turn(prompt, now, now + max(0.0, self.scenario.work_seconds))
-        if self.scenario.run_commands and prompt.startswith("run: "):
-            self.turn.command = subprocess.Popen(
-                prompt[len("run: "):], shell=True, cwd=self.cwd, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            )
-        self.log.write("work_start", prompt=prompt, n=self.prompts_done + 1)
 
     def turn_over(self, now: float) -> bool:
         turn = self.turn
+        assert turn is not None  # asked while a turn runs
         if turn.command is not None:
             return turn.command.poll() is not None
         until = self.scenario.work_until_file
@@ -330,22 +351,24 @@ class FakeAgent:
 
     def finish_command(self) -> None:
         turn, self.turn = self.turn, None
+        assert turn is not None and turn.command is not None  # a command's turn, just over
         out, err = turn.command.communicate()
         self.prompts_done += 1
         self.log.write("command", command=turn.prompt[len("run: "):], rc=turn.command.returncode, stdout=out, stderr=err)
         shown = [f"  {line}" for line in (out + err).splitlines()[-8:]]
         self.transcript += ["", f"⏺ Bash({turn.prompt[len('run: '):][:60]})", *shown, f"  (exit {turn.command.returncode})"]
-        self.status = self.summary(time.monotonic() - turn.started)
+        self.status = self.summary(self.clock() - turn.started)
 
     def finish_turn(self) -> None:
         turn, self.turn = self.turn, None
+        assert turn is not None  # a turn, just over
         rel, sha = do_work(self.agent, self.cwd, turn.prompt, self.scenario.work_file)
         self.prompts_done += 1
         self.log.write("work", prompt=turn.prompt, n=self.prompts_done, file=rel, commit=sha)
         if self.records is not None:
             self.records.reply(f"Done: {rel}")
         self.transcript += ["", *screens.edit_rows(self.style, rel, sha)]
-        self.status = self.summary(time.monotonic() - turn.started)
+        self.status = self.summary(self.clock() - turn.started)
         n = self.scenario.limit_after_prompts
         if n is not None and self.limits_shown == 0 and self.prompts_done >= n:
             self.show_limit(f"after {n} prompts")
@@ -354,8 +377,16 @@ class FakeAgent:
             raise Exit(self.scenario.exit_code, f"after {n} prompts")
 
     def tick(self) -> None:
-        now = time.monotonic()
+        now = self.clock()
+        if self.started is None:
+            self.started = now
+        if self.taking is not None and now >= self.taking[2]:
+            (text, via, _), self.taking = self.taking, None
+            self.composer, self.composer_pasted = "", False
+            self.submit(text, via)
         elapsed = now - self.started
+        if self.turn and not self.turn.answered and now >= self.turn.answers_at:
+            self.answer()
         if self.turn and self.turn_over(now):
             if self.turn.command is not None:
                 self.finish_command()
@@ -371,7 +402,8 @@ class FakeAgent:
         if not self.turn and self.queue and not self.menu_open:
             self.begin(self.queue.popleft())
         if self.turn:
-            self.status = screens.spinner(self.style, now - self.turn.started)
+            thinking = not self.turn.answered
+            self.status = screens.thinking(self.style) if thinking else screens.spinner(self.style, now - self.turn.started)
 
     # --- input ----------------------------------------------------------
     def feed(self, text: str) -> None:
@@ -435,7 +467,13 @@ class FakeAgent:
                 self.log.write("menu", choice=self.composer.strip() or "1")
                 self.composer = ""
                 return
+            if self.taking is not None:
+                return  # still on its way to taking the last one
             text, via = self.composer, "paste" if self.composer_pasted else "typed"
+            if text.strip() and self.scenario.take_seconds > 0:
+                # A slow agent: the text stays in its input row until it shows it took it.
+                self.taking = (text, via, self.clock() + self.scenario.take_seconds)
+                return
             self.composer, self.composer_pasted = "", False
             if text.strip():
                 self.submit(text, via)
@@ -451,8 +489,7 @@ class FakeAgent:
     # --- screen ---------------------------------------------------------
     def rows(self) -> list[str]:
         try:
-            size = os.get_terminal_size(self.out_fd)
-            width, height = size.columns, size.lines
+            width, height = self.size or tuple(os.get_terminal_size(self.out_fd))
         except OSError:
             width, height = 80, 24
         screen = screens.Screen(
@@ -479,28 +516,32 @@ class FakeAgent:
         os.write(self.out_fd, out.encode("utf-8"))
 
     def next_wake(self) -> float:
-        if self.turn:
+        if self.turn or self.taking:
             return 0.05
         waits = [0.5]
-        elapsed = time.monotonic() - self.started
+        elapsed = self.clock() - (self.started or self.clock())
         for t in (self.scenario.exit_after_seconds, self.scenario.limit_after_seconds):
             if t is not None:
                 waits.append(max(0.0, t - elapsed))
         return min(waits)
 
-    def run(self) -> None:
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    def start(self) -> None:
+        """What the agent does before it reads input: its wall, its first prompt, its first screen's state."""
         if self.scenario.spawn_child:
             self.log.write("child", child_pid=spawn_child(self.scenario.child_seconds))
         if self.at_wall_on_start():
             if self.invocation.prompt is None:
                 self.show_limit("resume still limited" if self.invocation.resume else "at start")
             else:
-                self.limited_since = time.monotonic()  # the first prompt meets the wall
+                self.limited_since = self.clock()  # the first prompt meets the wall
         if self.invocation.prompt is not None:
             self.log.write("input", text=self.invocation.prompt, via="argument", queued=False)
             self.queue.append(self.invocation.prompt)
         self.tick()
+
+    def run(self) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.start()
         self.redraw()
         self.log.write("ready")
         while True:
@@ -559,7 +600,7 @@ def _cmdline() -> list[str]:
 
 
 def _own_options(argv: list[str]) -> tuple[dict, list[str]]:
-    opts = {"as": None, "scenario": None, "log": None}
+    opts: dict[str, str | None] = {"as": None, "scenario": None, "log": None}
     while argv and argv[0] in ("--as", "--scenario", "--log"):
         if len(argv) < 2:
             raise SystemExit(f"fake_agent: {argv[0]} needs a value")

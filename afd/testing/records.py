@@ -131,8 +131,14 @@ def codex_window(window: str, used: float, resets_at: datetime | None, **extra) 
     }
 
 
-def codex_token_count(at: datetime, primary: dict | None, secondary: dict | None) -> dict:
-    rate_limits = {"primary": primary, "secondary": secondary, "credits": None, "rate_limit_reached_type": None}
+def codex_token_count(at: datetime, primary: dict | None, secondary: dict | None, *, limit_id: str = "codex",
+                      limit_name: str | None = None, plan_type: str | None = None) -> dict:
+    """A `token_count` as Codex 0.171.0 writes it: `limit_id` is "codex", or a model's own limit ("codex_spark",
+    with its `limit_name`, from an `x-codex-active-limit: codex-spark` header); `plan_type` is null on a custom
+    provider (it comes with a ChatGPT sign-in, not from a response)."""
+    rate_limits = {"limit_id": limit_id, "limit_name": limit_name, "primary": primary, "secondary": secondary,
+                   "credits": None, "individual_limit": None, "spend_control_reached": None, "plan_type": plan_type,
+                   "rate_limit_reached_type": None}
     return _codex(at, "event_msg", {"type": "token_count", "info": None, "rate_limits": rate_limits})
 
 

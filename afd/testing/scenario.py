@@ -18,6 +18,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +31,7 @@ class Scenario:
     # Banner family id from afd.testing.banners (None: the agent's default)
     # and its parameters (reset time text, zone, form, prefix, wrap point).
     banner: str | None = None
-    banner_params: Mapping[str, object] = field(default_factory=dict)
+    banner_params: Mapping[str, Any] = field(default_factory=dict)
     # How long the wall lasts inside this process; None: until it exits.
     limit_lasts_seconds: float | None = None
     # A resumed run (`--continue`, `resume --last`) either works, or is
@@ -44,6 +45,9 @@ class Scenario:
     exit_after_seconds: float | None = None
     exit_code: int = 0
     work_seconds: float = 0.3
+    # Before a turn's first output the agent thinks this long, showing only the prompt it took and a
+    # status row that stands still (an agent whose first step is slow: its answer is written after it).
+    think_seconds: float = 0.0
     # Lines printed as the agent's output in each turn, before its reply.
     work_output: tuple[str, ...] = ()
     # A file (relative to cwd) the agent "cats" into its output each turn.
@@ -53,6 +57,8 @@ class Scenario:
     # Claude's prompt box: "modern" (rules and `❯`) or "boxed" (`│ > │`, `? for shortcuts`).
     ui: str = "modern"
     bracketed_paste: bool = True
+    # How long the agent takes to show it took a submitted prompt: the text stays in its input row meanwhile.
+    take_seconds: float = 0.0
     # A prompt "run: COMMAND" runs COMMAND in a shell from the agent's pane
     # (as its child, with its environment), the way an agent runs a tool;
     # the turn lasts until it exits and its output is shown.
@@ -84,14 +90,14 @@ def _read_file(path: Path) -> dict:
     return json.loads(text)
 
 
-def _env_value(raw: str) -> object:
+def _env_value(raw: str) -> Any:
     try:
         return json.loads(raw)
     except ValueError:
         return raw
 
 
-def _coerce(name: str, value: object) -> object:
+def _coerce(name: str, value: Any) -> Any:  # Any: a scenario is JSON, each value of the type its field says
     if name in ("work_output", "banner_rows"):
         return tuple(value) if not isinstance(value, str) else (value,)
     if name == "banner_params":
@@ -121,7 +127,7 @@ def load_scenario(agent: str, path: str | Path | None = None, env: Mapping[str, 
     return Scenario(**{k: _coerce(k, v) for k, v in data.items()})
 
 
-def write_scenario(path: Path, scenario: Scenario | Mapping[str, object]) -> Path:
+def write_scenario(path: Path, scenario: Scenario | Mapping[str, Any]) -> Path:
     """Write a scenario as JSON (what tests hand to a fake)."""
     if isinstance(scenario, Scenario):
         data = {f: getattr(scenario, f) for f in _FIELDS}

@@ -106,6 +106,11 @@ def spinner(agent: str, elapsed: float) -> str:
     return f"{glyph} Working… ({seconds}s)"
 
 
+def thinking(agent: str) -> str:
+    """The status row of an agent thinking before its first output: it stands still (no counter, no frames)."""
+    return {"claude": "✻ Thinking… (esc to interrupt)", "codex": "• Thinking (esc to interrupt)"}.get(agent, "  Thinking…")
+
+
 def turn_summary(agent: str, elapsed: float) -> str | None:
     return f"✻ Worked for {int(elapsed)}s" if agent == "claude" else None
 

@@ -56,7 +56,7 @@ class DaemonLink:
             sub.close()
         if settled is None:
             raise Refused(504, f"{UNCONFIRMED} (journal {result.get('journal')})")
-        return {**result, **dict(settled)}  # type: ignore[call-overload]
+        return {**result, **dict(settled)}
 
     def subscribe(self, cmd: str, args: dict | None = None) -> control.Subscription:
         return control.subscribe(self.path, cmd, args or {}, timeout=self.timeout)

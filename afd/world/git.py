@@ -208,13 +208,13 @@ def is_ancestor(path: Path, older: str, newer: str) -> bool:
 
 
 def handoff_facts(path: Path, recorded_base: str | None = None):
-    """Branch, HEAD, base and dirty-file count of a worktree at a swap (afd.brief.GitFacts).
+    """Branch, HEAD, base and dirty-file count of a worktree at a swap (afd.record.types.GitFacts).
 
     The base is the session's recorded one when it is still an ancestor of
     HEAD, else the merge-base with the default branch; on the default branch
     itself (or with none) the base is HEAD, and the range is empty.
     """
-    from afd.decide.brief import GitFacts
+    from afd.record.types import GitFacts
 
     head = head_sha(path)
     if head is None:

@@ -61,6 +61,52 @@ class ServerRef:
             return [*base, "-S", self.socket_path]
         return base
 
+    def exchange(self, args: Sequence[str], timeout: float, stdin: bytes | None, client_env: Mapping[str, str] | None) -> Reply:
+        """Run one tmux client with `args` (a command, or a chain joined by ";") and return its answer.
+
+        The one place a tmux client runs: a test's simulated server (a subclass) answers here instead.
+        """
+        try:
+            proc = subprocess.run(
+                [*self.argv(), *args],
+                input=stdin,
+                stdin=None if stdin is not None else subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout,
+                check=False,
+                env=client_env,
+            )
+        except subprocess.TimeoutExpired:
+            return Reply(None, b"", f"tmux did not answer within {timeout:g}s")
+        except OSError as exc:
+            return Reply(None, b"", f"could not run tmux: {exc}")
+        return Reply(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", errors="replace"))
+    @classmethod
+    def chosen(cls, socket_name: str | None = None, socket_path: str | None = None,
+               env: Mapping[str, str] | None = None) -> ServerRef:
+        """The server a tmux client means, by tmux's own rule: -L or -S, else the one $TMUX names, else the default.
+
+        Inside a pane of `tmux -L x`, a bare `tmux` talks to `x`, so a bare
+        `afd run` there watches `x`: the choice is made explicit here, so
+        every part of afd (and every status line) names that server.
+        """
+        if socket_name or socket_path:
+            return cls(socket_name=socket_name or None, socket_path=None if socket_name else socket_path)
+        inside = (os.environ if env is None else env).get("TMUX", "")
+        # $TMUX is "socket_path,server_pid,session": tmux reads the path up to the first comma.
+        if inside and not inside.startswith(","):
+            return cls(socket_path=inside.split(",", 1)[0])
+        return cls()
+
+    def socket(self, env: Mapping[str, str] | None = None) -> str:
+        """The path of this server's socket, as tmux computes it (the server may not be running)."""
+        if self.socket_path is not None:
+            return os.path.abspath(self.socket_path)
+        env = os.environ if env is None else env
+        # tmux resolves the directory's real path (a /tmp that is a link is followed).
+        base = os.path.realpath(env.get("TMUX_TMPDIR") or "/tmp")
+        return os.path.join(base, f"tmux-{os.getuid()}", self.socket_name or "default")
+
 
 class Presence(enum.Enum):
     PRESENT = "present"
@@ -166,7 +212,9 @@ class ActionResult:
 
 
 @dataclass(frozen=True, slots=True)
-class _Reply:
+class Reply:
+    """What one tmux client call answered."""
+
     rc: int | None  # None: no answer (timeout, tmux missing)
     stdout: bytes
     stderr: str
@@ -214,25 +262,11 @@ spawns = 0
 
 def _run(
     server: ServerRef, args: Sequence[str], timeout: float, stdin: bytes | None = None, client_env: Mapping[str, str] | None = None
-) -> _Reply:
+) -> Reply:
     global spawns
     spawns += 1
     args = args if isinstance(args, _Chained) else [_literal(a) for a in args]
-    try:
-        proc = subprocess.run(
-            [*server.argv(), *args],
-            input=stdin,
-            stdin=None if stdin is not None else subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-            env=client_env,
-        )
-    except subprocess.TimeoutExpired:
-        return _Reply(None, b"", f"tmux did not answer within {timeout:g}s")
-    except OSError as exc:
-        return _Reply(None, b"", f"could not run tmux: {exc}")
-    return _Reply(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", errors="replace"))
+    return server.exchange(args, timeout, stdin, client_env)
 
 
 def _chain(commands: Sequence[Sequence[str]]) -> _Chained:
@@ -244,7 +278,7 @@ def _chain(commands: Sequence[Sequence[str]]) -> _Chained:
     return args
 
 
-def _too_long(reply: _Reply) -> bool:
+def _too_long(reply: Reply) -> bool:
     return reply.rc not in (0, None) and any(text in reply.stderr for text in _TOO_LONG)
 
 
@@ -445,11 +479,11 @@ _MAX_CAPTURE_ROUNDS = 3
 
 def _capture_round(
     server: ServerRef, pane_ids: Sequence[str], timeout: float
-) -> tuple[_Reply, dict[str, tuple[bytes, int | None]]]:
+) -> tuple[Reply, dict[str, tuple[bytes, int | None]]]:
     """As few chained calls as tmux's command size allows; the first failed reply (else the last) and the complete captures."""
     groups = [_capture_commands(pane_id, "") for pane_id in pane_ids]
     queue = [[pane_ids[i] for i in batch] for batch in _batches(groups)]
-    replies: list[_Reply] = []
+    replies: list[Reply] = []
     complete: dict[str, tuple[bytes, int | None]] = {}
     while queue:
         batch = queue.pop(0)
@@ -462,7 +496,7 @@ def _capture_round(
         replies.append(reply)
         complete.update(done)
     failed = [r for r in replies if r.rc != 0]
-    return (failed or replies or [_Reply(0, b"", "")])[0], complete
+    return (failed or replies or [Reply(0, b"", "")])[0], complete
 
 
 def _capture_commands(pane_id: str, marker: str) -> list[list[str]]:
@@ -478,7 +512,7 @@ def _capture_commands(pane_id: str, marker: str) -> list[list[str]]:
 
 def _capture_chain(
     server: ServerRef, pane_ids: Sequence[str], timeout: float
-) -> tuple[_Reply, dict[str, tuple[bytes, int | None]]]:
+) -> tuple[Reply, dict[str, tuple[bytes, int | None]]]:
     """One chained call; returns the reply and the panes whose capture is complete."""
     nonce = secrets.token_hex(8)
     commands: list[list[str]] = []
@@ -551,7 +585,7 @@ def capture_panes(server: ServerRef, pane_ids: Sequence[str], timeout: float = 5
 # --- actions -------------------------------------------------------------
 
 
-def _action(reply: _Reply, value: str | None = None) -> ActionResult:
+def _action(reply: Reply, value: str | None = None) -> ActionResult:
     if reply.rc == 0:
         return ActionResult(Outcome.DONE, value)
     if reply.rc is None:

@@ -8,8 +8,8 @@ import pytest
 
 from afd.act import Finish, Go, Key, Liveness, PaneView, Paste, Respawn, Result, Wait, deliver
 from afd.act.resume import decide
-from afd.config.loader import load_plugins
 from afd.judge import screen
+from afd.pluginset import load_plugins
 from afd.testing import banners, screens
 from afd.world.tmux import Presence
 
@@ -19,6 +19,8 @@ SETTINGS = {"deliver_timeout": 30.0, "typing_guard": 20.0, "run": "this-run"}
 EARLIER = {"run": "a-run-that-was-killed"}
 # The built-in plugins' specs: how each agent draws its input row is theirs to say.
 SPECS = load_plugins(None, entry_points=False).agents
+STOP_AND_WAIT = "Stop and wait for limit to reset"
+KEEP_MODEL = "Keep current model"
 
 
 def rows(agent: str, family: str | None = None, params=None, composer: str = "", busy: bool = False, extra=()) -> tuple[str, ...]:
@@ -54,7 +56,7 @@ CASES = [
     ("someone's text in the input row holds", intent(), view(composer="half a thought"), Wait(hold="your text is in the agent's input row")),
     ("menu: Upgrade highlighted, move down", intent(), view(family="claude.limit-menu", params=menu_params(1)), Go("scheduled", Key("Down"))),
     ("menu: Stop and wait highlighted, Enter", intent(), view(family="claude.limit-menu", params=menu_params(2)),
-     Go("menu_answered", Key("Enter"), {"menu": screen.STOP_AND_WAIT})),
+     Go("menu_answered", Key("Enter"), {"menu": STOP_AND_WAIT})),
     ("menu: four options, wanted above, move up", intent(),
      view(family="claude.limit-menu", params=menu_params(4, ("Stop and wait for limit to reset", "Don’t continue automatically",
                                                            "Switch to usage credits", "Upgrade your plan"))), Go("scheduled", Key("Up"))),
@@ -63,11 +65,14 @@ CASES = [
      Finish(Result.NEEDS_HUMAN, 'choose in the agent\'s menu: it has no "Stop and wait for limit to reset" option')),
     ("codex switch modal: move off 'Switch'", intent(), view("codex", "codex.switch-model"), Go("scheduled", Key("Down"))),
     ("codex switch modal: Keep current model, Enter", intent(), view("codex", "codex.switch-model", params={"selected": 2}),
-     Go("menu_answered", Key("Enter"), {"menu": screen.KEEP_MODEL})),
+     Go("menu_answered", Key("Enter"), {"menu": KEEP_MODEL})),
     ("codex switch modal: never 'never show again'", intent(), view("codex", "codex.switch-model", params={"selected": 3}),
      Go("scheduled", Key("Up"))),
     ("codex limit-increase modal needs a human", intent(), view("codex", "codex.limit-increase"),
      Finish(Result.NEEDS_HUMAN, "answer the agent's question about requesting a limit increase")),
+    ("a menu the agent's spec does not describe needs a human", intent(),
+     view(family="claude.limit-menu", params=menu_params(2), spec=SPECS["devin"]),
+     Finish(Result.NEEDS_HUMAN, "a menu afd does not know is open (⎿  You've hit your session limit · resets 6:50pm (UTC) What do you want to do?)")),
     ("menu answered and gone: paste", intent("menu_answered"), view(), Go("text_pasted", Paste(TEXT))),
     ("pasted text seen: Enter", intent("text_pasted"), view(composer=TEXT),
      Go("submitted", Key("Enter"), {"enters": 1, "submitted_at": NOW.isoformat()})),
@@ -126,8 +131,10 @@ def test_menu_options_are_read_without_their_descriptions():
     ]
     menu = screen.find_menu(shown)
     assert menu.options == ("Switch to gpt-6-luna", "Keep current model", "Keep current model (never show again)")
-    assert menu.highlighted == 0 and screen.menu_kind(menu) == screen.MenuKind.SWITCH_MODEL
-    assert deliver.menu_key(menu, screen.KEEP_MODEL) == "Down"
+    assert menu.highlighted == 0 and screen.limit_menu(SPECS["codex"], menu).answer == KEEP_MODEL
+    assert deliver.menu_key(menu, KEEP_MODEL) == "Down"
+    # The menu is the agent's to describe: to another agent's spec, it is a menu afd does not know.
+    assert screen.limit_menu(SPECS["claude"], menu) is None
 
 
 def test_delivery_never_presses_escape_or_types_text_as_keys():
@@ -173,11 +180,14 @@ def test_the_input_row_is_read_from_the_agents_spec_not_its_name():
 
 
 def test_native_auto_continue_is_read_armed_then_cancelled():
-    from afd.decide.policy import Native
+    from afd.judge.screen import Native
     from afd.model import Clock
 
     clock = Clock(now=NOW, local_zone=timezone.utc)
     armed = rows("claude", "claude.native-armed")
-    assert screen.native_continue(armed, clock) == (Native.ARMED, datetime(2026, 7, 13, 21, 42, tzinfo=timezone.utc))
-    assert screen.native_continue(rows("claude", "claude.native-cancelled"), clock) == (Native.CANCELLED, None)
-    assert screen.native_continue(rows("claude", "claude.session"), clock) == (Native.NONE, None)
+    claude = SPECS["claude"]
+    assert screen.native_continue(claude, armed, clock) == (Native.ARMED, datetime(2026, 7, 13, 21, 42, tzinfo=timezone.utc))
+    assert screen.native_continue(claude, rows("claude", "claude.native-cancelled"), clock) == (Native.CANCELLED, None)
+    assert screen.native_continue(claude, rows("claude", "claude.session"), clock) == (Native.NONE, None)
+    # An agent whose plugin names no auto-continue has none, whatever its screen says.
+    assert screen.native_continue(SPECS["codex"], armed, clock) == (Native.NONE, None)

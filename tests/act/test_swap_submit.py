@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from afd.act import swap
-from afd.config.loader import load_plugins
+from afd.pluginset import load_plugins
 
 # A brief as afd builds it: fifteen lines and a final newline.
 BRIEF = "\n".join(["You are continuing work already in progress in this worktree.", "", "A previous agent (claude) was working on it.",

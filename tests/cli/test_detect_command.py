@@ -57,7 +57,8 @@ def test_human_output_says_limited_and_why(xdg_dirs):
     case = CORPUS / "claude" / "legacy-new-york"
     done = detect("--agent", "claude", "--now", "2026-07-13T09:00:00Z", str(case / "1.txt"), str(case / "2.txt"))
     assert done.returncode == 0
-    assert "limited" in done.stdout and "2026-07-13T18:00:00Z" in done.stdout
+    # In the reader's zone (UTC here), counted from --now; --json keeps the ISO instant.
+    assert "limited" in done.stdout and "reset:  18:00 (in 9h00m)" in done.stdout and "2026-07-13T18" not in done.stdout
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from afd.config.settings import (
     load_config,
     set_value,
 )
+from afd.decide.policy import LimitAction
 
 REPO = Path(__file__).resolve().parents[2]
 KNOWN = {"claude", "codex", "devin"}
@@ -146,7 +147,7 @@ def test_every_key_is_read(cfg, xdg_dirs):
     assert config.poll_interval == 0.5
     assert config.tail_lines == 4
     assert config.stability_polls == 3
-    assert config.limit_action == "handoff"
+    assert config.limit_action is LimitAction.HANDOFF  # typed, and still the word in the file
     assert config.limit_auto_resume is True
     assert config.limit_retry_interval == 5400
     assert config.resume_grace == 90
@@ -818,8 +819,8 @@ def test_a_catastrophic_user_pattern_cannot_hang_detection(tmp_path):
     import threading
     from datetime import datetime, timezone
 
-    from afd.config.loader import load_plugins
     from afd.model import Clock
+    from afd.pluginset import load_plugins
 
     cfg = tmp_path / "afd.toml"
     cfg.write_text('[limit_patterns]\nclaude = "(a|aa)+$"\n')
@@ -836,3 +837,58 @@ def test_a_catastrophic_user_pattern_cannot_hang_detection(tmp_path):
     assert found == [None]
     # Tripped: from now on the plugin's built-in pattern is in force for claude.
     assert "claude" not in compiled_limit_patterns(config)
+
+
+# -- usage before the wall: percents -------------------------------------------
+
+
+def test_usage_keys_default_to_off_except_the_warnings(xdg_dirs):
+    config = Config()
+    assert (config.handoff_before, config.spend_warn_at, config.cold_cache_tokens) == (None, None, 0)
+    assert config.usage_warn_at == (80.0, 95.0) and config.usage_stale_after == 900.0
+    assert (config.handoff_rank, config.handoff_before_min_wait) == ("order", 1800.0)
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [('"95%"', 95.0), ("95", 95.0), ("97.5", 97.5), ('" 90 % "', 90.0), ('""', None), ('"0"', None)],
+    ids=["percent-string", "number", "fraction", "spaces", "empty-is-off", "zero-is-off"],
+)
+def test_a_percent_is_a_string_with_a_sign_or_a_number(cfg, value, expected):
+    write(cfg, f'handoff_order = ["codex"]\nhandoff_before = {value}\nspend_warn_at = {value}\n')
+    config = load_config(cfg, known_agents=KNOWN)
+    assert (config.handoff_before, config.spend_warn_at) == (expected, expected)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('handoff_order = ["codex"]\n\nhandoff_before = "95 percent"\n',
+         '3: handoff_before: expected a percent such as "95%", got "95 percent"; "" turns it off'),
+        ('handoff_order = ["codex"]\nhandoff_before = "120%"\n',
+         '2: handoff_before: must be a percent above 0 and at most 100, got string "120%"; "" turns it off'),
+        ("handoff_order = [\"codex\"]\nhandoff_before = true\n",
+         '2: handoff_before: expected a percent such as "95%", got boolean true; "" turns it off'),
+        ('usage_warn_at = [80, "ninety"]\n', '1: usage_warn_at: expected a percent such as "80%", got "ninety"'),
+        ("usage_warn_at = [80, 80]\n", "1: usage_warn_at: lists a percent twice"),
+        ('usage_warn_at = "80%"\n',
+         '1: usage_warn_at: expected an array of percents such as [80, 95] ([] turns it off), got string "80%"'),
+        ('handoff_before = "95%"\n',
+         '1: handoff_before: needs a non-empty handoff_order to hand off to, e.g. handoff_order = ["codex"] '
+         '(or set handoff_before = "" to turn it off)'),
+        ('handoff_rank = "random"\n', '1: handoff_rank: must be "order" or "headroom", got "random"'),
+        ("cold_cache_tokens = -1\n", "1: cold_cache_tokens: must be at least 0, got -1"),
+    ],
+    ids=["percent-words", "percent-over-100", "percent-boolean", "warn-at-words", "warn-at-twice", "warn-at-not-a-list",
+         "handoff-before-without-order", "rank-unknown", "tokens-negative"],
+)
+def test_usage_key_problems_name_file_and_line(cfg, text, expected):
+    write(cfg, text)
+    assert problems_of(cfg) == [f"{cfg}:{expected}"]
+
+
+def test_usage_warn_at_is_kept_in_order_and_may_be_empty(cfg):
+    write(cfg, 'usage_warn_at = [95, "80%"]\n')
+    assert load_config(cfg).usage_warn_at == (80.0, 95.0)
+    write(cfg, "usage_warn_at = []\n")
+    assert load_config(cfg).usage_warn_at == ()

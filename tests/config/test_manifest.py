@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from afd.config.loader import BUILTIN_MANIFEST, MANIFEST, load_plugins
 from afd.model import AgentProcess, Clock, PromptDelivery, WitnessState
+from afd.pluginset import BUILTIN_MANIFEST, MANIFEST, load_plugins
 
 NOW = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 CLOCK = Clock(NOW, timezone.utc)

@@ -6,13 +6,13 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.supervisor import AVAILABLE_REFRESH, Supervisor
-from afd.judge.limits import LimitState
 from afd.observe.identity_cache import REWALK_EVERY, IdentityCache
 from afd.observe.watch import MAX_CAPTURE_AGE
+from afd.pluginset import load_plugins
 from afd.record.store import Store
+from afd.record.types import LimitState
 from afd.world import tmux
 from harness import start_fake, wait_for
 

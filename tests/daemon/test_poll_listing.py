@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.supervisor import Supervisor
 from afd.judge import sessions
 from afd.judge.gates import is_chrome
+from afd.pluginset import load_plugins
 from afd.record.store import Store
 from afd.world import tmux
 from harness import start_fake, wait_for

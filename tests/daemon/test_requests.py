@@ -9,12 +9,11 @@ from types import SimpleNamespace
 import pytest
 
 from afd.cli.main import UserError
-from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.requests import RequestHandler
 from afd.daemon.supervisor import Supervisor
-from afd.model import IdentitySource, SessionState
-from afd.observe.identity import IdentityKind
+from afd.model import IdentityKind, IdentitySource, SessionState
+from afd.pluginset import load_plugins
 from afd.record.store import Store
 from afd.record.types import LedgerEntry, SessionRecord
 from afd.world.tmux import ServerRef
@@ -30,7 +29,7 @@ REC = SessionRecord(
 def handler(tmp_path):
     store = Store(tmp_path / "state.db")
     sup = Supervisor(Config(), load_plugins(None, entry_points=False), store, ServerRef(socket_name="absent"))
-    yield RequestHandler(SimpleNamespace(store=store, supervisor=sup))
+    yield RequestHandler(SimpleNamespace(store=store, supervisor=sup, control=None, web=None))
     store.close()
 
 
@@ -53,3 +52,32 @@ def test_forget_drops_a_gone_session_without_a_ledger(handler):
     handler.store.upsert_session(REC)
     assert handler.do_sessions_forget("fix")["forgotten"]
     assert handler.store.get_session("fix") is None
+
+
+# --- the command table ---------------------------------------------------------------------
+
+
+def test_the_table_answers_the_daemons_jobs_and_the_extensions_commands(handler):
+    from afd.web.requests import WebRequests
+
+    names = set(RequestHandler(handler.daemon, (WebRequests,)).table)
+    assert {"status", "sessions.create", "handoff", "jobs.create", "jobs.handoff", "web.start", "web.jobs-handoff"} <= names
+    # Without the dashboard's extension, the daemon answers no dashboard command.
+    assert not {n for n in handler.table if n.startswith("web.")}
+    with pytest.raises(UserError, match="unknown request 'web.start'"):
+        handler.handle("web.start", {})
+
+
+def test_two_groups_answering_one_command_is_refused_at_start(handler):
+    class Shadow:
+        def __init__(self, h):
+            pass
+
+        def commands(self):
+            return {"status": lambda: {}}
+
+        def started(self):
+            pass
+
+    with pytest.raises(ValueError, match="two command groups answer 'status'"):
+        RequestHandler(handler.daemon, (Shadow,))

@@ -7,12 +7,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.status import build_status
 from afd.daemon.supervisor import Supervisor
-from afd.judge.limits import LimitState
+from afd.pluginset import load_plugins
 from afd.record.store import Store
+from afd.record.types import LimitState
 from afd.world.tmux import ServerRef
 from harness import start_fake, wait_for
 
@@ -331,3 +331,31 @@ def test_a_reloaded_config_judges_an_unchanged_pane_again_at_once(tmux_server, m
     poll_until(sup, lambda: not watch.needs_capture(watch.fingerprint, sup.monotonic()), message="nothing to capture again")
     sup.config = Config(poll_interval=0.05)
     poll_until(sup, lambda: session_of(sup, fake.pane).state == "limited", timeout=5, message="limited under the reloaded config")
+
+
+def test_the_limit_maps_events_say_what_happened(make_supervisor):
+    from afd.judge import limits
+    from afd.judge.sessions import SeenLimited
+
+    clock = Clock()
+    sup = make_supervisor(clock=clock)
+    said = []
+    sup.emit = lambda event, event_id: said.append(event.message)
+    # Seen working a moment ago, then a wall recorded before that: nothing changes, nothing is said.
+    sup._observe_working("claude", "claude", "s", T0)
+    clock.now = T0 + timedelta(seconds=1)
+    lapsed = dict(agent="claude", session="s", account="claude", banner="(records)", reset_at=T0 - timedelta(minutes=5),
+                  first_seen=True)
+    sup._observe_limited(SeenLimited(**lapsed, seen_at=T0 - timedelta(seconds=30)), clock.now)
+    assert sup._fact("claude", "claude").state is LimitState.AVAILABLE
+    # A wall drawn after it whose reset has already passed: unknown, and said so, not "not seen working".
+    sup._observe_limited(SeenLimited(**lapsed, seen_at=clock.now), clock.now)
+    assert said[-1] == "claude is unknown again: a usage limit whose reset had already passed was seen in s"
+    # Seen working again, then left alone past AVAILABLE_FOR: now it is said that it was not seen working.
+    sup._observe_working("claude", "claude", "s", clock.now)
+    clock.now += timedelta(hours=1, seconds=1)
+    sup._expire_limits(clock.now)
+    assert said[-1] == "claude is unknown again: last seen working at 2026-07-13T09:00:01Z, over 1:00:00 ago"
+    assert [m.split(":")[0] for m in said] == ["claude is available", "claude is unknown again", "claude is available",
+                                               "claude is unknown again"]
+    assert limits.LimitState.UNKNOWN is sup._fact("claude", "claude").state

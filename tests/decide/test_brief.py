@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from afd.decide.brief import BriefInput, GitFacts, build_brief
+from afd.decide.brief import BriefInput, build_brief
+from afd.record.types import GitFacts
 from afd.world import git as afd_git
 from harness import git
 

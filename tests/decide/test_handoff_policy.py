@@ -10,7 +10,7 @@ import pytest
 from afd.act import Finish, Result, Wait, briefing, swap
 from afd.act.swap import SwapFacts
 from afd.decide.policy import Handoff, HandoffFacts, Park, choose_target, handoff_refusal, route_account
-from afd.judge.limits import LimitFact, LimitState
+from afd.record.types import LimitFact, LimitState
 from afd.world.teardown import Gone, Tree
 from afd.world.tmux import PaneInfo
 
@@ -77,7 +77,7 @@ OK = HandoffFacts(
         ({"is_work_tree": False}, {}, "not a git work tree"),
         ({"cwd_inside_worktree": False}, {}, "not inside the session's worktree"),
         ({"target_command": None}, {}, "not found on the pane's PATH"),
-        ({"target_fact": fact("codex", "limited", SOON)}, {}, "codex is at its usage limit until 2026-07-13 10:00 UTC; --force"),
+        ({"target_fact": fact("codex", "limited", SOON)}, {}, "codex is at its usage limit until 2026-07-13T10:00:00Z; --force"),
         ({"target_fact": fact("codex", "limited", SOON)}, {"force": True}, None),
         ({"target_fact": fact("codex", "unknown")}, {}, None),
         ({"handoffs_at": (NOW - timedelta(hours=1),) * 3}, {}, "3 times in the last 24 hours"),

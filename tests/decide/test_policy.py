@@ -6,9 +6,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.decide import nextaction, policy
-from afd.decide.policy import Limit, Native, NeedsHuman, Nothing, Refuse, ResumeAt, ResumeNow
-from afd.record.types import ResumeHistory
+from afd.decide import nextaction, plan, policy
+from afd.decide.policy import Limit, NeedsHuman, Nothing, Refuse, ResumeAt, ResumeNow
+from afd.judge.screen import Native
+from afd.record.types import NextAction, PlanKind, ResumeHistory
 
 NOW = datetime(2026, 7, 13, 12, 0, tzinfo=timezone.utc)
 MIN = timedelta(minutes=1)
@@ -144,12 +145,18 @@ def test_backoff_doubles_from_30_seconds_to_a_30_minute_cap():
     ids=["reset", "retry", "backoff", "spend-cap", "native"],
 )
 def test_next_action_in_words_and_machine_form(decision, words):
-    plan = nextaction.plan_of(decision, max_attempts=5, agent="claude")
-    assert nextaction.words(plan, now=NOW, zone=timezone.utc) == words
-    assert set(plan) >= {"action", "at", "attempt", "why"}
-    assert nextaction.loads(nextaction.dumps(plan)) == plan
-    if plan["at"] is not None:
-        assert plan["at"].endswith("Z")
+    shown = plan.of(decision, max_attempts=5, agent="claude")
+    stored = shown.as_json()
+    assert nextaction.words(stored, now=NOW, zone=timezone.utc) == words
+    assert set(stored) >= {"action", "at", "attempt", "why"}
+    assert NextAction.loads(shown.dumps()) == shown and nextaction.loads(shown.dumps()) == stored
+    if stored["at"] is not None:
+        assert stored["at"].endswith("Z")
+
+
+def test_text_stored_as_a_plan_by_an_older_afd_reads_as_a_report_in_its_words():
+    assert NextAction.loads("resume at 14:01") == NextAction(PlanKind.REPORT, "resume at 14:01")
+    assert NextAction.loads('{"action": "no-such-action"}').action is PlanKind.REPORT
 
 
 # A wall's facts decide between waiting, a person and a handoff; its kind never does.
@@ -166,7 +173,7 @@ WALL_PATHS = [
 
 @pytest.mark.parametrize(("lim", "wait_decision", "needs_human"), [c[1:] for c in WALL_PATHS], ids=[c[0] for c in WALL_PATHS])
 def test_what_the_wall_says_picks_the_path(lim, wait_decision, needs_human):
-    from afd.judge.limits import LimitFact, LimitState
+    from afd.record.types import LimitFact, LimitState
 
     assert isinstance(decide(lim, ResumeHistory()), wait_decision)
     assert lim.needs_human is needs_human

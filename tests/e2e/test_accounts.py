@@ -17,16 +17,17 @@ import pytest
 
 from afd.act.launch import bare, on_account
 from afd.cli.status import render
-from afd.config.loader import load_plugins
 from afd.config.settings import Config, ConfigError, load_config
 from afd.daemon.status import build_status
 from afd.daemon.supervisor import Supervisor
-from afd.judge.accounts import UNKNOWN, Account, AgentVars, ProcessEnv, account_of, agent_of_account, env_of, expand
-from afd.judge.limits import LimitFact, LimitState
+from afd.decide.policy import LimitAction
+from afd.judge.accounts import UNKNOWN, Account, AgentVars, account_of, agent_of_account, env_of, expand
+from afd.model import Identity, IdentityKind, ProcessEnv
 from afd.observe.account_env import account_view, process_environ, with_account_env
-from afd.observe.identity import Identity, IdentityKind
+from afd.pluginset import load_plugins
 from afd.record.schema import MIGRATIONS
 from afd.record.store import Store
+from afd.record.types import LimitFact, LimitState
 from afd.world.tmux import ServerRef
 from harness import start_fake, wait_for
 
@@ -259,9 +260,10 @@ def test_the_default_account_at_its_wall_leaves_the_work_account_free(tmux_serve
     assert {s["name"]: s["account"] for s in report["sessions"]} == {rec.name: "claude", other.name: "claude-work"}
     assert next(a for a in report["agents"] if a["name"] == "claude")["state"] == "limited"  # the default's, as before
     assert "claude-work" not in [a["name"] for a in report["agents"]]
-    render(report, as_json=False)
-    out = capsys.readouterr().out
-    assert "accounts" in out and "claude-work" in out
+    render(report, as_json=False)  # captured, so piped: one line per account, under a header
+    out = capsys.readouterr().out.splitlines()
+    assert any(line.split()[:4] == ["account", "agent", "state", "reset"] for line in out)
+    assert any(line.split()[:3] == ["claude-work", "claude", "available"] for line in out), out
 
 
 @pytest.mark.tmux
@@ -337,7 +339,7 @@ def test_a_pane_whose_environment_cannot_be_read_is_not_handed_off_automatically
     wt = worktree("feature")
     fake = start_fake(tmux_server, "claude", cwd=wt, prompt="Fix the login test", scenario={"limit_now": True})
     fake.wait_for_event("limit")
-    config = Config(poll_interval=0.05, limit_action="handoff", handoff_order=("codex",), handoff_requires_witness=False,
+    config = Config(poll_interval=0.05, limit_action=LimitAction.HANDOFF, handoff_order=("codex",), handoff_requires_witness=False,
                     accounts={"claude-work": WORK})
     sup = supervise(config, read_env=lambda pid: None if _is_fake(pid) else process_environ(pid))
     rec = settle(sup, fake.pane, lambda r: r.state == "limited", "limited")

@@ -10,10 +10,10 @@ from types import SimpleNamespace
 import pytest
 
 from afd.cli.main import UserError
-from afd.config.loader import load_plugins
 from afd.config.settings import AgentOverride, Config
 from afd.daemon.requests import RequestHandler
 from afd.daemon.supervisor import Supervisor
+from afd.pluginset import load_plugins
 from afd.record.store import Store
 from afd.world.tmux import ServerRef
 from harness import git, install_fake_bin, wait_for

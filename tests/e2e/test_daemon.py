@@ -289,7 +289,7 @@ def test_doctor_reports_each_check(xdg_dirs, tmux_server):
 
 def test_doctor_lists_every_known_agent_with_whether_its_command_is_found(xdg_dirs, tmp_path):
     """Built-in agents and the shipped manifests' alike: found on PATH (where), or not (a warning, not a failure)."""
-    from afd.config.loader import load_plugins
+    from afd.pluginset import load_plugins
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

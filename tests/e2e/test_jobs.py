@@ -190,3 +190,26 @@ def test_daemon_killed_after_each_delivery_step_delivers_the_envelope_once(world
     assert len(got) == 1 and got[0]["text"].count(env.nonce) == 1 and "read the plan first" in got[0]["text"]
     with Store.open_readonly(world.db) as store:
         assert store.pending_journal() == []
+
+
+def test_a_paused_supervisor_is_typed_no_envelope_until_unpaused_and_handoff_takes_its_tmux_name(world):
+    world.release.touch()  # turns end at once
+    world.start_daemon()
+    boss_fake, boss = world.supervisor("boss")
+    heir_fake, heir = world.supervisor("heir")
+    world.create_job(boss_fake, "fix-a")
+    wait_for(lambda: world.book(lambda b: b.store.pending_journal()) == [], timeout=30, message="the create settled")
+    assert afd("sessions", "pause", heir).returncode == 0
+
+    tmux_session = heir.split(":")[0]  # `s2`, as tmux names it; afd's name is `s2:0.0`
+    ran = world.run(boss_fake, f"jobs handoff --to {tmux_session} --json")
+    assert ran["rc"] == 0, ran["stderr"]
+    assert json.loads(ran["stdout"])["to"] == heir
+    # The confirmation reaches the boss; the wake-up waits for the heir's pause to end.
+    boss_fake.wait_for_log(lambda e: e["event"] == "input" and f"to {heir}:" in e["text"], timeout=30)
+    world.wait_event("job.envelope-held", f"waits: {heir}: paused by you (afd sessions unpause {heir})")
+    assert world.inputs(heir_fake, "handed off by") == []
+
+    assert afd("sessions", "unpause", heir).returncode == 0
+    heir_fake.wait_for_log(lambda e: e["event"] == "input" and "handed off by" in e["text"], timeout=30)
+    assert len(world.inputs(heir_fake, "handed off by")) == 1

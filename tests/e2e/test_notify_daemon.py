@@ -51,7 +51,7 @@ def test_a_spend_cap_is_exactly_one_webhook_post_with_session_agent_kind_and_mes
     name = session_of(fake.pane)["name"]
     assert body["session"] == name and body["agent"] == "claude" and body["kind"] == "session.needs_human"
     assert body["message"] == "needs you: add credits (spend cap)"
-    assert body["text"] == f"{name} (claude) needs you: spend cap — add credits"
+    assert body["text"] == f"{name} (claude) needs you: spend cap — add credits; then: afd resume {name}"
     assert body["account"] == "claude" and body["host"]  # the default account, named after its agent
     assert body["host"] and body["where"].startswith(f"{session_of(fake.pane)['location']} ({fake.pane})")
     assert post.headers["Content-Type"] == "application/json"

@@ -8,11 +8,10 @@ import pytest
 
 from afd.act import Cleanup, Finish, Go, KillPane, Result, Wait, create
 from afd.act.create import CreateFacts
-from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.supervisor import Supervisor
-from afd.model import SessionState
-from afd.observe.identity import IdentityKind
+from afd.model import IdentityKind, SessionState
+from afd.pluginset import load_plugins
 from afd.record.store import Store
 from afd.record.types import JournalState
 from afd.world.tmux import ServerRef

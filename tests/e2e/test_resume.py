@@ -7,9 +7,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.config.loader import load_plugins
 from afd.config.settings import AgentOverride, Config
 from afd.daemon.supervisor import Supervisor
+from afd.pluginset import load_plugins
 from afd.record.store import Store
 from afd.record.types import JournalState
 from afd.world.tmux import ServerRef
@@ -89,7 +89,7 @@ def test_limited_agent_is_resumed_once_at_reset_plus_grace_not_before(tmux_serve
     rec = poll_until(sup, lambda: (r := session(sup, fake.pane)) and r.state == "limited" and r, message="limited")
     assert rec.reset_at is not None and rec.reset_at > clock()
     plan = poll_until(sup, lambda: (r := session(sup, fake.pane)).next_action and r.next_action, message="a plan")
-    assert '"action": "resume"' in plan and '"why": "reset"' in plan
+    assert plan.action == "resume" and plan.why == "reset"
 
     clock.jump_to(rec.reset_at + timedelta(seconds=50))  # past the reset, inside the grace
     for _ in range(5):
@@ -121,7 +121,7 @@ def test_auto_resume_off_sends_nothing_and_says_how_to_resume(tmux_server, super
     for _ in range(15):
         sup.poll()
     assert continuations(fake) == [] and resume_entries(sup) == []
-    assert f"afd resume {rec.name}" in session(sup, fake.pane).next_action
+    assert f"afd resume {rec.name}" in session(sup, fake.pane).next_action.why
 
 
 class Crash(BaseException):
@@ -181,9 +181,8 @@ def test_a_crash_at_any_journal_step_still_sends_exactly_one_continuation(tmux_s
 
 
 def plan_of(sup, fake) -> dict:
-    import json
-
-    return json.loads(session(sup, fake.pane).next_action or "null") or {}
+    shown = session(sup, fake.pane).next_action
+    return shown.as_json() if shown is not None else {}
 
 
 def test_banner_without_a_time_is_retried_after_the_retry_interval(tmux_server, supervisor):

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 
 import pytest
 from test_resume import ShiftClock, continuations, poll_until, resume_entries, session, supervisor, wall_lifted  # noqa: F401
 
-from afd.config.loader import load_plugins
 from afd.daemon.status import build_status
+from afd.pluginset import load_plugins
 from harness import start_fake, wait_for
 
 pytestmark = pytest.mark.tmux
@@ -27,7 +26,8 @@ def limited_fake(tmux_server, supervisor, scenario, agent="claude", **settings):
 
 
 def plan(sup, fake) -> dict:
-    return json.loads(session(sup, fake.pane).next_action or "null") or {}
+    shown = session(sup, fake.pane).next_action
+    return shown.as_json() if shown is not None else {}
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -31,9 +32,14 @@ def _run(*argv, **kw) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
+    # Built from a copy: setuptools writes build/ in the tree it builds, and two workers building
+    # in one tree at once break each other's build.
+    tree = tmp_path_factory.mktemp("tree") / "afd"
+    shutil.copytree(REPO, tree, ignore=shutil.ignore_patterns(".*", "build", "*.egg-info", "__pycache__", "tests"))
     # No build isolation: the build uses this interpreter's setuptools, not one fetched for it.
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, REPO)
-    (built,) = out.glob("afd-*.whl")
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, tree)
+    # The distribution is afd-tmux: "afd" on PyPI is another project, which `pip install afd` would fetch.
+    (built,) = out.glob("afd_tmux-*.whl")
     return built
 
 
@@ -60,6 +66,14 @@ def _packages_in_tree() -> set[str]:
     return found
 
 
+def test_the_wheel_is_the_afd_tmux_distribution_with_the_afd_command(wheel):
+    archive = zipfile.ZipFile(wheel)
+    (metadata,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+    assert "\nName: afd-tmux\n" in archive.read(metadata).decode()
+    (scripts,) = [n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt")]
+    assert "afd = afd.cli.main:main" in archive.read(scripts).decode()
+
+
 def test_every_package_folder_and_data_file_reaches_the_wheel(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     packages = {".".join(Path(n).parent.parts) for n in names if n.endswith("/__init__.py")}
@@ -82,8 +96,11 @@ def test_the_installed_command_runs_from_the_wheel(installed, tmp_path):
                  cwd=tmp_path, env=env).stdout.split()
     assert all(Path(p).is_relative_to(installed) for p in where), where
 
+    version = "import importlib.metadata as m; print(m.version('afd-tmux'))"
+    assert _run(installed / "bin" / "python", "-c", version, cwd=tmp_path, env=env).stdout.strip() == "0.2.0"
+
     afd = installed / "bin" / "afd"
-    assert _run(afd, "--version", cwd=tmp_path, env=env).stdout.strip() == "afd 0.1.0"
+    assert _run(afd, "--version", cwd=tmp_path, env=env).stdout.strip() == "afd 0.2.0"
 
     expect = json.loads((CASE / "expect.json").read_text())
     captures = sorted(CASE.glob("*.txt"))

@@ -8,11 +8,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from afd.cli.status import render
-from afd.config.loader import load_plugins
 from afd.config.settings import Config
 from afd.daemon.status import build_status
 from afd.daemon.supervisor import Supervisor
 from afd.observe.watch import MAX_CAPTURE_AGE
+from afd.pluginset import load_plugins
 from afd.record.store import Store
 from afd.testing import records as R
 from afd.world.tmux import ServerRef

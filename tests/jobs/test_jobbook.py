@@ -103,3 +103,15 @@ def test_a_job_at_its_limit_sends_one_envelope_per_limit_and_a_closed_one_is_gon
         [env] = book.envelopes()  # the same limit seen again is the same envelope
         assert env.kind == "limited" and "until 2026-01-01 15:00 UTC" in env.text and env.job == "a"
         assert events.count("job.status") == 4
+
+
+def test_a_handoffs_brief_is_handed_the_jobs_its_session_supervises(tmp_path):
+    from afd.jobs.book import supervised_lines
+
+    with Store(tmp_path / "state.db") as store:
+        book = JobBook(store)
+        book.add_job("a", "fix a", "boss", None, "claude", at=T)
+        book.add_job("b", "fix b", "other", None, "claude", at=T)
+        lines = supervised_lines(store, "boss")
+        assert lines[0].startswith("This session supervises 1 job") and lines[1:] == ["  a: fix a (running)"]
+        assert supervised_lines(store, "nobody") == []

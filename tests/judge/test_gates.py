@@ -231,7 +231,7 @@ def test_a_chrome_pattern_is_tried_at_the_row_start_only_when_its_anchor_holds_a
 
 
 def _every_spec_chrome():
-    from afd.config.loader import load_plugins
+    from afd.pluginset import load_plugins
 
     return {name: spec.chrome for name, spec in load_plugins(None, entry_points=False).agents.items() if spec.chrome}
 

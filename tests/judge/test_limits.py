@@ -184,3 +184,18 @@ def test_available_does_not_age_without_a_window():
 
 def test_unknown_fact_has_no_evidence():
     assert unknown_fact("devin") == LimitFact("devin", LimitState.UNKNOWN, None, None, None, None)
+
+
+def test_a_wall_older_than_the_accounts_last_working_sighting_does_not_flip_it_back():
+    from afd.judge.limits import LimitState, observe_limited, observe_working, unknown_fact
+
+    t0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
+    working = observe_working(unknown_fact("claude"), at=t0 + timedelta(seconds=5), session="s")
+    old_wall = dict(reset_at=t0 - timedelta(minutes=1), at=t0 + timedelta(seconds=6), session="s", banner="(records)",
+                    first_seen=True)
+    # Recorded at t0, before the account was seen working at t0+5s: that wall is over, whatever its reset said.
+    assert observe_limited(working, **old_wall, evidence_at=t0) == working
+    # Drawn after the working sighting: a wall now (its reset already behind it, so lapsed: unknown, never available).
+    assert observe_limited(working, **old_wall, evidence_at=t0 + timedelta(seconds=6)).state is LimitState.UNKNOWN
+    fresh = {**old_wall, "reset_at": t0 + timedelta(hours=1)}
+    assert observe_limited(working, **fresh, evidence_at=t0 + timedelta(seconds=6)).state is LimitState.LIMITED

@@ -7,7 +7,6 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.config.loader import load_plugins
 from afd.judge import sessions
 from afd.judge.gates import Verdict
 from afd.judge.sessions import (
@@ -22,9 +21,9 @@ from afd.judge.sessions import (
     ServerUnanswered,
     transition,
 )
-from afd.model import Detection, IdentitySource, SessionState
-from afd.observe.identity import Identity, IdentityKind
-from afd.record.types import SessionRecord
+from afd.model import Detection, Identity, IdentityKind, IdentitySource, SessionState, WitnessState
+from afd.pluginset import load_plugins
+from afd.record.types import NextAction, PlanKind, SessionRecord, Witnesses
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 NOW = T0 + timedelta(minutes=5)
@@ -63,8 +62,8 @@ def rec(**changes) -> SessionRecord:
     return replace(BASE, **changes)
 
 
-def seen(identity: Identity, *, own: bool = False, dead: bool = False, location: str = "main:0.0", since=None) -> PaneSeen:
-    return PaneSeen(identity, own, dead, location, since)
+def seen(identity: Identity, *, own: bool = False, dead: bool = False, location: str = "main:0.0") -> PaneSeen:
+    return PaneSeen(identity, own, dead, location)
 
 
 def verdict(limited: bool) -> Verdict:
@@ -143,27 +142,84 @@ def test_a_moved_pane_updates_its_location():
 
 
 def test_created_session_waits_for_its_agent_behind_a_launcher():
-    created = rec(agent_pid=None, agent_started_at=None)
+    created = rec(agent_pid=None, agent_started_at=None, awaiting_since=NOW - timedelta(seconds=30))
     shim = ident(IdentityKind.UNKNOWN, pid=777)
-    t = transition(created, seen(shim, since=NOW - timedelta(seconds=30)), NOW)
-    assert t.record == created and not t.notes and t.settled is None
-    t = transition(created, seen(SHELL, since=NOW - timedelta(seconds=30)), NOW)
-    assert t.record == created and t.settled is None
+    t = transition(created, seen(shim), NOW)
+    assert t.record == created and not t.notes
+    t = transition(created, seen(SHELL), NOW)
+    assert t.record == created
 
 
-def test_created_session_binds_its_agent_when_it_appears_and_settles_the_journal():
-    created = rec(agent_pid=None, agent_started_at=None)
-    t = transition(created, seen(CODEX, since=NOW - timedelta(seconds=30)), NOW)
-    assert t.record.agent_pid == 6161 and t.record.state is S.IDLE
+def test_created_session_binds_its_agent_when_it_appears_and_stops_waiting():
+    created = rec(agent_pid=None, agent_started_at=None, awaiting_since=NOW - timedelta(seconds=30))
+    t = transition(created, seen(CODEX), NOW)
+    assert t.record.agent_pid == 6161 and t.record.state is S.IDLE and t.record.awaiting_since is None
     assert [n.kind for n in t.notes] == ["session.started"] and "again" not in t.notes[0].message
-    assert t.settled and "pid 6161" in t.settled
 
 
 def test_created_session_stops_waiting_after_the_grace_and_says_so():
-    created = rec(agent_pid=None, agent_started_at=None)
+    created = rec(agent_pid=None, agent_started_at=None, awaiting_since=NOW - sessions.AGENT_START_GRACE)
     shim = ident(IdentityKind.UNKNOWN, pid=777)
-    t = transition(created, seen(shim, since=NOW - sessions.AGENT_START_GRACE), NOW)
-    assert t.record.state is S.EXITED and [n.kind for n in t.notes] == ["session.exited"] and t.settled
+    t = transition(created, seen(shim), NOW)
+    assert t.record.state is S.EXITED and [n.kind for n in t.notes] == ["session.exited"]
+    assert t.record.awaiting_since is None
+
+
+def test_a_session_no_action_started_takes_a_launcher_for_its_agents_exit():
+    t = transition(rec(), seen(ident(IdentityKind.UNKNOWN, pid=777)), NOW)
+    assert t.record.state is S.EXITED
+
+
+def test_created_makes_a_session_that_awaits_its_agent():
+    t = sessions.created(name="fix", pane_id="%4", server_socket="/s", server_pid=1, agent="codex", mission="fix it",
+                         worktree="/w", branch="afd/fix", location="afd-fix:0.0", now=NOW)
+    assert t.record.awaiting_since == NOW and t.record.state is S.IDLE and t.record.identity is IdentityKind.UNKNOWN
+    assert t.record.agent_pid is None and t.record.mission == "fix it"
+
+
+def test_a_session_recorded_before_its_server_answered_takes_the_first_pid_only():
+    t = transition(rec(server_pid=None), sessions.ServerNamed(77), NOW)
+    assert t.record.server_pid == 77 and t.record.updated_at == NOW
+    assert transition(t.record, sessions.ServerNamed(78), NOW).record.server_pid == 77
+
+
+# --- what an action did: the rulebook writes it ------------------------------
+
+
+def test_an_agent_afd_started_is_awaited_and_the_old_process_forgotten():
+    t = transition(rec(state=S.EXITED), sessions.AgentStarted(), NOW)
+    assert (t.record.agent_pid, t.record.agent_started_at, t.record.awaiting_since) == (None, None, NOW)
+    assert t.forget_watch
+
+
+def test_a_plan_is_written_only_when_it_changes():
+    shown = NextAction(PlanKind.RESUME, "reset", T0, 1, 3)
+    t = transition(rec(), sessions.Planned(shown), NOW)
+    assert t.record.next_action == shown and t.record.updated_at == NOW
+    same = rec(next_action=shown)
+    assert transition(same, sessions.Planned(shown), NOW).record is same
+
+
+def test_a_handoff_owns_the_session_until_it_settles_on_the_target():
+    begun = transition(rec(state=S.LIMITED, witnesses=Witnesses.BOTH), sessions.HandoffBegun(NextAction(PlanKind.HANDOFF, "to claude")), NOW)
+    assert begun.record.state is S.HANDING_OFF and begun.record.next_action.action is PlanKind.HANDOFF
+    settled = transition(begun.record, sessions.HandoffSettled("claude", "claude-work", 99, 5.0), NOW)
+    r = settled.record
+    assert (r.agent, r.account, r.agent_pid, r.state, r.next_action, r.witnesses) == ("claude", "claude-work", 99, S.IDLE, None, None)
+    assert settled.clear_banner and settled.forget_watch
+
+
+def test_a_handoff_onto_a_walled_agent_leaves_the_session_limited_with_its_brief_pending():
+    pending = NextAction(PlanKind.BRIEF_PENDING, "brief pending (claude is at its usage limit)")
+    t = transition(rec(state=S.HANDING_OFF), sessions.HandoffSettled("claude", "claude", 99, 5.0, BANNER, pending), NOW)
+    assert t.record.state is S.LIMITED and t.record.last_banner == BANNER.banner and t.record.next_action == pending
+
+
+@pytest.mark.parametrize("restarted", [False, True])
+def test_a_rolled_back_handoff_puts_the_session_back(restarted):
+    t = transition(rec(state=S.HANDING_OFF), sessions.HandoffRolledBack(S.LIMITED, restarted), NOW)
+    assert t.record.state is S.LIMITED and t.record.next_action is None
+    assert (t.record.agent_pid is None) is restarted and (t.record.awaiting_since == NOW) is restarted
 
 
 def test_adopted_is_a_known_idle_session_with_its_mission():
@@ -260,3 +316,55 @@ def test_the_fake_agents_spinner_is_busy(specs, agent):
     spec = specs[agent]
     rows = ["reply", screens.spinner(agent, 3.3), ""]
     assert sessions.seen_busy(rows, spec.busy, spec.chrome, tail_lines=8)
+
+
+# --- evidence from before the continuation the agent took ------------------------------------------
+
+CONTINUED = NOW - timedelta(minutes=1)  # the agent took afd's continuation then
+WALL_AT = NOW - timedelta(minutes=2)  # the wall it answered: first seen, and recorded, before it
+LATER = NOW - timedelta(seconds=10)  # a wall drawn after it
+
+
+def record(state, at, reset=None):
+    from afd.model import WitnessVerdict
+
+    return WitnessVerdict(state, "the agent's latest record is a usage-limit rejection" if state.value == "limited" else "x",
+                          reset, None, "t.jsonl", at)
+
+
+@pytest.mark.parametrize(
+    "observation, state, kinds",
+    [
+        pytest.param(look(idle=True, found=BANNER, first_seen=WALL_AT, limited=True), S.IDLE, ["session.idle"],
+                     id="the-banner-above-the-continuation-is-history"),
+        pytest.param(look(idle=True, found=BANNER, first_seen=CONTINUED, limited=True), S.IDLE, ["session.idle"],
+                     id="a-banner-first-seen-as-it-went-in-is-history"),
+        pytest.param(look(idle=True, found=BANNER, first_seen=LATER, limited=True), S.LIMITED, ["session.limited"],
+                     id="a-banner-drawn-after-it-is-a-wall"),
+        pytest.param(replace(look(idle=True), record=record(WitnessState.LIMITED, WALL_AT)), S.IDLE, ["session.idle"],
+                     id="a-rejection-recorded-before-it-is-history"),
+        pytest.param(replace(look(idle=True), record=record(WitnessState.LIMITED, LATER)), S.LIMITED,
+                     ["session.limited"], id="a-rejection-recorded-after-it-is-a-wall"),
+        pytest.param(look(idle=False, found=BANNER, first_seen=WALL_AT, busy=True), S.WORKING, ["session.working"],
+                     id="working-under-the-old-banner"),
+    ],
+)
+def test_no_evidence_from_before_the_continuation_puts_the_session_back_at_its_wall(observation, state, kinds):
+    before = rec(state=S.LIMITED, last_banner=BANNER.banner, banner_first_seen_at=WALL_AT, reset_at=BANNER.reset_at,
+                 witnesses="pane", continued_at=CONTINUED)
+    t = transition(before, observation, NOW)
+    assert t.record.state is state
+    assert [n.kind for n in t.notes] == kinds
+    if observation.found is not None:
+        assert not t.clear_banner  # the old sighting stays, so the next look does not take it for a new banner
+    if state is S.IDLE and observation.found is not None:
+        assert t.notes[0].message == "no longer at a usage limit: the agent took afd's continuation, and no wall was drawn after it"
+    if state is S.WORKING:
+        assert [type(x) for x in t.sightings] == [SeenWorking]  # the old banner does not hide the working sighting
+
+
+def test_a_still_pane_showing_its_spinner_is_not_limited_by_its_records_alone():
+    still = replace(look(idle=True, busy=True), record=record(WitnessState.LIMITED, LATER))
+    assert transition(rec(state=S.WORKING), still, NOW).record.state is S.IDLE
+    quiet = replace(look(idle=True), record=record(WitnessState.LIMITED, LATER))
+    assert transition(rec(state=S.WORKING), quiet, NOW).record.state is S.LIMITED

@@ -13,10 +13,9 @@ import pytest
 
 from afd.judge import sessions
 from afd.judge.gates import Verdict
-from afd.judge.witness import Witnesses, combine, handoff_witnessed
-from afd.model import Detection, IdentitySource, SessionState, WitnessState, WitnessVerdict
-from afd.observe.identity import IdentityKind
-from afd.record.types import SessionRecord
+from afd.judge.witness import combine, handoff_witnessed
+from afd.model import Detection, IdentityKind, IdentitySource, SessionState, WitnessState, WitnessVerdict
+from afd.record.types import SessionRecord, Witnesses
 from afd.testing import records as R
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
@@ -52,12 +51,12 @@ def test_combination_rule(given, expected):
 @pytest.mark.parametrize(
     "witnesses,has_witness,requires,allowed",
     [
-        ("pane+record", True, True, True),
-        ("pane", True, True, False),
-        ("record", True, True, False),
-        ("pane", False, True, True),  # devin: the pane is all there is
-        ("pane", True, False, True),
-        ("disputed", True, False, False),
+        (Witnesses.BOTH, True, True, True),
+        (Witnesses.PANE, True, True, False),
+        (Witnesses.RECORD, True, True, False),
+        (Witnesses.PANE, False, True, True),  # devin: the pane is all there is
+        (Witnesses.PANE, True, False, True),
+        (Witnesses.DISPUTED, True, False, False),
         (None, False, False, False),
     ],
 )
@@ -143,7 +142,7 @@ def test_detect_record_for_an_agent_without_a_witness_is_a_usage_error(xdg_dirs,
 
 
 def test_builtin_witnesses_are_claude_codex_and_gemini_and_their_helpers_are_not_plugins():
-    from afd.config.loader import load_plugins
+    from afd.pluginset import load_plugins
 
     plugins = load_plugins(None, entry_points=False)
     # Python built-ins, then the shipped manifests (plugins/agents/*.toml); no `_helper` module is a plugin.
@@ -155,8 +154,8 @@ def test_builtin_witnesses_are_claude_codex_and_gemini_and_their_helpers_are_not
 
 
 def test_a_witness_that_raises_counts_as_unknown(tmp_path):
-    from afd.config.loader import load_plugins
     from afd.model import AgentProcess
+    from afd.pluginset import load_plugins
 
     (tmp_path / "broken.py").write_text(
         "from afd import hookimpl\n"

@@ -167,6 +167,14 @@ def test_a_wall_time_in_a_repeated_hour_is_its_next_occurrence(phrase, now, expe
         ("in: 2pm", None),
         ("2pm", None),
         ("", None),
+        # as Gemini CLI, OpenCode and Copilot CLI draw them
+        ("10177.564s", timedelta(seconds=10177.564)),
+        ("~3 days", timedelta(days=3)),
+        ("about an hour", timedelta(hours=1)),
+        ("in under a minute", timedelta(minutes=1)),
+        ("less than a minute", timedelta(minutes=1)),
+        ("a while", None),
+        ("9am", None),
     ],
 )
 def test_relative_durations(text, expected):

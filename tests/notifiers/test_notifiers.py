@@ -132,7 +132,7 @@ def test_events_filter_by_kind_and_prefix(patterns, kind, wanted):
 
 def test_a_spend_cap_reads_like_a_person_wrote_it():
     _, notice = notice_for(why="add credits (spend cap)")
-    assert notice.text == "shop-fix (claude) needs you: spend cap — add credits"
+    assert notice.text == "shop-fix (claude) needs you: spend cap — add credits; then: afd resume shop-fix"
     assert notice.title == "shop-fix needs you" and notice.priority == 4
     assert notice.where == "shop:1.0 (%3) · /srv/shop-fix · afd/shop-fix"
 
@@ -140,6 +140,66 @@ def test_a_spend_cap_reads_like_a_person_wrote_it():
 def test_all_limited_gives_the_earliest_reset_in_the_users_zone():
     _, notice = notice_for("session.all_limited", "all agents limited (…)", earliest_reset="2026-07-13T15:02:00Z")
     assert notice.text == "all agents limited; earliest reset 17:02 (in 1h12m); shop-fix (claude) waits"
+
+
+def test_an_instant_in_the_events_words_reaches_the_person_in_their_zone():
+    # The stored message keeps ISO UTC (the payload says so); the words a person reads do not.
+    event, notice = notice_for("resume.scheduled", "resume at 2026-07-13T15:02:05Z (attempt 1 of 3)")
+    assert notice.text == "shop-fix (claude): resume at 17:02 (in 1h12m) (attempt 1 of 3)"
+    assert notice.payload["message"] == event.message and notice.payload["at"] == "2026-07-13T13:50:00Z"
+
+
+def test_text_from_outside_in_a_notice_is_neutral():
+    event = Event(at=NOW, kind="session.handoff", message="handed off: \x1b]0;pwned\x07done\rEVIL",
+                  session="shop\x1b[2J", data={"to": "codex"})
+    about = About(agent="claude", location="shop\x1b[2J:1.0", worktree="/srv/\u202eexe.txt")
+    notice = compose(event, about, now=NOW, zone=ZONE, host="laptop")
+    for shown in (notice.title, notice.text, notice.where):
+        assert not any(c in shown for c in "\x1b\x07\r\u202e"), shown
+    assert "\\x1b]0;pwned\\x07done\\x0dEVIL" in notice.text and "\\u202eexe.txt" in notice.where
+
+
+def test_the_default_events_are_every_stop_that_leaves_the_next_step_to_a_person():
+    assert DEFAULT_EVENTS == ("session.waiting", "session.needs_human", "session.all_limited", "resume.failed",
+                              "handoff.refused", "handoff.rolled-back")
+    assert not wants(DEFAULT_EVENTS, "session.limited")  # afd is often about to act on it
+    # A notifier with its own list keeps it.
+    assert NotifierSettings("webhook", 1, events=("session.limited",)).events == ("session.limited",)
+
+
+WHAT_NEXT = [
+    ("a wall afd leaves to you says so and what to run",
+     dict(kind="session.waiting", message="afd will not act on this wall; it waits for you: resume with: afd resume shop-fix",
+          why="report", next="resume with: afd resume shop-fix", reset_at="2026-07-13T15:02:00Z"),
+     "shop-fix waits for you",
+     "shop-fix (claude) is at its usage limit (resets 17:02 (in 1h12m)). afd will not act on this wall; "
+     "it waits for you: resume with: afd resume shop-fix"),
+    ("a failed resume says what afd does next",
+     dict(kind="resume.failed", message="the pasted text never showed in the agent's input row",
+          next="afd tries again in 30 s at the earliest (attempt 2 of 5)"),
+     "shop-fix: resume failed",
+     "shop-fix (claude): a resume failed — the pasted text never showed in the agent's input row; "
+     "afd tries again in 30 s at the earliest (attempt 2 of 5)"),
+    ("a refused handoff says why and what afd does instead",
+     dict(kind="handoff.refused", message="no automatic handoff to codex: codex is at its usage limit; the wait path applies",
+          to="codex", why="codex is at its usage limit", next="afd falls back to waiting, and resumes it when its limit resets"),
+     "shop-fix: handoff refused",
+     "shop-fix (claude): the handoff to codex was refused — codex is at its usage limit; "
+     "afd falls back to waiting, and resumes it when its limit resets"),
+    ("a rolled-back handoff says the session is as it was and what to run",
+     dict(kind="handoff.rolled-back", message="handoff to codex rolled back: codex did not start", to="codex",
+          next="the session is as it was; afd tries an automatic handoff once a wall, so resume with: afd resume shop-fix, "
+               "or hand off with: afd handoff shop-fix --to AGENT"),
+     "shop-fix: handoff rolled back",
+     "shop-fix (claude): the handoff to codex was rolled back — codex did not start; the session is as it was; afd tries an "
+     "automatic handoff once a wall, so resume with: afd resume shop-fix, or hand off with: afd handoff shop-fix --to AGENT"),
+]
+
+
+@pytest.mark.parametrize(("event", "title", "text"), [c[1:] for c in WHAT_NEXT], ids=[c[0] for c in WHAT_NEXT])
+def test_each_default_message_says_what_afd_does_next_or_what_to_run(event, title, text):
+    _, notice = notice_for(**event)
+    assert (notice.title, notice.text, notice.priority) == (title, text, 4)
 
 
 def test_the_payload_is_the_event_as_events_json_prints_it_plus_agent_account_host():
@@ -183,7 +243,7 @@ def test_ntfy_sends_title_priority_tags_and_the_bearer_token_from_its_file(endpo
     assert req.headers["Title"] == "shop-fix needs you"
     assert req.headers["Priority"] == "4" and req.headers["Tags"] == "warning"
     assert req.headers["Authorization"] == "Bearer s3cret-token"
-    assert req.body.decode() == "shop-fix (claude) needs you: spend cap — add credits\nshop:1.0 (%3) · /srv/shop-fix · afd/shop-fix"
+    assert req.body.decode() == "shop-fix (claude) needs you: spend cap — add credits; then: afd resume shop-fix\nshop:1.0 (%3) · /srv/shop-fix · afd/shop-fix"
 
 
 def test_a_redirect_is_not_followed_and_the_token_goes_nowhere_else(endpoint, tmp_path):
@@ -258,7 +318,7 @@ def test_desktop_uses_notify_send_on_the_session_bus(tmp_path, monkeypatch):
     assert got.outcome is Outcome.SENT
     assert seen.read_text().splitlines() == [
         "unix:path=/run/user/1000/bus", "--app-name=afd", "--urgency=normal", "--", "shop-fix needs you",
-        "shop-fix (claude) needs you: spend cap — add credits", "shop:1.0 (%3) · /srv/shop-fix · afd/shop-fix",
+        "shop-fix (claude) needs you: spend cap — add credits; then: afd resume shop-fix", "shop:1.0 (%3) · /srv/shop-fix · afd/shop-fix",
     ]
 
 
@@ -343,14 +403,24 @@ url = "http://127.0.0.1:{refused}/t"
     assert none.returncode == 1 and none.stderr == f"afd: no notifier of type desktop in {config} (configured: ntfy, webhook)\n"
 
 
+def test_notify_test_shows_an_endpoints_reply_as_text(endpoint, tmp_path, xdg_dirs):
+    endpoint.behaviour["/hook"] = "hostile"
+    config = write(tmp_path, f'[[notify]]\ntype = "webhook"\nname = "hook"\nurl = "{endpoint.url()}"\n')
+    done = subprocess.run([sys.executable, "-m", "afd", "notify", "test", "--config", str(config)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "FAILED" in done.stdout
+    assert "\x1b" not in done.stdout and "\r" not in done.stdout, repr(done.stdout)
+    assert "\\x1b]0;pwned\\x07\\x1b[2Jgone" in done.stdout, done.stdout
+
+
 # --- the worker and the plugin API -------------------------------------------------
 
 
 def test_every_afd_event_plugin_runs_on_the_worker_and_never_gets_notify_events(tmp_path):
     import threading
 
-    from afd.config.loader import load_plugins
     from afd.notifiers.worker import NoticeWorker
+    from afd.pluginset import load_plugins
 
     (tmp_path / "old_style.py").write_text(
         "from afd import hookimpl\nseen = []\n@hookimpl\ndef afd_event(event):\n    seen.append(event.kind)\n")
@@ -368,7 +438,7 @@ def test_every_afd_event_plugin_runs_on_the_worker_and_never_gets_notify_events(
     old = sys.modules["afd_dropin_old_style"].seen
     new = sys.modules["afd_dropin_with_notice"].seen
     assert old == ["session.needs_human"]
-    assert new == [("shop-fix (claude) needs you: spend cap — add credits", "afd-notifier")]
+    assert new == [("shop-fix (claude) needs you: spend cap — add credits; then: afd resume shop-fix", "afd-notifier")]
     assert threading.current_thread().name != "afd-notifier"
 
 
@@ -381,9 +451,9 @@ def test_the_example_config_names_every_notify_key():
 
 
 def test_a_reload_keeps_the_lane_of_an_unchanged_notifier_and_stops_a_removed_one(endpoint):
-    from afd.config.loader import add_notifiers, load_plugins
     from afd.config.settings import Config
     from afd.notifiers.worker import NoticeWorker
+    from afd.pluginset import add_notifiers, load_plugins
 
     kept = NotifierSettings(type="webhook", number=1, url=endpoint.url("/kept"), events=("session.",))
     gone = NotifierSettings(type="webhook", number=2, url=endpoint.url("/gone"), events=("session.",))

@@ -6,9 +6,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from afd.config.loader import load_plugins
 from afd.judge.gates import is_anchored
 from afd.model import Clock
+from afd.pluginset import load_plugins
 
 NOW = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
 CLOCK = Clock(NOW, timezone.utc)
@@ -96,7 +96,8 @@ def test_shipped_manifest_walls(plugins, agent, rows, kind, reset):
 
 
 def test_opencodes_retry_is_waited_out_never_typed_into(plugins):
-    assert plugins.agents["opencode"].self_continuing_kinds == ("opencode.rate-limited",)
+    assert plugins.agents["opencode"].self_continuing_kinds == ("opencode.go-limit", "opencode.free-limit",
+                                                                "opencode.rate-limited")
     assert plugins.agents["gemini"].self_continuing_kinds == ()
 
 

@@ -28,8 +28,15 @@ NOW = "2026-12-01T22:18:32Z"
 SAMPLES = {
     "claude": {"{reset}": "9:42pm (UTC)", "{model}": "Opus", "{day}": "2026-12-02", "{time}": "9:42pm"},
     "codex": {"{reset}": "11:30 PM", "{model}": "gpt-5.3-codex"},
+    "gemini": {"{time}": "11:42 PM", "{seconds}": "10177.564"},
+    "opencode": {"{relative}": "4 hours 22 minutes", "{countdown}": "2h 4m"},
+    "copilot": {"{relative}": "1 hour 30 minutes", "{date}": "December 5, 2026", "{time}": "4:08 PM"},
 }
 OFFERS_MODEL = re.compile(r"/model\b|switch models|switch to another model", re.IGNORECASE)
+# Gemini CLI, OpenCode and Copilot CLI print `/model to switch models.` under every wall: what offers another
+# model there is an option or a sentence that switches (`2. Switch to gemini-2.5-flash`, `or switch to auto
+# model`, `Please switch models`, `Switching to the gemini-2.5-flash model`).
+OFFERS_MODEL_BY_OPTION = re.compile(r"\d\. Switch to [\w.-]+|switch to auto mod|Please switch models|Switching to the [\w.-]+ model")
 
 
 def _cases() -> list[tuple[str, walls.Entry]]:
@@ -56,7 +63,26 @@ def drawn(agent: str, entry: walls.Entry) -> str:
 
 
 def screen(agent: str, row: str) -> str:
-    """A 40-row capture of the real CLI with ``row`` at the end of the transcript, above the composer."""
+    """A 40-row capture of the real CLI with ``row`` at the end of the transcript, above the composer.
+
+    In the lists of the later CLIs a wall may span rows (`\\n` between them); a dialog (a box) takes
+    the composer's place, and OpenCode's status-row walls take the status row's place below its input box.
+    """
+    rows_of = row.split("\\n")
+    if agent == "gemini":
+        rows = (REAL / "gemini" / "idle-after-answer" / "2.txt").read_text(encoding="utf-8").splitlines()
+        if rows_of[0].startswith("╭"):
+            return _fill(rows[:26] + [" > next task", ""] + rows_of, [])
+        return _fill(rows[:26] + [" > next task", ""] + rows_of + [""], rows[27:35])
+    if agent == "opencode":
+        rows = (REAL / "opencode" / "idle-after-answer" / "2.txt").read_text(encoding="utf-8").splitlines()
+        prompt = ["  ┃", "  ┃  next task", "  ┃", ""]
+        if rows_of[0].lstrip().startswith("┃"):
+            return _fill(rows[:21] + prompt + rows_of + ["", "     ▣  Build · Mock Model", ""], rows[31:37])
+        return _fill(rows[:21] + prompt, rows[31:36] + rows_of)
+    if agent == "copilot":
+        rows = (REAL / "copilot" / "quota-words-in-an-answer" / "2.txt").read_text(encoding="utf-8").splitlines()
+        return _fill(rows[:2] + [" ❯ next task", ""] + rows_of + [""], rows[35:40])
     if agent == "claude":
         rows = (REAL / "claude" / "idle-after-answer" / "2.txt").read_text(encoding="utf-8").splitlines()
         shown = row if row.startswith("●") else f"  ⎿  {row}"
@@ -69,13 +95,26 @@ def screen(agent: str, row: str) -> str:
     return "\n".join(body + [""] * (40 - len(body) - len(chrome)) + chrome) + "\n"
 
 
+def _fill(body: list[str], chrome: list[str]) -> str:
+    return "\n".join(body + [""] * max(0, 40 - len(body) - len(chrome)) + chrome) + "\n"
+
+
 def names_reset(entry: walls.Entry) -> bool:
-    return any(p in entry.shown for p in ("{reset}", "{day}", "{time}"))
+    return any(p in entry.shown for p in ("{reset}", "{day}", "{time}", "{seconds}", "{relative}", "{countdown}", "{date}"))
 
 
 # "Try again later" names no time but says the wall lifts by itself: a window
 # whose reset is unstated, waited out on the retry interval, not a person's job.
 LIFTS_LATER = re.compile(r"\btry again later\b", re.I)
+# Gemini CLI prints `Please wait and try again later. To increase your limits, …` under every 429 error it
+# leaves: it is its wall's own words that say whether waiting lifts it (`your daily quota`).
+GEMINI_LIFTS_LATER = re.compile(r"\bdaily quota\b")
+
+
+def lifts_later(agent: str, shown: str) -> bool:
+    if agent == "gemini":
+        return GEMINI_LIFTS_LATER.search(shown) is not None
+    return LIFTS_LATER.search(shown) is not None
 
 
 @pytest.mark.parametrize("agent,entry", CASES, ids=[f"{a}:{e.shown[:70]}" for a, e in CASES])
@@ -89,12 +128,13 @@ def test_listed_wall_is_limited_with_its_kind_and_the_one_needs_human_rule(agent
         files[-1].write_text(text, encoding="utf-8")
     assert main(["detect", "--agent", agent, "--now", NOW, "--json", *map(str, files)]) == 0
     result = json.loads(capsys.readouterr().out)
-    expect_human = not names_reset(entry) and not OFFERS_MODEL.search(entry.shown) and not LIFTS_LATER.search(entry.shown)
+    offers = (OFFERS_MODEL if agent in ("claude", "codex") else OFFERS_MODEL_BY_OPTION).search(entry.shown)
+    expect_human = not names_reset(entry) and not offers and not lifts_later(agent, entry.shown)
     assert result["limited"], f"{drawn(agent, entry)!r}: {result['reason']}"
     assert result["kind"] == entry.verdict, f"{drawn(agent, entry)!r}: {result['reason']}"
     assert (result["reset_at"] is not None) == names_reset(entry), f"{drawn(agent, entry)!r}: {result['reason']}"
     assert result["needs_human"] is expect_human, f"{drawn(agent, entry)!r}: {result['reason']}"
 
 
-def test_the_lists_hold_walls_of_both_clis():
-    assert {agent for agent, _ in CASES} == {"claude", "codex"}
+def test_the_lists_hold_walls_of_every_cli():
+    assert {agent for agent, _ in CASES} == {"claude", "codex", "gemini", "opencode", "copilot"}

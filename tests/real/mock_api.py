@@ -123,12 +123,19 @@ class Handler(BaseHTTPRequestHandler):
             self._send_json(answer.get("status", 200), answer.get("headers", {}), answer.get("body", {}))
 
     def _fixed(self, path: str) -> object:
-        """The start-up answers; ``DIR/profile.json``, when there, replaces the account's profile."""
+        """The start-up answers; ``DIR/profile.json``, when there, replaces the account's profile, and
+        ``DIR/fixed.json`` (``{path: answer}``) any other path's (a Copilot account's plan, its models)."""
         if path == "/api/oauth/profile":
             try:
                 return json.loads((self.server.root / "profile.json").read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 pass
+        try:
+            override = json.loads((self.server.root / "fixed.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            override = {}
+        if isinstance(override, dict) and path in override:
+            return override[path]
         return FIXED.get(path, {})
 
     def _answer(self, api: str) -> dict:

@@ -189,7 +189,7 @@ class Rig:
         """
         home = self._home("claude")
         config = home / config_dir
-        config.mkdir(parents=True)
+        config.mkdir(parents=True, exist_ok=True)  # it may hold settings.json already (the user's own)
         seed = {
             "hasCompletedOnboarding": True,
             "lastOnboardingVersion": "2.1.332",
@@ -228,6 +228,8 @@ class Rig:
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_TELEMETRY": "1",
             "DISABLE_ERROR_REPORTING": "1",
+            # claude.ai's connectors (MCP servers of the signed-in account) are fetched from the mocked hosts.
+            "ENABLE_CLAUDEAI_MCP_SERVERS": "false",
         }
         if not subscriber:
             pane_env["ANTHROPIC_API_KEY"] = API_KEY
@@ -247,36 +249,46 @@ class Rig:
         pane = self.tmux.new_pane(command, cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "codex", home, cwd)
 
-    def start_gemini(self, cwd: Path, *, width: int = 120, height: int = 40) -> AgentPane:
+    def start_gemini(self, cwd: Path, *, env: dict | None = None, width: int = 120, height: int = 40) -> AgentPane:
         """Gemini CLI with an API key on the mock (GOOGLE_GEMINI_BASE_URL), its first-start questions settled."""
         home = self._home("gemini")
         write_gemini_settings(home)
-        pane = self.tmux.new_pane(str(self.gemini_bin), cwd=cwd, env={**self._base_env(home), **GEMINI_ENV},
+        pane = self.tmux.new_pane(str(self.gemini_bin), cwd=cwd, env={**self._base_env(home), **GEMINI_ENV, **(env or {})},
                                   width=width, height=height)
         return AgentPane(self, pane, "gemini", home, cwd)
 
-    def start_opencode(self, cwd: Path, *, width: int = 120, height: int = 40) -> AgentPane:
+    def start_opencode(self, cwd: Path, *, provider: str = "mock", env: dict | None = None, width: int = 120,
+                       height: int = 40) -> AgentPane:
         """OpenCode on the mock's chat endpoint (a custom OpenAI-compatible provider), nothing fetched at start.
 
-        Its TUI draws nothing while it boots (10–30 s here): wait for its footer before typing.
+        ``provider``: the provider's name; as `opencode` (Zen) or `opencode-go`, OpenCode opens its own
+        usage dialogs at their limits. Its TUI draws nothing while it boots (10–30 s here): wait for its
+        footer before typing.
         """
         home = self._home("opencode")
-        _write_opencode_config(home)
-        env = {**self._base_env(home), **OPENCODE_ENV, **{k: str(v) for k, v in _opencode_xdg(home).items()}}
+        _write_opencode_config(home, provider)
+        env = {**self._base_env(home), **OPENCODE_ENV, **{k: str(v) for k, v in _opencode_xdg(home).items()}, **(env or {})}
         pane = self.tmux.new_pane(str(self.opencode_bin), cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "opencode", home, cwd)
 
-    def start_copilot(self, cwd: Path, *, signed_in: bool = True, width: int = 120, height: int = 40) -> AgentPane:
+    def start_copilot(self, cwd: Path, *, signed_in: bool = True, model: str | None = None, env: dict | None = None,
+                      args: tuple[str, ...] = (), width: int = 120, height: int = 40) -> AgentPane:
         """GitHub Copilot CLI signed in with a token to GitHub's hosts on the mock (``signed_in``), or
-        offline on the mock's chat endpoint as its own provider (BYOK), where GitHub's walls never show."""
+        offline on the mock's chat endpoint as its own provider (BYOK), where GitHub's walls never show.
+
+        ``model``: a model GitHub's list offers beside the mock's own, chosen (COPILOT_MODEL): off Auto,
+        Copilot asks to switch to it at a rate limit."""
         home = self._home("copilot")
+        if model is not None:
+            (self.mock_dir / "fixed.json").write_text(json.dumps(shapes.copilot_models(model)), encoding="utf-8")
+            env = {"COPILOT_MODEL": model, **(env or {})}
         (home / ".copilot").mkdir()
-        # One fixed model, not Auto (which asks the API to pick one first).
-        (home / ".copilot" / "settings.json").write_text(json.dumps({"model": "gpt-4.1"}), encoding="utf-8")
+        write_copilot_settings(home / ".copilot")
         env = {**self._base_env(home), **(COPILOT_GITHUB_ENV if signed_in else COPILOT_BYOK_ENV),
                "COPILOT_HOME": str(home / ".copilot"), "NODE_EXTRA_CA_CERTS": str(self.ca[0]),
-               "SSL_CERT_FILE": str(self.ca[0])}
-        pane = self.tmux.new_pane(str(self.copilot_bin), cwd=cwd, env=env, width=width, height=height)
+               "SSL_CERT_FILE": str(self.ca[0]), **(env or {})}
+        command = " ".join([str(self.copilot_bin), *args])
+        pane = self.tmux.new_pane(command, cwd=cwd, env=env, width=width, height=height)
         return AgentPane(self, pane, "copilot", home, cwd)
 
     def swap_env(self, cwd: Path) -> dict:
@@ -290,7 +302,7 @@ class Rig:
         _write_opencode_config(home)
         copilot_home = home / ".copilot"
         copilot_home.mkdir()
-        (copilot_home / "settings.json").write_text(json.dumps({"model": "gpt-4.1"}), encoding="utf-8")
+        write_copilot_settings(copilot_home)
         bin_dir = home / "bin"
         bin_dir.mkdir()
         for name, binary in (("codex", self.codex_bin), ("claude", self.claude_bin), ("gemini", self.gemini_bin),
@@ -387,7 +399,7 @@ def _opencode_xdg(home: Path) -> dict[str, Path]:
             "XDG_STATE_HOME": home / ".local" / "state", "XDG_CACHE_HOME": home / ".cache"}
 
 
-def _write_opencode_config(home: Path) -> None:
+def _write_opencode_config(home: Path, provider: str = "mock") -> None:
     """One provider, the mock's OpenAI-compatible chat endpoint, and its one model chosen."""
     folder = home / ".config" / "opencode"
     folder.mkdir(parents=True, exist_ok=True)
@@ -395,8 +407,8 @@ def _write_opencode_config(home: Path) -> None:
         "$schema": "https://opencode.ai/config.json",
         "autoupdate": False,
         "share": "disabled",
-        "model": "mock/mock-model",
-        "provider": {"mock": {
+        "model": f"{provider}/mock-model",
+        "provider": {provider: {
             "npm": "@ai-sdk/openai-compatible",
             "name": "Mock",
             "options": {"baseURL": f"http://127.0.0.1:{CODEX_PORT}/v1", "apiKey": "mock-key"},
@@ -404,6 +416,19 @@ def _write_opencode_config(home: Path) -> None:
         }},
     }
     (folder / "opencode.json").write_text(json.dumps(config), encoding="utf-8")
+
+
+def write_copilot_settings(copilot_home: Path) -> None:
+    """One fixed model, not Auto (which asks the API to pick one first), and what cannot work offline off.
+
+    Its built-in MCP servers (github-mcp-server, githubiq), its memory and its remote sessions are services of
+    api.githubcopilot.com, which the mock serves only for the model API: the MCP handshake fails there
+    ("Failed to connect to MCP server") after retries a loaded machine stretched past a minute before the
+    first turn. Switched off, not outwaited.
+    """
+    settings = {"model": "gpt-4.1", "disabledMcpServers": ["github-mcp-server", "githubiq"], "autoUpdate": False,
+                "memory": False, "remoteSessions": False}
+    (copilot_home / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
 
 
 def write_gemini_settings(home: Path) -> None:

@@ -303,3 +303,95 @@ def copilot_rate_limit(code: str, retry_after_seconds: int) -> dict:
     """
     body = {"error": {"message": "Sorry, you have been rate-limited.", "code": code}}
     return {"kind": "limit", "status": 429, "headers": {"retry-after": str(retry_after_seconds)}, "body": body}
+
+
+def copilot_payment(code: str | None = None, message: str | None = None) -> dict:
+    """A 402 of GitHub's Copilot API: Copilot CLI words its billing wall from ``code`` (quota_exceeded,
+    session_quota_exceeded, additional_spend_limit_reached); with none it prints ``message`` as the
+    server wrote it, or `402 Payment Required`."""
+    error = {k: v for k, v in (("code", code), ("message", message)) if v is not None}
+    return {"kind": "billing", "status": 402, "headers": {}, "body": {"error": error} if error else {}}
+
+
+def copilot_models(*ids: str) -> dict:
+    """GitHub's model list with these models beside the mock's own: one of them chosen takes Copilot CLI off Auto."""
+    from mock_api import COPILOT_MODELS
+
+    base = COPILOT_MODELS["data"][0]
+    extra = []
+    for model in ids:
+        entry = json.loads(json.dumps(base))
+        entry.update(id=model, name=model, version=model, is_chat_default=False, is_chat_fallback=False)
+        entry["capabilities"]["family"] = model
+        extra.append(entry)
+    return {"/models": {"object": "list", "data": [base, *extra]}}
+
+
+def chat_error(status: int, message: str, *, error_type: str = "api_error", code: object = None,
+               headers: dict | None = None, extra: dict | None = None) -> dict:
+    """An OpenAI-compatible API's error: its status, headers and `error` body (``extra``: more of the body)."""
+    error = {"message": message, "type": error_type, **({"code": code} if code is not None else {})}
+    return {"kind": "limit", "status": status, "headers": headers or {}, "body": {"error": error, **(extra or {})}}
+
+
+def opencode_go_limit(retry_after_seconds: int, limit_name: str = "Monthly", workspace: str = "wrk_01AFD") -> dict:
+    """OpenCode Go's usage limit: a 429 naming GoUsageLimitError, with the workspace and the limit's name."""
+    return chat_error(429, "GoUsageLimitError: usage limit reached", error_type="GoUsageLimitError",
+                      headers={"retry-after": str(retry_after_seconds)},
+                      extra={"type": "error", "metadata": {"workspace": workspace, "limitName": limit_name}})
+
+
+def opencode_free_limit(headers: dict) -> dict:
+    """OpenCode Zen's free tier used up: a 429 naming FreeUsageLimitError."""
+    return chat_error(429, "FreeUsageLimitError: free usage limit reached", error_type="FreeUsageLimitError",
+                      headers=headers, extra={"type": "error"})
+
+
+def http_date(epoch: float) -> str:
+    """`retry-after` as an HTTP date."""
+    from email.utils import formatdate
+
+    return formatdate(epoch, usegmt=True)
+
+
+def gemini_error(status: int, message: str, *, details: list | None = None, api_status: str = "RESOURCE_EXHAUSTED") -> dict:
+    """A Gemini API error: Gemini CLI classifies it by its status, message and details (RetryInfo, QuotaFailure, ErrorInfo)."""
+    body = {"error": {"code": status, "status": api_status, "message": message, **({"details": details} if details else {})}}
+    return {"kind": "limit", "status": status, "headers": {}, "body": body}
+
+
+def retry_info(delay: str) -> dict:
+    return {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}
+
+
+def quota_failure(quota_id: str, metric: str = "generativelanguage.googleapis.com/generate_content_free_tier_requests") -> dict:
+    return {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaMetric": metric, "quotaId": quota_id}]}
+
+
+def error_info(reason: str, domain: str = "googleapis.com") -> dict:
+    return {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": domain}
+
+
+def claude_usage_headers(five_hour: float, five_reset: int, seven_day: float, seven_reset: int) -> dict:
+    """What a subscriber's answer carries of both windows: utilisation (0–1) and reset, status allowed."""
+    return {
+        f"{U}status": "allowed",
+        f"{U}representative-claim": "five_hour",
+        f"{U}reset": str(five_reset),
+        f"{U}5h-utilization": str(five_hour),
+        f"{U}5h-reset": str(five_reset),
+        f"{U}5h-status": "allowed",
+        f"{U}7d-utilization": str(seven_day),
+        f"{U}7d-reset": str(seven_reset),
+        f"{U}7d-status": "allowed",
+    }
+
+
+def codex_both_windows(primary: float, primary_reset: int, secondary: float, secondary_reset: int) -> dict:
+    """Codex's usage headers for its 5-hour (primary) and weekly (secondary) windows."""
+    return {
+        **codex_usage_headers(primary, primary_reset),
+        "x-codex-secondary-used-percent": str(secondary),
+        "x-codex-secondary-window-minutes": "10080",
+        "x-codex-secondary-reset-at": str(secondary_reset),
+    }

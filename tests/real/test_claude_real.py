@@ -6,9 +6,15 @@ offline (`afd detect` on captures taken then).
 
 from __future__ import annotations
 
+import json
+import time
+
 import pytest
 import shapes
 from verdicts import detect_now, iso, minutes_ahead
+
+from afd.act.deliver import DEFAULT_MESSAGE
+from harness import wait_for
 
 # Fewer retries than the CLI's ten: the same screens in seconds, not minutes.
 FEW_RETRIES = {"CLAUDE_CODE_MAX_RETRIES": "3"}
@@ -100,3 +106,32 @@ def test_api_key_429_is_a_generic_error_not_a_plan_wall(rig, shop, afd, tmp_path
     assert not verdict["limited"]
     seen = afd.session(pane.pane, "idle")
     assert (seen["agent"], seen["identity"], seen["reset_at"]) == ("claude", "known", None)
+
+
+@pytest.mark.slow
+def test_resumed_with_a_slow_first_answer_it_is_not_limited_again_before_that_answer(rig, shop, afd_resumes):
+    afd = afd_resumes
+    pane = start(rig, shop)
+    reset = int(time.time()) + 25
+    rig.answer("claude", shapes.claude_limit(reset, "five_hour"))
+    pane.type("fix the login redirect")
+    pane.wait_for_text("Continuing automatically at")
+    pane.key("Escape")  # Claude's own auto-continue cancelled: afd resumes it at the reset
+    pane.wait_for_text("Automatic continue cancelled")
+    afd.agreed(pane.pane)  # its banner and its transcript's rejection record agree
+    walled = len(rig.requests("claude"))
+    # The plan is open again; the first answer completes its content block only after about 20 s.
+    rig.answer("claude", shapes.claude_answer("Fixed the redirect.", chunks=1, delay=7.0))
+
+    wait_for(lambda: afd.events("resume.confirmed"), timeout=120, interval=1, message="afd to confirm its resume")
+    pane.wait_for_text("Fixed the redirect.", timeout=90)
+    afd.session(pane.pane, "idle", timeout=60)
+    done = afd.command("events", "--json")
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    story = "\n".join(f"{e['at']} {e['kind']}: {e['message']}" for e in events)
+    confirmed = max(i for i, e in enumerate(events) if e["kind"] == "resume.confirmed")
+    after = [e["kind"] for e in events[confirmed + 1:]]
+    assert "session.limited" not in after, story
+    assert [k for k in after if k.startswith("agent.")] in ([], ["agent.available"]), story
+    turns = [r for r in rig.requests("claude")[walled:] if any(DEFAULT_MESSAGE in t for t in r["prompts"][-1:])]
+    assert len(turns) == 1, story

@@ -66,14 +66,15 @@ def test_the_quota_dialog_is_a_wall_with_its_reset_and_so_is_the_error_it_leaves
     assert afd.agreed(pane.pane)["agent"] == "gemini"
 
 
-def test_a_per_day_quota_is_a_wall_with_no_reset(rig, shop, afd, tmp_path):
+def test_a_per_day_quota_is_a_wall_with_no_reset_that_a_person_must_lift(rig, shop, afd, tmp_path):
     pane = start(rig, shop)
     rig.answer("gemini", shapes.gemini_daily_quota())
     pane.type("fix the flaky test")
     pane.wait_for_text("Usage limit reached")
+    # Its options are `Keep trying` and `Stop`: no other model, no reset.
     verdict = detect_now(pane, tmp_path, "daily")
-    assert verdict["limited"] and verdict["reset_at"] is None and not verdict["needs_human"]
-    assert afd.session(pane.pane, "limited")["reset_at"] is None
+    assert verdict["limited"] and verdict["reset_at"] is None and verdict["needs_human"], verdict["reason"]
+    assert afd.session(pane.pane, "needs_human")["reset_at"] is None
 
 
 def test_a_throttle_it_retries_is_not_a_wall(rig, shop, afd, tmp_path):

@@ -1,17 +1,22 @@
 """Read the usage-limit walls out of the pinned CLIs themselves, and compare them with the reviewed list.
 
-`scripts/real-agents walls [claude|codex]` runs this. Claude Code's native
-binary carries its JavaScript bundle as text; Codex's Rust binary keeps its
-messages as string literals packed end to end, split at their placeholders.
-Both are read the same way: every message of the wall families (usage
-limits, spend caps, credits, admin and org caps, model caps, extra usage —
-`FAMILY` below, a rule about words, not a list of known sentences) is
-collected, and each one must be in ``tests/data/real/walls-<cli>-<version>.txt``
+`scripts/real-agents walls [claude|codex|gemini|opencode|copilot]` runs
+this. Claude Code's native binary carries its JavaScript bundle as text;
+Codex's Rust binary keeps its messages as string literals packed end to end,
+split at their placeholders; Gemini CLI ships plain JavaScript files;
+OpenCode is a Bun binary with its JavaScript modules inside as text; Copilot
+CLI is a Node single-executable application carrying a package whose
+JavaScript draws the screens and whose Rust runtime words the errors. All
+are read the same way: every message of the wall families (usage limits,
+spend caps, credits, admin and org caps, model caps, extra usage — `FAMILY`
+below; quota, rate-limit, credit, billing and plan messages for the three
+later CLIs — `QUOTA_FAMILY`; rules about words, not lists of known
+sentences) is collected, and each one must be in ``tests/data/real/walls-<cli>-<version>.txt``
 with the kind a reviewer gave it, or ``not a wall: <why>``. A message the
 bundle holds and the list does not is printed and fails the check: after a
 version bump, that is the work to do.
 
-The list's format, one entry a line (``#`` starts a comment line)::
+The list's format, one entry a line (``# `` starts a comment line)::
 
     <message as extracted>\\t<kind | not a wall: why>[\\t<the row as the CLI draws it>]
 
@@ -23,8 +28,11 @@ kind: the screens the detector test draws.
 from __future__ import annotations
 
 import argparse
+import io
 import re
+import struct
 import sys
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,40 +85,51 @@ def js_literals(source: str) -> list[str]:
     out: list[str] = []
     i, n = 0, len(source)
     while i < n:
+        # Jump to the next character that can start a literal, a regular expression or a comment.
+        found = _LITERAL_START.search(source, i)
+        if found is None:
+            break
+        i = found.start()
         c = source[i]
         if c in "\"'":
-            j, buf = i + 1, []
-            while j < n and source[j] != c and source[j] != "\n":
-                step = 2 if source[j] == "\\" else 1
-                buf.append(source[j:j + step])
-                j += step
-            if j < n and source[j] == c:
-                out.append("".join(buf))
-                i = j + 1
+            closed = (_DOUBLE if c == '"' else _SINGLE).match(source, i)
+            if closed is not None:
+                out.append(closed.group(1))
+                i = closed.end()
             else:
                 i += 1
         elif c == "`":
             j, buf = i + 1, []
             while j < n and source[j] != "`":
-                if source[j] == "\\":
+                plain = _TEMPLATE_TEXT.match(source, j)
+                if plain.end() > j:
+                    buf.append(plain.group())
+                    j = plain.end()
+                elif source[j] == "\\":
                     buf.append(source[j:j + 2])
                     j += 2
                 elif source.startswith("${", j):
                     k = _template_end(source, j + 2)
                     buf.append(source[j:k])
                     j = k
-                else:
+                else:  # a `$` not opening a placeholder
                     buf.append(source[j])
                     j += 1
             out.append("".join(buf))
             i = j + 1
-        elif c == "/" and i + 1 < n and source[i + 1] not in "/*" and _REGEX_BEFORE.match(source, _prev(source, i)):
+        elif source[i + 1:i + 2] not in ("/", "*") and _REGEX_BEFORE.match(source, _prev(source, i)):
             i = _regex_end(source, i + 1)
-        elif c == "/" and source.startswith("//", i) and (i == 0 or source[i - 1] == "\n"):
+        elif source.startswith("//", i) and (i == 0 or source[i - 1] == "\n"):
             i = source.find("\n", i) % (n + 1) + 1
         else:
             i += 1
     return out
+
+
+_LITERAL_START = re.compile(r"[\"'`/]")
+_DOUBLE = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_SINGLE = re.compile(r"'((?:[^'\\\n]|\\.)*)'")
+_TEMPLATE_TEXT = re.compile(r"[^`\\$]*")
 
 
 # A `/` after one of these starts a regular expression, not a division.
@@ -165,16 +184,19 @@ _WORDS = re.compile(FAMILY.pattern.lower().encode())
 _ASCII_RUN = re.compile(rb"// @bun[\x20-\x7e\t\n]{100,}|[\x20-\x7e\t\n]{2000,}")
 
 
-def text_runs(data: bytes) -> list[str]:
+def text_runs(data: bytes, words: re.Pattern[bytes] | None = None) -> list[str]:
     """The runs of UTF-8 text in which the wall words occur (each run found from a hit, which keeps this quick)."""
     runs, end = [], 0
-    for hit in _WORDS.finditer(data.lower()):
+    for hit in (words or _WORDS).finditer(data.lower()):
         if hit.start() < end:
             continue
         start = hit.start()
         while start > max(0, hit.start() - 4096) and _is_text(data[start - 1]):
             start -= 1
         run = _UTF8_RUN.match(data, start)
+        while run is None or run.end() <= hit.start():  # started inside a character: step into it
+            start += 1
+            run = _UTF8_RUN.match(data, start)
         end = run.end()
         runs.append(run.group().decode("utf-8", "replace"))
     return runs
@@ -230,22 +252,149 @@ def _clean(message: str) -> str:
         .replace("\\xA0", " ").replace("\\u2192", "→").replace("\\xD7", "×").strip("\n")
 
 
-EXTRACT = {"claude": claude_messages, "codex": codex_messages}
+# Gemini CLI, OpenCode and Copilot CLI word their walls from the API's error
+# (a quota, a rate limit, credits, a billing or plan state), not as Claude's
+# and Codex's "hit your … limit" sentences: their rule takes those words too.
+QUOTA_FAMILY = re.compile(
+    FAMILY.pattern + r"|quota|rate[ _-]?limit|\bcredits?\b|billing|payment required|spending limit|premium requests?"
+    r"|upgrade (?:to|your|for)\b|higher limits|subscribe to|usage (?:limit|exceeded)|limit reached|exceeded your"
+    r"|exhausted your",
+    re.IGNORECASE,
+)
+
+
+def _prose(message: str, rule: re.Pattern[str]) -> bool:
+    """A message of the family: its words, in a sentence (two words at least), not code or an identifier."""
+    return (0 < len(message) <= 400 and rule.search(message) is not None and _NOT_PROSE.search(message) is None
+            and _TWO_WORDS.search(message) is not None)
+
+
+_TWO_WORDS = re.compile(r"[A-Za-z]{2,}[,.:!?]? +[A-Za-z$]")
+
+
+def _js_messages(texts, rule: re.Pattern[str]) -> set[str]:
+    found: set[str] = set()
+    for text in texts:
+        for literal in js_literals(text):
+            message = _clean(literal.replace("\n", "\\n"))
+            if _prose(message, rule):
+                found.add(message)
+    return found
+
+
+def gemini_messages(bundle: Path) -> set[str]:
+    """Every wall-family message in Gemini CLI's bundle (plain JavaScript files)."""
+    return _js_messages((p.read_text(encoding="utf-8", errors="replace") for p in sorted(bundle.glob("*.js"))
+                         if _QUOTA_WORDS.search(p.read_bytes())), QUOTA_FAMILY)
+
+
+_QUOTA_WORDS = re.compile(QUOTA_FAMILY.pattern.encode(), re.IGNORECASE)
+
+
+def opencode_messages(binary: Path) -> set[str]:
+    """Every wall-family message in OpenCode's binary (Bun, with its JavaScript modules inside as text)."""
+    runs = [m.group().decode("ascii") for m in _ASCII_RUN.finditer(binary.read_bytes())
+            if _QUOTA_WORDS.search(m.group())]
+    return _js_messages(runs, QUOTA_FAMILY)
+
+
+def copilot_messages(binary: Path) -> set[str]:
+    """Every wall-family message in Copilot CLI: its single-executable application carries a package
+    (``copilot.tgz``) whose JavaScript draws the screens and whose native runtime (Rust) words the
+    errors, its literals packed end to end as in Codex."""
+    package = tarfile.open(fileobj=io.BytesIO(sea_asset(binary.read_bytes(), "copilot.tgz")), mode="r:gz")
+    found: set[str] = set()
+    for member in package.getmembers():
+        name = member.name.removeprefix("package/")
+        if name.endswith(".js") and "/" not in name:
+            text = package.extractfile(member).read().decode("utf-8", "replace")
+            if QUOTA_FAMILY.search(text):
+                found |= _js_messages([text], QUOTA_FAMILY)
+        elif name.endswith(".node"):
+            found |= rust_messages(elf_section(package.extractfile(member).read(), ".rodata"), QUOTA_FAMILY)
+    return found
+
+
+def sea_asset(data: bytes, name: str) -> bytes:
+    """An asset of a Node single-executable application: its name, its size (8 bytes), its bytes."""
+    key = name.encode()
+    at = data.find(key, data.find(b"NODE_SEA_BLOB"))
+    while at != -1:
+        size = struct.unpack_from("<Q", data, at + len(key))[0]
+        body = at + len(key) + 8
+        if 0 < size <= len(data) - body:
+            return data[body:body + size]
+        at = data.find(key, at + 1)
+    raise FileNotFoundError(f"no {name} asset in the executable")
+
+
+def elf_section(data: bytes, name: str) -> bytes:
+    """One section of a 64-bit little-endian ELF file (the whole file when it has no such section)."""
+    if data[:4] != b"\x7fELF":
+        return data
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    entsize, count, names_at = struct.unpack_from("<HHH", data, 0x3A)
+
+    def header(i: int) -> tuple[int, int, int]:
+        fields = struct.unpack_from("<IIQQQQ", data, shoff + i * entsize)
+        return fields[0], fields[4], fields[5]  # name offset, file offset, size
+
+    names = header(names_at)[1]
+    for i in range(count):
+        at, offset, size = header(i)
+        if data[names + at:data.index(b"\0", names + at)].decode("ascii", "replace") == name:
+            return data[offset:offset + size]
+    return data
+
+
+def rust_messages(data: bytes, rule: re.Pattern[str]) -> set[str]:
+    """The family's messages among a Rust binary's literals, split where one ends and the next begins."""
+    found: set[str] = set()
+    for run in text_runs(data, re.compile(rule.pattern.encode(), re.IGNORECASE)):
+        if not rule.search(run):
+            continue
+        for piece in (p for joined in _SENTENCE_JOIN.split(run) for p in _LOWER_JOIN.split(joined)):
+            # An error code glued to its message (`quota_exceededYou've run out …`, `… features`
+            # followed by `additional_spend_limit_reached`) is not part of it.
+            piece = _SNAKE_TAIL.sub("", _SNAKE_HEAD.sub("", _LEADING_BYTE.sub("", piece)))
+            if not _prose(piece, rule) or re.search(r"[a-z][A-Z][a-z]+[A-Z]|_[a-z]+_", piece):
+                continue
+            message = _clean(piece.replace("\n", "\\n"))
+            if message:
+                found.add(message)
+    return found
+
+
+# A sentence that ends and a lower-case literal glued to it (`… for more details.exceeded maximum …`).
+_LOWER_JOIN = re.compile(r"(?<=[a-z]{2}\.)(?=[a-z]{3,}\s)")
+_SNAKE_HEAD = re.compile(r"^(?:[a-z0-9]+_)+[a-z0-9]+(?=[A-Z])")
+_SNAKE_TAIL = re.compile(r"(?:[a-z0-9]+_)+[a-z0-9]+$")
+
+
+EXTRACT = {"claude": claude_messages, "codex": codex_messages, "gemini": gemini_messages,
+           "opencode": opencode_messages, "copilot": copilot_messages}
 
 
 def messages(pin: install.Pin, root: Path | None = None) -> set[str]:
     return EXTRACT[pin.agent](real_binary(pin, root))
 
 
+# Where each CLI's installed package keeps what its messages are read from.
+_SOURCES = {
+    "claude": "@anthropic-ai/claude-code-linux-*/claude",
+    "codex": "@openai/codex-linux-*/vendor/*/bin/codex",
+    "gemini": "@google/gemini-cli/bundle",
+    "opencode": "opencode-linux-*/bin/opencode",
+    "copilot": "@github/copilot-linux-*/copilot",
+}
+
+
 def real_binary(pin: install.Pin, root: Path | None = None) -> Path:
-    """The native binary that holds the messages (the npm command is a launcher for it)."""
+    """The native binary (or the bundle's folder) that holds the messages (the npm command is a launcher)."""
     modules = (root or install.cache_root()) / pin.folder / "node_modules"
-    if pin.agent == "claude":
-        candidates = sorted(modules.glob("@anthropic-ai/claude-code-linux-*/claude"))
-    else:
-        candidates = sorted(modules.glob("@openai/codex-linux-*/vendor/*/bin/codex"))
+    candidates = sorted(modules.glob(_SOURCES[pin.agent]))
     if not candidates:
-        raise FileNotFoundError(f"no native {pin.agent} binary under {modules}")
+        raise FileNotFoundError(f"no {pin.agent} binary or bundle under {modules}")
     return candidates[0]
 
 
@@ -261,8 +410,8 @@ def read_list(path: Path) -> Reviewed:
     drawn: list[Entry] = []
     target = found
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
+        if not line.strip() or line.startswith("# ") or line.strip() == "#":
+            continue  # a comment (a message may itself start with `#`)
         if line.strip() == "[drawn]":
             target = drawn
             continue
@@ -288,13 +437,13 @@ def draft(found: set[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="real-agents walls",
-        description="Extract the usage-limit, spend, credit, admin, org and model-cap messages from the pinned "
+        description="Extract the usage-limit, spend, credit, admin, org, model-cap, quota, rate-limit, billing and plan messages from the pinned "
                     "CLIs' installed binaries and compare them with the reviewed lists "
                     "tests/data/real/walls-<cli>-<version>.txt.",
         epilog="Exit codes: 0 every message is reviewed; 1 a message is missing from the list (printed); "
                "2 the pinned CLI is not installed; 5 the list for the pinned version does not exist.",
     )
-    parser.add_argument("agent", nargs="?", choices=list(EXTRACT), help="which CLI (default: both)")
+    parser.add_argument("agent", nargs="?", choices=list(EXTRACT), help="which CLI (default: every pinned one)")
     parser.add_argument("--draft", action="store_true",
                         help="print every extracted message with a TODO verdict, to start the list for a new version")
     args = parser.parse_args(argv)

@@ -13,11 +13,22 @@ from pathlib import Path
 
 import pytest
 
-from afd.config import paths
-from afd.judge.limits import LimitFact, LimitState, unknown_fact
+from afd.judge.limits import unknown_fact
+from afd.kit import paths
 from afd.model import Event
 from afd.record.store import MIGRATIONS, SCHEMA_VERSION, StateLock, Store, StoreError, default_path
-from afd.record.types import BannerSighting, JournalState, LedgerEntry, ResumeHistory, SessionRecord
+from afd.record.types import (
+    BannerSighting,
+    JournalState,
+    LedgerEntry,
+    LimitFact,
+    LimitState,
+    NextAction,
+    PlanKind,
+    ResumeHistory,
+    SessionRecord,
+    Witnesses,
+)
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -117,7 +128,9 @@ def test_session_with_every_field_round_trips(store):
         last_banner="You've hit your usage limit. Try again at 2:00 PM.",
         banner_first_seen_at=NOW - timedelta(minutes=3),
         reset_at=NOW + timedelta(hours=2),
-        next_action="resume at 14:01",
+        next_action=NextAction(PlanKind.RESUME, "reset", NOW + timedelta(hours=2, minutes=1), 1, 5),
+        witnesses=Witnesses.BOTH,
+        awaiting_since=NOW - timedelta(seconds=5),
         state="limited",
     )
     store.upsert_session(full)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 from web_harness import free_port, login_url, web_config
@@ -117,6 +119,15 @@ def test_the_page_shows_a_limited_agent_hands_it_to_codex_and_shows_a_refused_re
     wait_for(lambda: rows_of(browser, '#agents tr[data-account="claude"] .chip', "") == [["limited"]],
              message="claude's account limited")
     browser.save_screenshot(str(tmp_path / "dashboard-limited.png"))
+    # Every time the page shows is in the browser's zone: no ISO instant in what a person reads, and afd's
+    # words (a refusal's "until …Z") read in that zone; text from outside shows as escapes.
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", browser.execute_script("return document.body.innerText;"))
+    zone, words, shown = browser.execute_script(
+        "return [Intl.DateTimeFormat().resolvedOptions().timeZone,"
+        " inWords('codex is at its usage limit until 2030-01-02T05:08:00Z'), neutral('a\\u001b[2Jb\\u202ec')];")
+    local = datetime(2030, 1, 2, 5, 8, tzinfo=timezone.utc).astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M")
+    assert re.fullmatch(rf"codex is at its usage limit until {local} \(in \d+d\d+h\)", words), (zone, words)
+    assert shown == "a\\x1b[2Jb\\u202ec"  # as afd.display.text.neutral shows it
 
     # The filters: limited shows it, working hides it.
     for which, shown in (("working", False), ("needs", False), ("limited", True), ("all", True)):
@@ -193,6 +204,169 @@ def _status() -> dict:
     from daemon_harness import status
 
     return status()
+
+
+def test_a_paused_session_shows_paused_beside_its_state_until_unpaused(limited_claude, browser):
+    from daemon_harness import afd
+
+    port = free_port()
+    wt, base, name, claude = limited_claude(web_config(port))
+    browser.get(login_url())
+    row = find(browser, f'tr[data-session="{name}"]')
+    paused = row.find_element("css selector", ".chip.paused")
+    assert not paused.is_displayed()
+    assert afd("sessions", "pause", name).returncode == 0
+    wait_for(lambda: paused.is_displayed(), message="the paused chip")
+    assert paused.text == "paused" and paused.get_attribute("title") == "paused until you unpause it (afd sessions unpause)"
+    assert row.find_element("css selector", ".chip").text == "limited"  # the state stands beside it
+    assert afd("sessions", "unpause", name).returncode == 0
+    wait_for(lambda: not paused.is_displayed(), message="the chip gone once unpaused")
+
+
+# --- fitting the window ---------------------------------------------------------------------
+
+LONG_ACCOUNT = "claude-work-for-the-platform-infrastructure-team-on-call"
+LONG_MISSION = ("Migrate the billing service's nightly reconciliation job from the legacy cron host to the "
+                "queue workers, keeping the idempotency keys and the audit trail, then remove the old host's "
+                "configuration and document the rollback procedure for the on-call engineers")
+
+
+@pytest.fixture
+def five_sessions(run_daemon, tmux_server, xdg_dirs, worktree):
+    """Five sessions with long missions: three claude walls (the default account, a configured account with a long
+    name, an account of its own under HOME) and two codex (one on a temporary directory of its own, one working)."""
+    from daemon_harness import session_for, write_config
+    from harness import start_fake
+
+    port = free_port()
+    home = xdg_dirs["HOME"]
+    write_config(xdg_dirs, web_config(port) + f'\n[accounts.{LONG_ACCOUNT}]\nagent = "claude"\n'
+                 f'env = {{ CLAUDE_CONFIG_DIR = "~/.{LONG_ACCOUNT}" }}\n')
+    run_daemon()
+    scratch = tmux_server.scratch / "codex-scratch-home-of-a-throwaway-experiment"
+    walled = {"agents": {"claude": {"limit_after_prompts": 1}}}
+    started = [
+        ("claude", {}, walled),
+        ("claude", {"CLAUDE_CONFIG_DIR": str(home / f".{LONG_ACCOUNT}")}, walled),
+        ("claude", {"CLAUDE_CONFIG_DIR": str(home / ".claude-personal-experiments-with-a-long-directory-name")}, walled),
+        ("codex", {"CODEX_HOME": str(scratch)}, {}),
+        ("codex", {}, {}),
+    ]
+    names = []
+    for n, (agent, env, scenario) in enumerate(started):
+        wt = worktree(f"feature-{n}-with-a-rather-long-branch-name-for-the-reconciliation-work")
+        fake = start_fake(tmux_server, agent, cwd=wt, prompt=f"{LONG_MISSION} (part {n + 1})", scenario=scenario, env=env)
+        names.append(session_for(fake.pane)["name"])
+    for name in names[:3]:
+        wait_state(name, "limited")
+    return port, names, scratch
+
+
+def overflow(driver) -> dict:
+    """What does not fit the window: the page's own width, any box whose content is wider than it (a table's
+    scroll box, a panel, the dialog), and any visible element reaching past the window's right edge."""
+    return driver.execute_script("""
+        const w = document.documentElement.clientWidth;
+        const hidden = (el) => !el.getClientRects().length || getComputedStyle(el).visibility === 'hidden'
+          || el.closest('thead') && getComputedStyle(el.closest('thead')).position === 'absolute'
+          || el.closest('.sr-only') || el.closest('dialog:not([open])');
+        const name = (el) => el.id ? '#' + el.id : el.tagName.toLowerCase() + (el.className ? '.' + el.className : '');
+        const boxes = [...document.querySelectorAll('.scroll, .panel, table, dialog[open], dialog[open] h2, .bar')]
+          .filter(el => !hidden(el) && el.scrollWidth > el.clientWidth + 1)
+          .map(el => `${name(el)} ${el.scrollWidth}>${el.clientWidth}`);
+        const past = [...document.querySelectorAll('body *')]
+          .filter(el => !hidden(el) && el.getBoundingClientRect().right > w + 0.5)
+          .map(el => `${name(el)} right ${Math.round(el.getBoundingClientRect().right)}`);
+        return {window: w, page: document.documentElement.scrollWidth, boxes, past: past.slice(0, 8)};""")
+
+
+def outside(driver, css: str) -> list[str]:
+    """The matches not wholly inside the window (or not shown at all), by their text."""
+    return driver.execute_script("""
+        const w = document.documentElement.clientWidth, h = document.documentElement.clientHeight;
+        return [...document.querySelectorAll(arguments[0])].filter(el => {
+          const r = el.getBoundingClientRect();
+          return !el.getClientRects().length || r.left < 0 || r.right > w + 0.5 || r.width < 1
+            || el.scrollWidth > el.clientWidth + 1;
+        }).map(el => el.innerText);""", css)
+
+
+def test_the_page_fits_1400_and_400_pixels_with_five_sessions_long_missions_and_long_account_names(
+        five_sessions, browser, tmp_path):
+    from selenium.webdriver.common.keys import Keys
+
+    port, names, scratch = five_sessions
+    browser.get(login_url())
+    for name in names:
+        find(browser, f'tr[data-session="{name}"]')
+    wait_for(lambda: len(rows_of(browser, '#agents tbody tr', "")) >= 5, message="the accounts listed")
+
+    # Accounts as the user named them; one of its own as agent and a short directory, never its raw key.
+    labels = wait_for(lambda: (lambda rows: rows if any(LONG_ACCOUNT in r[0] for r in rows) else None)(
+        rows_of(browser, "#agents tbody tr")), message="the configured account listed")
+    firsts = [r[0].split("\n")[0] for r in labels]
+    assert f"{LONG_ACCOUNT} (claude)" in firsts
+    assert "claude · ~/.claude-personal-experiments-with-a-long-directory-name" in firsts
+    assert "codex · /tmp/…/codex-scratch-home-of-a-throwaway-experiment" in firsts
+    page = browser.find_element("tag name", "main").text
+    assert "@/" not in page and str(scratch) not in page and str(scratch.parent) not in page
+    agents = {r[0]: r[2] for r in rows_of(browser, "#sessions tbody tr")}
+    assert agents[names[1]] == f"claude\n{LONG_ACCOUNT}" and agents[names[0]] == "claude"
+
+    for width in (1400, 400):
+        browser.set_window_size(width, 1000)
+        wait_for(lambda w=width: browser.execute_script("return window.innerWidth") == w, message=f"{width} px wide")
+        seen = overflow(browser)
+        assert seen["page"] <= seen["window"] and not seen["boxes"] and not seen["past"], (width, seen)
+        # Every session's state is on screen (at 400 px, each session is a card with its state in it).
+        assert outside(browser, "#sessions tbody tr:not([hidden]) td.state .chip:not([hidden])") == []
+        if width == 1400:
+            # All eight columns drawn as a table, the last two whole.
+            assert outside(browser, "#sessions thead th") == []
+            assert [th.text for th in browser.find_elements("css selector", "#sessions thead th")][-2:] == ["Witnesses", "Handoffs"]
+        browser.save_screenshot(str(tmp_path / f"fit-{width}.png"))
+
+    # The handoff dialog at 400 px: its title whole on screen, nothing wider than the window.
+    row = browser.find_element("css selector", f'tr[data-session="{names[1]}"]')
+    row.find_element("css selector", "button").send_keys(Keys.ENTER)
+    find(browser, "#detail:not([hidden])")
+    browser.find_element("id", "handoff-open").send_keys(Keys.ENTER)
+    find(browser, "#targets input", message="the targets listed")
+    assert outside(browser, "#handoff-h") == []
+    assert browser.find_element("id", "handoff-h").text == f"Hand off {names[1]} to…"
+    seen = overflow(browser)
+    assert not seen["boxes"] and not seen["past"], seen
+    browser.save_screenshot(str(tmp_path / "fit-400-dialog.png"))
+
+
+def test_the_usage_panel_shows_each_windows_figure_and_where_it_comes_from(run_daemon, browser, xdg_dirs, tmp_path):  # noqa: F811
+    import json
+    import os
+    import subprocess
+    import sys
+    from datetime import datetime, timedelta, timezone
+    from pathlib import Path
+
+    from daemon_harness import write_config
+
+    port = free_port()
+    write_config(xdg_dirs, web_config(port))
+    run_daemon()
+    reset = int((datetime.now(timezone.utc) + timedelta(hours=2)).timestamp())
+    data = json.dumps({"session_id": "s", "rate_limits": {"five_hour": {"used_percentage": 91.5, "resets_at": reset},
+                                                            "seven_day": {"used_percentage": 12, "resets_at": reset + 86400}}})
+    subprocess.run([str(Path(sys.executable).with_name("afd")), "statusline"], input=data.encode(), check=True,
+                   capture_output=True, env=dict(os.environ), timeout=30)
+    browser.get(login_url())
+    wait_for(lambda: rows_of(browser, '#usage tr[data-account="claude"]'), message="the usage rows")
+    rows = wait_for(lambda: (lambda r: r if len(r) == 2 else None)(rows_of(browser, '#usage tr[data-account="claude"]')),
+                    message="both windows")
+    assert [r[:3] for r in rows] == [["claude", "5-hour", "91.5 %"], ["claude", "7-day", "12 %"]]
+    assert rows[0][4].startswith("exact, ") and rows[0][4].endswith(" old")
+    assert browser.find_element("css selector", '#usage tr[data-window="five_hour"] td:nth-child(3)').get_attribute(
+        "class") == "u-warn"
+    assert not browser.find_element("id", "usage-empty").is_displayed()
+    browser.save_screenshot(str(tmp_path / "dashboard-usage.png"))
 
 
 # --- a page on another loopback port -------------------------------------------------------------

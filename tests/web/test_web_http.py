@@ -289,6 +289,27 @@ def test_a_refused_resume_is_409_with_afds_reason_and_a_bad_name_is_400(dashboar
     assert dashboard.post("/api/sessions/nobody/resume").status == 400
 
 
+def test_the_api_takes_the_names_a_person_types_and_shows_a_pause(limited, tmux_server):
+    from urllib.parse import quote
+
+    client, name, fake = limited
+    tmux_session = name.split(":")[0]  # `s1`, as tmux names it; afd's name is `s1:0.0`
+    assert client.get(f"/api/sessions/{tmux_session}/targets").json()["session"] == name
+    assert client.get(f"/api/sessions/{quote(fake.pane, safe='')}/ledger").json()["session"] == name
+    # A second pane in the same tmux window: the window's name now means two sessions.
+    other = start_fake(tmux_server, "claude", cwd=tmux_server.scratch)
+    tmux_server.run("join-pane", "-d", "-s", other.pane, "-t", fake.pane)
+    wait_for(lambda: any(s["pane"] == other.pane and s["location"].startswith(tmux_session + ":")
+                         for s in client.get("/api/status").json()["sessions"]), message="the second pane adopted")
+    ambiguous = client.get(f"/api/sessions/{tmux_session}/ledger")
+    assert ambiguous.status == 400 and f"'{tmux_session}' names 2 sessions" in ambiguous.json()["error"]
+
+    assert afd("sessions", "pause", name, "--for", "2h").returncode == 0
+    shown = wait_for(lambda: next(s for s in client.get("/api/status").json()["sessions"] if s["name"] == name)["paused"],
+                     message="the pause in the dashboard's status")
+    assert shown["until"] is not None and shown["since"] is not None
+
+
 def test_handoff_through_the_api_swaps_codex_in_and_the_ledger_shows_each_agents_range(limited):
     client, name, fake = limited
     reply = client.post(f"/api/sessions/{name}/handoff", {"to": "codex"})

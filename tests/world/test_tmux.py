@@ -43,6 +43,31 @@ def test_server_ref_argv_picks_the_socket():
         tmux.ServerRef(socket_name="x", socket_path="/tmp/s")
 
 
+@pytest.mark.parametrize(
+    ("given", "env", "chosen"),
+    [
+        pytest.param(("x", None), {"TMUX": "/tmp/tmux-1/y,1,0"}, tmux.ServerRef(socket_name="x"), id="L-wins-over-TMUX"),
+        pytest.param((None, "/s"), {"TMUX": "/tmp/tmux-1/y,1,0"}, tmux.ServerRef(socket_path="/s"), id="S-wins"),
+        pytest.param((None, None), {"TMUX": "/tmp/tmux-1/y,1,0"}, tmux.ServerRef(socket_path="/tmp/tmux-1/y"),
+                     id="inside-a-pane-TMUX-names-it"),
+        pytest.param((None, None), {"TMUX": ",1,0"}, tmux.ServerRef(), id="TMUX-without-a-path"),
+        pytest.param((None, None), {}, tmux.ServerRef(), id="else-the-default"),
+    ],
+)
+def test_the_server_is_chosen_by_tmuxs_own_rule(given, env, chosen):
+    assert tmux.ServerRef.chosen(*given, env=env) == chosen
+
+
+def test_a_servers_socket_is_where_tmux_puts_it(tmp_path):
+    uid = os.getuid()
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    assert tmux.ServerRef().socket({}) == f"/tmp/tmux-{uid}/default"
+    assert tmux.ServerRef(socket_name="x").socket({"TMUX_TMPDIR": str(tmp_path / "link")}) == f"{real}/tmux-{uid}/x"
+    assert tmux.ServerRef(socket_path="rel/s").socket({}) == os.path.abspath("rel/s")
+
+
 def test_list_panes_with_no_server_running_is_a_normal_empty_answer():
     inventory = tmux.list_panes(tmux.ServerRef(socket_name=f"afd-test-none-{secrets.token_hex(6)}"))
     assert inventory == tmux.Inventory(

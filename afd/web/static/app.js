@@ -105,9 +105,23 @@ function explain(err) {
 
 function notify(text, kind) {
   const box = $("#notice");
-  box.textContent = text;
+  box.textContent = inWords(text);
   box.className = `notice ${kind || ""}`;
   box.hidden = !text;
+}
+
+// --- text from outside ------------------------------------------------------------
+
+// As afd.display.text.neutral: control characters and bidirectional overrides in names, missions and
+// banners are shown as escapes, so text an agent wrote cannot reorder or hide what the page says.
+const HOSTILE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+function neutral(text) {
+  text = text == null ? "" : String(text);
+  return text.replace(/(?:\r\n|[\n\u2028\u2029])+/g, " ").replace(HOSTILE, (c) => {
+    const code = c.charCodeAt(0);
+    if (c === "\t") return " ";
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
 }
 
 // --- time -----------------------------------------------------------------------
@@ -142,14 +156,31 @@ function tick() {
   }
 }
 
-// ISO UTC times in afd's words ("resume at 2026-07-13T09:02:00Z") read as local times.
-const ISO = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?Z/g;
-const inWords = (text) => (text || "").replace(ISO, (iso) => localTime(iso));
+// ISO UTC times in afd's words ("resume at 2026-07-13T09:02:00Z", and older rows' "2026-07-13 09:02 UTC")
+// read in the browser's zone, with a countdown while ahead; text from outside shown neutral first.
+const ISO = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})|\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})? UTC\b/g;
+function whenInWords(iso) {
+  const at = iso.endsWith(" UTC") ? iso.replace(" ", "T").replace(" UTC", "Z") : iso;
+  const left = new Date(at).getTime() - Date.now();
+  const shown = localTime(at);
+  if (Number.isNaN(left) || left <= 0) return shown;
+  const m = Math.round(left / 60000), h = Math.floor(m / 60);
+  return `${shown} (in ${h >= 24 ? `${Math.floor(h / 24)}d${h % 24}h` : h ? `${h}h${String(m % 60).padStart(2, "0")}m` : `${m}m`})`;
+}
+const inWords = (text) => neutral(text).replace(ISO, whenInWords);
 
 // --- sessions ---------------------------------------------------------------------
 
 const LIMITED = new Set(["limited", "all_limited"]);
 const BUSY = new Set(["working", "resuming", "handing_off"]);
+
+// The person's hold (`afd sessions pause`), while it lasts: "until 17:30", "until you unpause it"; else "".
+function pausedWords(s) {
+  const p = s.paused;
+  if (!p) return "";
+  if (!p.until) return "paused until you unpause it (afd sessions unpause)";
+  return Date.parse(p.until) > Date.now() ? `paused until ${localTime(p.until, true)}` : "";
+}
 
 function needsYou(s) {
   return s.state === "needs_human" || (s.next && s.next.action === "needs-human");
@@ -163,8 +194,15 @@ function matches(s, filter) {
 }
 
 function setText(el, text) {
-  text = text == null ? "" : String(text);
+  text = neutral(text);
   if (el.textContent !== text) el.textContent = text;
+}
+
+// Each cell names its column, so a table drawn as a list of cards in a narrow window still says what is what.
+function labelled(table, tr) {
+  const heads = table.tHead.rows[0].cells;
+  for (const [i, td] of [...tr.cells].entries()) if (heads[i]) td.dataset.label = heads[i].textContent;
+  return tr;
 }
 
 function newRow(name) {
@@ -175,17 +213,26 @@ function newRow(name) {
     td.className = cls;
     tr.appendChild(td);
   }
+  labelled($("#sessions"), tr);
+  // A long mission shows its first lines; the whole of it is the cell's tooltip and in the session's facts.
+  tr.cells[4].appendChild(Object.assign(document.createElement("div"), { className: "clamp" }));
+  tr.cells[2].append(document.createElement("span"),
+    Object.assign(document.createElement("span"), { className: "account muted" }));
   const open = document.createElement("button");
   open.type = "button";
   open.className = "link";
-  open.textContent = name;
+  open.textContent = neutral(name);
   open.addEventListener("click", () => select(name));
   tr.cells[0].appendChild(open);
   const chip = document.createElement("span");
   chip.className = "chip";
+  const paused = document.createElement("span");
+  paused.className = "chip paused";
+  paused.hidden = true;
+  paused.textContent = "paused";
   const clock = document.createElement("span");
   clock.className = "countdown";
-  tr.cells[3].append(chip, clock);
+  tr.cells[3].append(chip, paused, clock);
   return tr;
 }
 
@@ -193,18 +240,25 @@ function fillRow(tr, s) {
   const c = tr.cells;
   setText(c[1], s.location || s.pane);
   const agent = s.agent ? s.agent + (s.identity_source === "user" ? " (your word)" : "") : "?";
-  setText(c[2], agent);
+  setText(c[2].firstChild, agent);
+  // The account, as the user named it, when it is not the agent's default one.
+  const account = s.account && s.account !== s.agent ? s.account_label || s.account : "";
+  setText(c[2].lastChild, account);
+  if (c[2].lastChild.title !== (account ? s.account : "")) c[2].lastChild.title = account ? s.account : "";
   const chip = c[3].firstChild, clock = c[3].lastChild;
   setText(chip, s.state.replace("_", " "));
   const cls = `chip s-${s.state}`;
   if (chip.className !== cls) chip.className = cls;
+  const paused = c[3].children[1], hold = pausedWords(s);
+  if (paused.hidden !== !hold) paused.hidden = !hold;
+  if (paused.title !== (hold || "")) paused.title = hold || "";
   const reset = LIMITED.has(s.state) && s.reset_at ? s.reset_at : "";
   if ((clock.dataset.reset || "") !== reset) {
     if (reset) clock.dataset.reset = reset; else delete clock.dataset.reset;
     clock.textContent = reset ? countdown(reset, Date.now()) : "";
     clock.title = reset ? `at ${localTime(reset, true)}` : "";
   }
-  setText(c[4], s.mission || "—");
+  setText(c[4].firstChild, s.mission || "—");
   if (c[4].title !== (s.mission || "")) c[4].title = s.mission || "";
   setText(c[5], inWords(s.next_action) || "—");
   setText(c[6], s.witnesses || "—");
@@ -265,17 +319,71 @@ function renderAgents() {
     } else {
       reset.textContent = "—";
     }
-    const name = a.agent && a.agent !== a.name ? `${a.name} (${a.agent})` : a.name;
-    const cells = [name, state, reset, localTime(a.observed_at) || "never", a.source_session || "—"];
+    // As the user named it; an account of its own as its agent and a short directory (`claude · ~/.claude-x`).
+    const shown = a.label || a.name;
+    const name = a.agent && a.agent !== a.name && !shown.startsWith(`${a.agent} · `) ? `${shown} (${a.agent})` : shown;
+    const seen = a.observed_at ? `seen ${localTime(a.observed_at)}${a.source_session ? ` in ${a.source_session}` : ""}` : "never seen";
+    const cells = [name, state, reset];
     for (const value of cells) {
       if (value instanceof HTMLTableCellElement) { tr.appendChild(value); continue; }
       const td = document.createElement("td");
-      if (value instanceof Node) td.appendChild(value); else td.textContent = value;
+      if (value instanceof Node) td.appendChild(value); else td.textContent = neutral(value);
       tr.appendChild(td);
     }
-    return tr;
+    tr.cells[0].title = a.name;
+    tr.cells[0].appendChild(Object.assign(document.createElement("span"), { className: "seen muted", textContent: seen }));
+    return labelled($("#agents"), tr);
   });
   body.replaceChildren(...rows);
+}
+
+// Usage before the wall: per account and window, the same panel as `afd usage` (its JSON is in docs/usage.md).
+const WINDOWS = { five_hour: "5-hour", seven_day: "7-day", spend_limit: "spend", walls: "until a wall" };
+
+function ageWords(seconds) {
+  if (seconds === null || seconds === undefined) return "?";
+  if (seconds < 90) return `${Math.floor(seconds)}s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)}m`;
+  return `${(seconds / 3600).toFixed(1)}h`;
+}
+
+function runsOut(w) {
+  const f = w.forecast;
+  if (!f) return w.used_percent !== null && w.used_percent >= 100 ? "used up" : "—";
+  if (f.lasts_to_reset) return "not before the reset";
+  const early = f.earliest ? localTime(f.earliest) : null;
+  const late = f.latest ? localTime(f.latest) : "after the reset";
+  return early && early !== late ? `${early} – ${late}` : (early || late);
+}
+
+function renderUsage() {
+  const figures = view.status.usage;
+  const rows = [];
+  for (const a of (figures && figures.accounts) || []) {
+    for (const w of a.windows) {
+      const tr = document.createElement("tr");
+      tr.dataset.account = a.account;
+      tr.dataset.window = w.window;
+      const label = (WINDOWS[w.window] || w.window) + (w.limit_id && w.limit_id !== a.agent ? ` (${w.limit_id})` : "");
+      const used = document.createElement("td");
+      used.textContent = w.used_percent === null ? "?" : `${w.used_percent} %`;
+      if (w.used_percent !== null) used.className = w.used_percent >= 95 ? "u-high" : w.used_percent >= 80 ? "u-warn" : "";
+      if (w.resets_at) used.title = `resets ${localTime(w.resets_at, true)}`;
+      const figure = w.provenance === "calibrated"
+        ? `calibrated from ${w.stops} stop${w.stops === 1 ? "" : "s"}`
+        : `exact, ${ageWords(w.age_seconds)} old${w.stale ? " (stale)" : ""}`;
+      for (const value of [a.account, label, used, runsOut(w), figure]) {
+        if (value instanceof HTMLTableCellElement) { tr.appendChild(value); continue; }
+        const td = document.createElement("td");
+        td.textContent = value;
+        tr.appendChild(td);
+      }
+      if (w.stale) tr.classList.add("stale");
+      rows.push(tr);
+    }
+  }
+  $("#usage tbody").replaceChildren(...rows);
+  $("#usage-empty").hidden = rows.length > 0;
 }
 
 function eventItem(e) {
@@ -288,19 +396,28 @@ function eventItem(e) {
   kind.textContent = e.kind;
   const who = document.createElement("span");
   who.className = "who";
-  who.textContent = e.session || "";
+  who.textContent = neutral(e.session);
   li.append(time, kind, who, document.createTextNode(inWords(e.message)));
   return li;
 }
 
+// An event's words name an account no one named by its key (`claude@/tmp/x/.claude`): shown by its label.
+function named(e) {
+  let message = e.message || "";
+  for (const a of (view.status && view.status.accounts) || []) {
+    if (a.label && a.label !== a.name && message.includes(a.name)) message = message.split(a.name).join(a.label);
+  }
+  return message === e.message ? e : { ...e, message };
+}
+
 function renderEvents(events) {
   // The daemon lists oldest first; the page shows the newest on top.
-  $("#events").replaceChildren(...events.slice().reverse().map(eventItem));
+  $("#events").replaceChildren(...events.slice().reverse().map((e) => eventItem(named(e))));
 }
 
 function addEvent(e) {
   const list = $("#events");
-  list.insertBefore(eventItem(e), list.firstChild);
+  list.insertBefore(eventItem(named(e)), list.firstChild);
   while (list.children.length > MAX_EVENTS) list.lastChild.remove();
 }
 
@@ -333,7 +450,8 @@ function renderDetail() {
   const s = current();
   if (!s) return;
   const facts = [
-    ["Agent", s.agent || "?"], ["State", s.state], ["Pane", `${s.pane} (${s.location || "?"})`],
+    ["Agent", s.agent || "?"], ["Account", s.account_label || s.account || "—"], ["State", s.state],
+    ["Paused", pausedWords(s) || "no"], ["Pane", `${s.pane} (${s.location || "?"})`],
     ["Worktree", s.worktree || "—"], ["Branch", s.branch || "—"], ["Mission", s.mission || "—"],
     ["Next action", inWords(s.next_action) || "—"], ["Banner", s.banner || "—"],
   ];
@@ -345,7 +463,7 @@ function renderDetail() {
     const dt = document.createElement("dt");
     dt.textContent = k;
     const dd = document.createElement("dd");
-    dd.textContent = v;
+    dd.textContent = neutral(v);
     return [dt, dd];
   }));
 }
@@ -371,12 +489,12 @@ async function loadLedger() {
     const how = e.automatic ? "automatic" : "asked by you";
     for (const v of [localTime(e.at, true), e.from, e.to, e.head_sha.slice(0, 12), e.reason, how]) {
       const td = document.createElement("td");
-      td.textContent = v;
+      td.textContent = neutral(v);
       tr.appendChild(td);
     }
     tr.cells[3].className = "mono";
     tr.cells[3].title = e.head_sha;
-    return tr;
+    return labelled($("#ledger"), tr);
   }));
   $("#ledger-empty").hidden = data.entries.length > 0;
   $("#ranges").replaceChildren(...data.ranges.map((r) => {
@@ -409,10 +527,10 @@ function renderJobs() {
     tr.dataset.job = j.name;
     for (const v of [j.name, j.title, j.agent, j.status, j.branch || "—"]) {
       const td = document.createElement("td");
-      td.textContent = v || "";
+      td.textContent = neutral(v);
       tr.appendChild(td);
     }
-    return tr;
+    return labelled($("#jobs"), tr);
   }));
   $("#jobs-empty").hidden = mine.length > 0;
   const form = $("#jobs-form");
@@ -487,13 +605,13 @@ function renderTargets() {
     input.disabled = !usable;
     const label = document.createElement("label");
     label.htmlFor = input.id;
-    label.textContent = t.agent;
+    label.textContent = neutral(t.agent);
     row.append(input, label);
     if (t.why) {
       const why = document.createElement("span");
       why.className = "why";
       why.id = `why-${t.agent}`;
-      why.textContent = usable ? `at its limit: ${t.why}` : t.why;
+      why.textContent = usable ? `at its limit: ${inWords(t.why)}` : inWords(t.why);
       input.setAttribute("aria-describedby", why.id);
       row.appendChild(why);
     }
@@ -572,6 +690,7 @@ async function refresh() {
     renderDaemon();
     renderSessions();
     renderAgents();
+    renderUsage();
     if (first) {
       renderEvents(view.status.events || []);
       const wanted = new URLSearchParams(location.hash.slice(1)).get("session");
