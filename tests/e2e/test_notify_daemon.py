@@ -146,7 +146,8 @@ def test_a_notifier_whose_endpoint_echoes_its_secrets_leaves_them_in_nothing_afd
 
     key, token = "abcdefghijklmnopqrstuvwx", "tk_9Zq7Lm2Xw4Vb8Nc1"
     path = f"/services/T0AAAAAAA/{key}"
-    endpoint.behaviour[path] = "echo"  # a 401 that repeats the path and the Authorization header
+    # A 401 that repeats the path and the Authorization header, between escape sequences that would drive a terminal.
+    endpoint.behaviour[path] = "echo-hostile"
     token_file = tmp_path / "token"
     token_file.write_text(token + "\n")
     token_file.chmod(0o600)
@@ -176,4 +177,8 @@ def test_a_notifier_whose_endpoint_echoes_its_secrets_leaves_them_in_nothing_afd
     shown["the store"] = b"".join(p.read_bytes() for p in state.glob("state.db*")).decode("latin-1")
     for where, text in shown.items():
         assert key not in text and token not in text, where
+    # What reaches a person's terminal has the endpoint's escape sequences shown as text, not obeyed.
+    for where in ("afd events", "afd status", "afd plugins", "the log"):
+        assert "\x1b" not in shown[where] and "\x07" not in shown[where], where
+    assert "\\x1b]0;pwned" in afd("events", "-n", "100").stdout
     assert "could not be told" in shown["the dashboard"] and "could not be told" in shown["the log"]
