@@ -791,6 +791,11 @@ async function start() {
       focusRow(name);
     }
   });
+  // A login address opened in a tab already showing the page changes only the fragment, which loads
+  // nothing: the page starts over, to log in with it (after a restart of afd, say, or in a logged-out tab).
+  window.addEventListener("hashchange", () => {
+    if (new URLSearchParams(location.hash.slice(1)).has("token")) location.reload();
+  });
   if (!(await logIn())) {
     logOut();
     notify(explain(new ApiError(401, "")), "bad");
