@@ -36,7 +36,10 @@ a job's envelope into its supervisor when the job hits its wall. And,
 without tmux: detection throughput on a 50-row capture, `afd status
 --json` latency with 200 sessions in the store, and `afd status --tmux`
 (what tmux's status-right runs every status-interval) with them, and the dashboard's page
-load and one refresh with them (headless chromium). Every figure with a
+load and one refresh with them (headless chromium). And `afd run` at the
+usual open-files limit (1,024) with 1,100 idle connections held open
+against its dashboard: its polls' p99 against windows without them
+(alternated, pooled), and a wall found meanwhile. Every figure with a
 target is printed beside it (the Targets table; `targets` in --json).
 
 The server is killed and its socket removed at the end, even on failure.
@@ -636,6 +639,204 @@ def wall_found_within(sup: Supervisor, bench: Bench, max_polls: int = 20) -> dic
     return {"panes": len(bench.panes), "polls": polls, "stability_polls": sup.config.stability_polls}
 
 
+# --- the dashboard under idle connections ------------------------------------------
+
+IDLE_CONNECTIONS = 1100  # more than the 1,024 descriptors a process gets by default
+CONNECTIONS_POLL = 0.5  # seconds: afd run's poll_interval here, for enough polls in a window
+CONNECTIONS_ROUNDS = 2  # windows without and with the connections, alternated
+
+
+class IdleFlood:
+    """`count` connections to a port that send nothing, kept at that number: one the server closes is opened again."""
+
+    def __init__(self, port: int, count: int):
+        import selectors
+        import threading
+
+        self.port, self.count = port, count
+        self.sel = selectors.DefaultSelector()
+        self.stop_event = threading.Event()
+        self.closed_by_server = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _open(self) -> None:
+        import selectors
+        import socket
+
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", self.port))
+        self.sel.register(s, selectors.EVENT_READ)
+
+    def _run(self) -> None:
+        for _ in range(self.count):
+            self._open()
+        while not self.stop_event.is_set():
+            for key, _ in self.sel.select(0.2):
+                try:
+                    while key.fileobj.recv(4096):
+                        pass
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    pass
+                self.sel.unregister(key.fileobj)
+                key.fileobj.close()
+                self.closed_by_server += 1
+                self._open()
+
+    def __enter__(self) -> IdleFlood:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop_event.set()
+        self.thread.join(10)
+        for key in list(self.sel.get_map().values()):
+            key.fileobj.close()
+        self.sel.close()
+
+
+def _poll_ms(log: Path, start: int) -> tuple[list[float], int]:
+    """The durations of the polls logged in `log` past byte `start`, and where the log ends now."""
+    import re
+
+    data = log.read_bytes()
+    found = [float(m) for m in re.findall(rb"afd\.daemon: poll took ([0-9.]+) ms", data[start:])]
+    return found, len(data)
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(0.99 * len(ordered)) - 1)]
+
+
+def connections_load(bench: Bench, work: Path, seconds: float, say: Callable[[str], None]) -> dict:
+    """`afd run -v` serving the dashboard at the usual open-files limit (1,024, soft and hard), on the bench's
+    panes: its polls' durations over `seconds` without, then with IDLE_CONNECTIONS idle connections held open
+    against the dashboard; in each window, a wall drawn in one pane and the seconds until afd calls it limited,
+    and `afd status` over the control socket."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**bench.env, "XDG_STATE_HOME": str(work / "cstate"), "XDG_CONFIG_HOME": str(work / "ccfg"),
+           "XDG_RUNTIME_DIR": str(work / "crun")}  # fmt: skip
+    for key in ("XDG_STATE_HOME", "XDG_RUNTIME_DIR"):
+        Path(env[key]).mkdir(mode=0o700, exist_ok=True)
+    (work / "ccfg" / "afd").mkdir(parents=True, exist_ok=True)
+    (work / "ccfg" / "afd" / "config.toml").write_text(
+        f'poll_interval = "{CONNECTIONS_POLL}s"\n[web]\nenabled = true\nport = {port}\n')
+    log = work / "connections-afd.log"
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2 * IDLE_CONNECTIONS:
+        return {"measured": False, "why": f"this process's hard open-files limit ({hard}) is under {2 * IDLE_CONNECTIONS}"}
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 8192, hard))
+
+    def usual_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+    proc = subprocess.Popen([sys.executable, "-m", "afd", "run", "-L", bench.name, "-v"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=log.open("wb"), preexec_fn=usual_limit)  # fmt: skip
+    ps = psutil.Process(proc.pid)
+    store_path = Path(env["XDG_STATE_HOME"]) / "afd" / "state.db"
+
+    def states() -> dict[str, str]:
+        try:
+            with Store.open_readonly(store_path) as store:
+                return {r.pane_id: r.state for r in store.list_sessions()}
+        except StoreError:
+            return {}
+
+    def status_ms() -> float | None:
+        t = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "afd", "status", "--json"], env=env, capture_output=True, text=True)
+        return round((time.perf_counter() - t) * 1000, 1) if done.returncode == 0 else None
+
+    def wall_seconds(pane: str) -> float | None:
+        bench.tell([pane], "wall")
+        t = time.monotonic()
+        while time.monotonic() - t < 60:
+            if states().get(pane) == "limited":
+                found = round(time.monotonic() - t, 2)
+                break
+            time.sleep(0.05)
+        else:
+            found = None
+        bench.tell([pane], "idle")
+        deadline = time.monotonic() + 60
+        while states().get(pane) == "limited" and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return found
+
+    def cpu_s() -> float:
+        t = ps.cpu_times()
+        return t.user + t.system
+
+    def window(label: str, pane: str) -> dict:
+        _, start = _poll_ms(log, 0)
+        fds, t, c0 = [], time.monotonic(), cpu_s()
+        while time.monotonic() - t < seconds:
+            fds.append(ps.num_fds())
+            time.sleep(0.5)
+        polls, _ = _poll_ms(log, start)
+        cpu = round((cpu_s() - c0) / (time.monotonic() - t) * 100, 2)
+        answer = status_ms()
+        wall = wall_seconds(pane)
+        say(f"  {label}: {len(polls)} polls, p99 {p99(polls):.1f} ms, median {statistics.median(polls):.1f} ms; afd "
+            f"{cpu} % of a core; wall found in {wall} s; afd status {answer} ms; descriptors max {max(fds)}")
+        return {"polls_ms": polls, "core_percent": cpu, "wall_found_s": wall, "status_ms": answer, "fds_max": max(fds)}
+
+    def pooled(windows: list[dict]) -> dict:
+        polls = [ms for w in windows for ms in w["polls_ms"]]
+        return {"polls": len(polls), "p99_ms": round(p99(polls), 2), "median_ms": round(statistics.median(polls), 2),
+                "max_ms": round(max(polls), 2), "core_percent": [w["core_percent"] for w in windows],
+                "wall_found_s": [w["wall_found_s"] for w in windows], "status_ms": [w["status_ms"] for w in windows],
+                "fds_max": max(w["fds_max"] for w in windows),
+                "window_p99_ms": [round(p99(w["polls_ms"]), 2) for w in windows]}  # fmt: skip
+
+    quiet: list[dict] = []
+    loaded: list[dict] = []
+    closed = 0
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:  # warm-up: every pane adopted and judged
+            found = states()
+            if len(found) >= len(bench.panes) and all(v == "idle" for v in found.values()):
+                break
+            time.sleep(1)
+        # Past a fresh daemon's first rounds of routine captures and identity walks.
+        time.sleep(max(REWALK_EVERY, MAX_CAPTURE_AGE))
+        # Alternated, so that the machine's other load falls on both sides alike; each side pooled.
+        for n in range(CONNECTIONS_ROUNDS):
+            quiet.append(window(f"round {n + 1}, without connections", bench.panes[2 * n]))
+            with IdleFlood(port, IDLE_CONNECTIONS) as flood:
+                time.sleep(2)
+                loaded.append(window(f"round {n + 1}, {IDLE_CONNECTIONS} idle connections held open", bench.panes[2 * n + 1]))
+                closed += flood.closed_by_server
+            time.sleep(10)  # the last of them closed
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    text = log.read_text(errors="replace")
+    without, held = pooled(quiet), pooled(loaded)
+    held["closed_by_server"] = closed
+    return {
+        "measured": True, "panes": len(bench.panes), "poll_interval_s": CONNECTIONS_POLL, "seconds_per_window": seconds,
+        "rounds": CONNECTIONS_ROUNDS, "idle_connections": IDLE_CONNECTIONS, "open_files_limit": 1024,
+        "without": without, "with": held,
+        "p99_with_over_without": round(held["p99_ms"] / without["p99_ms"], 3),
+        "wall_found_s_with_max": max((w for w in held["wall_found_s"] if w is not None), default=None),
+        "wall_found_s_without_max": max((w for w in without["wall_found_s"] if w is not None), default=None),
+        "emfile_in_log": "Too many open files" in text,
+    }  # fmt: skip
+
+
 # --- action latency ---------------------------------------------------------
 
 LATENCY_CONFIG = """\
@@ -897,6 +1098,7 @@ PARTS = {
     "status": "afd status --json and afd status --tmux at 200 sessions beside python -c 'import afd'",
     "latency": "action latency: a resume, a handoff and a job's envelope among busy panes",
     "dashboard": "the dashboard at 200 sessions, in headless chromium",
+    "connections": "afd run at 100 idle panes: its poll with 1,100 idle connections to the dashboard against without, and a wall found",
     "usage": "afd statusline per call against python -c pass; afd's poll at 100 idle panes with usage figures coming in",
 }
 
@@ -917,7 +1119,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
     parts = args.only
     large = max(args.panes) if max(args.panes) > 200 and parts & {"panes500", "memory500"} else None
     counts = sorted({n for n in args.panes if n != large} if "poll" in parts else set())
-    if "daemon" in parts or "usage" in parts or ("panes500" in parts and large is not None):
+    if "daemon" in parts or "connections" in parts or "usage" in parts or ("panes500" in parts and large is not None):
         counts = sorted({*counts, 100})
     if large is not None:
         counts.append(large)
@@ -1002,6 +1204,11 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
                 say("afd's poll at 100 idle panes: usage figures off, then coming in for 3 accounts every second")
                 result["usage_poll"] = usage_poll(sup, bench, work, window)
                 say(f"  off {result['usage_poll']['off']['cpu_ms']:.2f} ms, on {result['usage_poll']['on']['cpu_ms']:.2f} ms CPU/poll")
+            if "connections" in parts:
+                window_s = afd_window(max(args.seconds, 120.0))  # whole periods of afd's routine work
+                say(f"afd run at 100 idle panes, {CONNECTIONS_POLL:g} s a poll, {CONNECTIONS_ROUNDS} rounds of {window_s:g} s without and with "
+                    f"{IDLE_CONNECTIONS} idle connections to the dashboard")
+                result["connections"] = connections_load(bench, work, window_s, say)
             if "daemon" in parts:
                 say("afd run at 100 idle panes, default poll interval")
                 result["daemon"] = daemon_run(bench, work, args.daemon_seconds, memory_sample_every(args.daemon_seconds))
@@ -1115,6 +1322,12 @@ def targets(result: dict) -> list[dict]:
     for side in ("daemon_down", "daemon_up"):
         row(f"afd status --tmux (tmux's status-right), {st.get('sessions', 200)} sessions, {side.replace('_', ' ')}: "
             "vs python -c 'import afd'", f"status.tmux_{side}.ratio_median", "≤", 1.5)  # fmt: skip
+    row("afd run, 100 idle panes: poll p99 with 1,100 idle dashboard connections over without", "connections.p99_with_over_without", "≤", 1.2)
+    # On time: within two polls of the time the same wall took without the connections.
+    alone = (result.get("connections") or {}).get("wall_found_s_without_max")
+    row("afd run, 100 idle panes, 1,100 idle dashboard connections: seconds until a wall is limited (the slowest)",
+        "connections.wall_found_s_with_max", "≤",
+        (alone if alone is not None else 0.0) + 2 * CONNECTIONS_POLL)
     row(f"dashboard, {(result.get('dashboard') or {}).get('sessions', 200)} sessions: GET /api/status in a page reload (ms)",
         "dashboard.reload_status_fetch_ms", "<", 50)
     for key, what in (("resume_s", "resume: reset + grace → continuation pasted (s)"),
@@ -1226,6 +1439,15 @@ def render(result: dict) -> None:
             other.add_row("action latency: the envelope was due at", a["envelope_due"])
     if a.get("why"):
         other.add_row("action latency", ("partly measured: " if a.get("measured") else "not measured: ") + a["why"])
+    c = result.get("connections")
+    if c and c.get("measured"):
+        for side in ("without", "with"):
+            v = c[side]
+            other.add_row(f"afd run, {c['panes']} panes, {side} {c['idle_connections']} idle dashboard connections: poll p99 / median / max (ms); "
+                          "polls; share of a core (%); afd status (ms); descriptors max",
+                          f"{v['p99_ms']} / {v['median_ms']} / {v['max_ms']}; {v['polls']}; {v['core_percent']}; {v['status_ms']}; {v['fds_max']}")  # fmt: skip
+    elif c:
+        other.add_row("dashboard connections", "not measured: " + c["why"])
     console.print(other)
 
 

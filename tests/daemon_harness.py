@@ -41,13 +41,21 @@ class Daemon:
 def run_daemon(tmux_server, xdg_dirs):
     started: list[Daemon] = []
 
-    def start(*extra: str, env: dict | None = None, wait_ready: bool = True) -> Daemon:
+    def start(*extra: str, env: dict | None = None, wait_ready: bool = True, nofile: int | tuple[int, int] | None = None) -> Daemon:
+        """`afd run`; with `nofile`, under that open-files limit: one number for soft and hard, or (soft, hard)."""
         err = xdg_dirs["HOME"] / f"daemon-{len(started)}.log"
+
+        def limited() -> None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_NOFILE, nofile if isinstance(nofile, tuple) else (nofile, nofile))
+
         proc = subprocess.Popen(
             [sys.executable, "-m", "afd", "run", "-L", tmux_server.name, *extra],
             stdout=subprocess.DEVNULL,
             stderr=err.open("wb"),
             env={**os.environ, **(env or {})},
+            preexec_fn=limited if nofile is not None else None,  # noqa: PLW1509 (no threads run in this child yet)
         )
         d = Daemon(proc, err)
         started.append(d)

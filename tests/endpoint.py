@@ -2,7 +2,11 @@
 
 Each path answers as the test sets it (`ok`, `fail` (500), `hostile` (500
 with escape sequences), `redirect` to another URL, `big` (a 50 MB reply),
-`hold` (no answer until the test lets go, or 30 s)). Requests are recorded when they arrive, before the answer.
+`hold` (no answer until the test lets go, or 30 s), `echo` (a 401 whose
+text repeats the request's path and Authorization header, as careless
+servers do; `echo-hostile` with escape sequences around it), `trickle` (a 200 status line, then a byte of its body every
+half second), `garbled` (half a status line, then the connection closed)).
+Requests are recorded when they arrive, before the answer.
 """
 
 from __future__ import annotations
@@ -87,6 +91,27 @@ def start_endpoint(port: int = 0) -> Endpoint:
                 self.send_header("Content-Length", "6")
                 self.end_headers()
                 self.wfile.write(b"broken")
+            elif how in ("echo", "echo-hostile"):
+                said = f"unauthorized: {self.headers.get('Authorization')} may not post to {self.path}".encode()
+                if how == "echo-hostile":  # and, printed raw, would retitle and clear the reader's terminal
+                    said = b"\x1b]0;pwned\x07\x1b[2J" + said + b"\r"
+                self.send_response(401)
+                self.send_header("Content-Length", str(len(said)))
+                self.end_headers()
+                self.wfile.write(said)
+            elif how == "trickle":
+                self.send_response(200)
+                self.send_header("Content-Length", "1000")
+                self.end_headers()
+                for _ in range(1000):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    if ep.release.wait(0.5):
+                        return
+            elif how == "garbled":
+                self.wfile.write(b"HTTP/1.1 20")
+                self.wfile.flush()
+                self.close_connection = True
             elif how == "hostile":  # a reply that, printed raw, would retitle and clear the reader's terminal
                 body = b"\x1b]0;pwned\x07\x1b[2Jgone\rEVIL [red]x[/]"
                 self.send_response(500)

@@ -1,7 +1,7 @@
 """Helpers for the dashboard's tests: a free loopback port, a daemon serving it, a plain HTTP client.
 
 The client is `http.client`, so a test can send any Host header, any body
-and no cookie at all, exactly as a hostile page or a careless script would.
+and no session at all, exactly as a hostile page or a careless script would.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class Reply:
 @dataclass
 class Client:
     port: int
-    cookie: str | None = None  # "name=value"
+    session: str | None = None  # the session token a login bought, sent as Authorization: Bearer
     host: str | None = None  # the Host header; None: 127.0.0.1:PORT
 
     def request(self, method: str, path: str, body: bytes | str | dict | None = None, headers: dict | None = None,
@@ -68,8 +68,8 @@ class Client:
         try:
             sent = dict(headers or {})
             sent.setdefault("Host", self.host or f"127.0.0.1:{self.port}")
-            if self.cookie and "Cookie" not in sent:
-                sent["Cookie"] = self.cookie
+            if self.session and "Authorization" not in sent:
+                sent["Authorization"] = f"Bearer {self.session}"
             if isinstance(body, dict):
                 body = json.dumps(body)
                 sent.setdefault("Content-Type", "application/json")
@@ -103,8 +103,15 @@ class Client:
         return self.request("POST", path, body if body is not None else {}, headers=headers, **kw)
 
     def log_in(self, url: str | None = None) -> Reply:
-        parts = urlsplit(url or login_url())
-        reply = self.get(f"{parts.path}?{parts.query}")
-        assert reply.status == 303, (reply.status, reply.text)
-        self.cookie = reply.cookies[0].split(";")[0]
+        """What the page does with a login address: the token from its fragment, traded for a session token."""
+        reply = self.post("/api/login", {"token": token_of(url or login_url())})
+        assert reply.status == 200, (reply.status, reply.text)
+        self.session = reply.json()["session"]
         return reply
+
+
+def token_of(url: str) -> str:
+    """The one-time token in a login address's fragment."""
+    from urllib.parse import parse_qs
+
+    return parse_qs(urlsplit(url).fragment)["token"][0]

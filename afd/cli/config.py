@@ -46,11 +46,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "show",
         help="print every key's effective value and whether it comes from the file or the defaults",
         description="Print every key with its effective value and its source (file or default). "
-        "Values are shown as the config file writes them (durations as strings such as \"2s\").",
+        "Values are shown as the config file writes them (durations as strings such as \"2s\"). "
+        "A notifier's URL shows only its scheme and host unless --show-secrets is given.",
     )
     show.add_argument("--config", metavar="PATH", help=_CONFIG_HELP)
     show.add_argument(
         "--json", action="store_true", help='print one JSON object: {"KEY": {"value": ..., "source": "default"|"file"}}'
+    )
+    show.add_argument(
+        "--show-secrets", action="store_true",
+        help="show notifiers' URLs whole (by default their path and query, a webhook's key or an ntfy topic, are redacted)",
     )
     show.set_defaults(func=run_show)
 
@@ -149,7 +154,7 @@ def run_show(args: argparse.Namespace) -> int:
     from afd.config.settings import default_config_path, effective_items
 
     config = _valid_config(_explicit_path(args))
-    items = effective_items(config)
+    items = effective_items(config, show_secrets=args.show_secrets)
     if args.json:
         print_json({key: {"value": value, "source": source} for key, value, source in items})
         return EXIT_OK

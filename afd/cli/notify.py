@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="send a test message through each configured notifier and show what each answered",
         description="Send one test message through each [[notify]] notifier of the config file (the "
         "file as it is now, whether or not the daemon runs, from this shell's environment), one "
-        "attempt each, and print each answer. Exit 1 when any failed or none is configured.",
+        "attempt each, and print each answer (an endpoint's words with the notifier's secrets redacted). "
+        "Exit 1 when any was not plainly sent (failed, or unconfirmed: a 2xx whose reply was cut off) or none is configured.",
     )
     t.add_argument("--type", choices=("desktop", "ntfy", "webhook", "command"), help="only notifiers of this type")
     t.add_argument("--config", metavar="PATH", help="config file (default: $XDG_CONFIG_HOME/afd/config.toml)")
@@ -63,7 +64,7 @@ def run_test(args: argparse.Namespace) -> int:
 
         reader = Reader.here()
         for r in results:
-            mark = "sent" if r["sent"] else "FAILED"
+            mark = "sent" if r["sent"] else r["outcome"].upper() if r["outcome"] == "unconfirmed" else "FAILED"
             # The answer is the endpoint's own words: neutral before it reaches the terminal.
             print(f"notify[{r['number']}] {reader.says(r['name'])}: {mark}: {reader.says(r['answer'])}")
     return EXIT_OK if all(r["sent"] for r in results) else EXIT_FAIL

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from afd.config.secrets import Secrets, url_origin, url_secrets, url_shown
+
 TYPES = ("desktop", "ntfy", "webhook", "command")
 
 # Whenever afd stops and leaves the next step to a person: a wall afd will not
@@ -55,15 +57,23 @@ class NotifierSettings:
 
     @property
     def label(self) -> str:
-        """How afd names this notifier in events, logs and `afd notify test`."""
+        """How afd names this notifier in events, logs and `afd notify test`: never by a secret.
+
+        The user's `name`, else the type and the URL's scheme and host: its path
+        is a webhook's key or an ntfy topic, and goes into nothing afd stores or shows.
+        """
         if self.name:
             return self.name
         if self.url:
-            parts = urlsplit(self.url)
-            return f"{self.type} {parts.netloc}{parts.path}"
+            return f"{self.type} {url_origin(self.url)}"
         if self.argv:
             return f"{self.type} {Path(self.argv[0]).name}"
         return self.type
+
+    @property
+    def secrets(self) -> Secrets:
+        """What of this notifier's settings must not be stored or shown (its token is read at each send)."""
+        return url_secrets(self.url)
 
     def wants(self, kind: str) -> bool:
         return wants(self.events, kind)
@@ -98,10 +108,38 @@ def event_pattern_problem(pattern: str) -> str | None:
 def url_problem(url: str) -> str | None:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f'must be an http:// or https:// URL with a host, got "{url}"'
+        # Only scheme and host are shown: the rest may be the webhook's key.
+        shown = f', got "{url_shown(url)}"' if parts.scheme and parts.hostname else ""
+        return f"must be an http:// or https:// URL with a host{shown}"
     if parts.username or parts.password:
         return "must not carry a user or password (put a token in token_file)"
     return None
+
+
+def plain_http_problem(url: str, has_token: bool) -> str | None:
+    """Why `url` would send a notifier's secrets where others can read them, or None.
+
+    An ntfy or webhook URL is itself a secret (its path), and a token_file's
+    token goes in a header: over plain http to another host, anyone on the way
+    reads both. Loopback stays allowed (a local relay, a test endpoint).
+    """
+    parts = urlsplit(url)
+    if parts.scheme != "http" or is_loopback(parts.hostname or ""):
+        return None
+    what = "the URL and the bearer token" if has_token else "the URL, whose path is the key or topic"
+    return (f"plain http to {parts.hostname} would send this notifier's secrets ({what}) unencrypted; "
+            "use https:// (plain http is allowed only to a loopback address)")
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def token_file_problem(path: Path) -> str | None:

@@ -35,11 +35,13 @@ import tomlkit.items
 
 from afd.config import notifiers, userpattern
 from afd.config.durations import DurationError, format_duration, parse_duration, parse_duration_or_disabled
+from afd.config.secrets import url_shown
 from afd.decide.policy import LimitAction
 from afd.errors import EXIT_CONFIG, AfdError
 from afd.judge.accounts import UNKNOWN as UNKNOWN_ACCOUNT
 from afd.judge.accounts import Account, selection, vars_of
 from afd.kit import paths
+from afd.kit.text import lowered_first_word
 from afd.model import AgentSpec
 
 LIMIT_ACTIONS = tuple(LimitAction)
@@ -518,7 +520,7 @@ def _syntax_problem(path: Path | None, exc: tomllib.TOMLDecodeError, text: str) 
         # FILE:LINE lets an editor jump there: the last line, where the file ended unfinished.
         message += " at the end of the file"
         line, col = max(len(text.splitlines()), 1), None
-    message = message[:1].lower() + message[1:]
+    message = lowered_first_word(message)
     return ConfigProblem(path, line, col, None, f"invalid TOML: {message}")
 
 
@@ -784,7 +786,8 @@ class _Reader:
             why = notifiers.event_pattern_problem(pattern)
             if why:
                 self.problem((*where, "events"), why, key=f"notify[{number}].events")
-        if "url" in values and (why := notifiers.url_problem(values["url"])):
+        if "url" in values and (why := notifiers.url_problem(values["url"])
+                                or notifiers.plain_http_problem(values["url"], "token_file" in values)):
             self.problem((*where, "url"), why, key=f"notify[{number}].url")
         if "token_file" in values and (why := notifiers.token_file_problem(values["token_file"])):
             self.problem((*where, "token_file"), why, key=f"notify[{number}].token_file")
@@ -908,8 +911,12 @@ def compiled_limit_patterns(config: Config) -> dict[str, userpattern.UserPattern
 # -- showing ----------------------------------------------------------------
 
 
-def effective_items(config: Config) -> list[tuple[str, object, str]]:
-    """Every key with its effective value (as the file would write it) and "default" or "file"."""
+def effective_items(config: Config, *, show_secrets: bool = False) -> list[tuple[str, object, str]]:
+    """Every key with its effective value (as the file would write it) and "default" or "file".
+
+    A notifier's URL is shown as its scheme and host unless `show_secrets`:
+    its path is a webhook's key or an ntfy topic (afd/config/secrets.py).
+    """
     items: list[tuple[str, object]] = [(key, spec.show(getattr(config, key))) for key, spec in _TOP.items()]
     items += [(f"tmux.{key}", getattr(config, f"tmux_{key}")) for key in _TMUX]
     items += [(f"web.{key}", getattr(config, f"web_{key}")) for key in _WEB]
@@ -923,6 +930,8 @@ def effective_items(config: Config) -> list[tuple[str, object, str]]:
     items += [(f"limit_patterns.{name}", raw) for name, raw in sorted(config.limit_patterns.items())]
     for entry in config.notify:
         table = {key: spec.show(getattr(entry, key)) for key, spec in _NOTIFY.items()}
+        if entry.url and not show_secrets:
+            table["url"] = url_shown(entry.url)
         items.append((f"notify[{entry.number}]", {k: v for k, v in table.items() if v not in (None, "", [])}))
     return [(key, value, "file" if key in config.from_file else "default") for key, value in items]
 

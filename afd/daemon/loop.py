@@ -25,6 +25,7 @@ from typing import Any
 from afd import __version__
 from afd.config.settings import Config, ConfigError, default_config_path
 from afd.daemon import control, notify
+from afd.daemon.limits import raise_open_files
 from afd.daemon.status import event_json
 from afd.daemon.supervisor import PollSummary, Supervisor
 from afd.display.text import neutral
@@ -129,6 +130,8 @@ class Daemon:
     # --- start ----------------------------------------------------------------
 
     def start(self) -> None:
+        soft, hard = raise_open_files()
+        log.debug("open files: soft limit %d, hard limit %d", soft, hard)
         self._config_stamp = _file_stamp(self._config_file())
         try:
             self.config, self.plugins = load_checked(self.config_path)
@@ -342,13 +345,17 @@ class Daemon:
 
     def poll(self) -> PollSummary:
         """A poll alone (`run --once`): no handoff is started, as none could be carried to its end."""
-        summary = self.supervisor.poll()
-        notify.status(summary.line())
-        return summary
+        return self._timed(self.supervisor.poll)
 
     def turn(self) -> PollSummary:
-        summary = turn(self.supervisor)
+        return self._timed(lambda: turn(self.supervisor))
+
+    def _timed(self, poll: Callable[[], PollSummary]) -> PollSummary:
+        started = time.perf_counter()
+        summary = poll()
         notify.status(summary.line())
+        # One line a poll with -v: what scripts/bench.py reads the poll's duration from.
+        log.debug("poll took %.1f ms: %s", (time.perf_counter() - started) * 1000, summary.line())
         return summary
 
     def _settled(self, entry_id: int, entry) -> None:

@@ -44,6 +44,21 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+# An ordinary capitalised first word: a capital, then only small letters ("Connection", "Expected"), or "A".
+_CAPITALISED = re.compile(r"(?:[A-Z][a-z]+|A)(?![A-Za-z0-9/._-])")
+
+
+def lowered_first_word(text: str) -> str:
+    """`text` to follow a colon: its first word lowercased when it is an ordinary capitalised word.
+
+    "Connection reset by peer" becomes "connection reset by peer"; an acronym,
+    a version or a name stays as written ("HTTP/1.1 200", "TLS", "IPv6").
+    """
+    if _CAPITALISED.match(text):
+        return text[:1].lower() + text[1:]
+    return text
+
+
 # A pane's rows are mostly the rows of its last capture (and detectors may
 # normalise what they were given again): a row seen lately is looked up.
 @functools.lru_cache(maxsize=4096)

@@ -10,6 +10,9 @@ class Outcome(enum.Enum):
     SENT = "sent"
     RETRY = "retry"  # may work later: refused, timed out, 5xx, 429
     FAILED = "failed"  # will not work by trying again: a redirect, a 4xx, a missing program
+    # A 2xx status line, then the reply was cut: the endpoint may have taken it. Never retried,
+    # since a second try could deliver it twice; never called sent, since it may not have been.
+    UNCONFIRMED = "unconfirmed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,3 +35,7 @@ def retry(detail: str) -> Answer:
 
 def failed(detail: str) -> Answer:
     return Answer(Outcome.FAILED, detail)
+
+
+def unconfirmed(detail: str) -> Answer:
+    return Answer(Outcome.UNCONFIRMED, detail)

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from afd.config.notifiers import NotifierSettings
+from afd.config.secrets import redact
 from afd.kit.resettime import local_zone
 from afd.model import Event, Notice
 from afd.notifiers.answer import Answer, Outcome
@@ -50,6 +51,7 @@ class Courier:
         self._collapser: Collapser[Notice] = Collapser(settings.min_interval)
         self._stop = threading.Event()
         self._failing = False
+        self._unsure = False  # an unconfirmed delivery was reported and none was plainly sent since
         self._lost = 0  # messages given up on since the failure was reported
         self._dropped = 0
         self._thread = threading.Thread(target=self._run, name=f"afd-notify-{settings.number}", daemon=True)
@@ -111,11 +113,17 @@ class Courier:
             try:
                 got = self._send(self.settings, notice)
             except Exception as exc:  # a bug in a sender must not end the lane
-                log.exception("%s: sending failed", label)
-                got = Answer(Outcome.FAILED, f"{type(exc).__name__}: {exc}")
+                # Its text (and its traceback's) may hold the URL: said redacted, the traceback only at debug.
+                said = redact(f"{type(exc).__name__}: {exc}", self.settings.secrets)
+                log.error("%s: sending failed: %s", label, said)
+                log.debug("%s: the failure's traceback", label, exc_info=True)
+                got = Answer(Outcome.FAILED, said)
             log.debug("%s: attempt %d: %s (%s)", label, attempts, got.outcome.value, got.detail)
             if got.sent:
                 self._worked(got)
+                return
+            if got.outcome is Outcome.UNCONFIRMED:
+                self._unconfirmed(notice, got)
                 return
             left = self.settings.retry_for - (self._monotonic() - started)
             if got.outcome is Outcome.FAILED or self._failing or left <= 0 or self._stop.is_set():
@@ -126,7 +134,21 @@ class Courier:
                 return
             pause = min(pause * 2, MAX_BACKOFF)
 
+    def _unconfirmed(self, notice: Notice, got: Answer) -> None:
+        """Said once, until a message is plainly sent again: an endpoint that always cuts its replies would repeat it."""
+        if self._unsure:
+            log.debug("%s: unconfirmed again (%s): %s", self.settings.label, got.detail, notice.text)
+            return
+        self._unsure = True
+        self.report(
+            "notify.unconfirmed",
+            f"{self.settings.label} may or may not have been told ({got.detail}): {notice.text}. "
+            "Further unconfirmed messages are not reported until one is plainly sent",
+            {"notifier": self.settings.label, "detail": got.detail},
+        )
+
     def _worked(self, got: Answer) -> None:
+        self._unsure = False
         if self._failing:
             lost = self._lost
             self._failing, self._lost = False, 0

@@ -17,6 +17,8 @@ import threading
 from urllib.parse import urlsplit
 
 from afd import __version__
+from afd.config.secrets import Secrets, redact, url_secrets
+from afd.kit.text import lowered_first_word
 from afd.notifiers import answer
 from afd.notifiers.answer import Answer
 
@@ -24,7 +26,22 @@ REPLY_LIMIT = 4096  # bytes of a reply read, for `afd notify test` to show
 
 
 def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answer:
-    """POST `body` to `url`; 2xx is sent, a redirect or another 4xx failed, the rest worth a retry."""
+    """POST `body` to `url`; 2xx is sent, a redirect or another 4xx failed, the rest worth a retry.
+
+    What the answer says has the URL's secrets and the bearer token taken out
+    (afd/config/secrets.py): an endpoint may echo either in its error text.
+    """
+    hide = url_secrets(url) + token_secret(headers)
+    got = _post(url, body, headers, timeout)
+    return Answer(got.outcome, redact(got.detail, hide))
+
+
+def token_secret(headers: dict[str, str]) -> Secrets:
+    scheme, _, token = headers.get("Authorization", "").partition(" ")
+    return Secrets(exact=(token.strip(),)) if scheme and token.strip() else Secrets()
+
+
+def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answer:
     parts = urlsplit(url)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     if parts.scheme == "https":
@@ -34,11 +51,15 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
     else:
         conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
     expired = threading.Event()
+    # http.client hands the socket to the reply and forgets it when the reply
+    # ends the connection: the deadline must still find it then.
+    held: list[socket.socket] = []
 
     def cut() -> None:
         expired.set()
-        sock = conn.sock
-        if sock is not None:
+        for sock in (conn.sock, *held):
+            if sock is None:
+                continue
             try:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
@@ -47,21 +68,35 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
     timer = threading.Timer(timeout, cut)
     timer.daemon = True
     timer.start()
+    status: int | None = None
+    location: str | None = None
+    head = b""
+    broken: BaseException | None = None  # what ended the reply after its status line, if anything did
     try:
         conn.request("POST", path, body=body, headers={"User-Agent": f"afd/{__version__}", **headers})
+        if conn.sock is not None:
+            held.append(conn.sock)
         reply = conn.getresponse()
-        head = reply.read(REPLY_LIMIT) if not reply.closed else b""
         status, location = reply.status, reply.getheader("Location")
+        head = reply.read(REPLY_LIMIT) if not reply.closed else b""
     except (OSError, http.client.HTTPException) as exc:
-        if expired.is_set() or isinstance(exc, TimeoutError | socket.timeout):
-            return answer.retry(f"no answer within {timeout:g}s")
-        return answer.retry(_reason(exc))
+        if status is None:
+            if expired.is_set() or isinstance(exc, TimeoutError | socket.timeout):
+                return answer.retry(f"no answer within {timeout:g}s")
+            return answer.retry(_reason(exc))
+        broken = exc
     finally:
         timer.cancel()
         conn.close()
     said = _first_line(head)
     detail = f"HTTP {status}" + (f": {said}" if said else "")
     if 200 <= status < 300:
+        if expired.is_set() or broken is not None:
+            # The endpoint said yes, then its reply was cut: it may have taken the message or not.
+            # Sending it again could deliver it twice, so it is not retried, and not called sent.
+            why = f"afd's {timeout:g}s deadline" if expired.is_set() else _reason(broken)  # type: ignore[arg-type]
+            return answer.unconfirmed(f"{detail}, then the reply was cut off ({why}): unconfirmed, not retried "
+                                      "(a second try could deliver it twice)")
         return answer.sent(detail)
     if 300 <= status < 400:
         return answer.failed(f"HTTP {status} redirect to {location or '(no Location)'}; redirects are not followed")
@@ -77,8 +112,14 @@ def _reason(exc: BaseException) -> str:
         return f"host not found ({exc.strerror or exc})"
     if isinstance(exc, ssl.SSLError):
         return f"TLS failed: {exc.reason or exc}"
+    if isinstance(exc, http.client.RemoteDisconnected):
+        return "the endpoint closed the connection without an answer"
+    if isinstance(exc, http.client.BadStatusLine):
+        return f"not an HTTP answer: {str(exc)[:80]!r}"
+    if isinstance(exc, http.client.IncompleteRead):
+        return "the reply ended early"
     text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return text[:1].lower() + text[1:]
+    return lowered_first_word(text)
 
 
 def _first_line(data: bytes) -> str:

@@ -7,6 +7,10 @@ importing the writer.
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Callable
+
 # MIGRATIONS[i] takes a database from user_version i to i + 1. Append only:
 # a released step is never edited, because databases in the field ran it.
 MIGRATIONS: tuple[str, ...] = (
@@ -303,5 +307,88 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX queue_open ON queue (state) WHERE state IN ('waiting', 'delivering');
     """,
+    # → +1, secrets: notifiers were named by their URL's host and path (a webhook's key, an ntfy
+    # topic), and an endpoint's reply (which may echo the bearer token) was kept whole. Events
+    # stored so name them by type and host, cut every URL to its origin and drop the replies' words.
+    """
+    UPDATE events SET message = afd_scrub_message_v1(kind, message, data), data = afd_scrub_data_v1(kind, data)
+        WHERE kind LIKE 'notify.%' OR kind LIKE 'config.%';
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+# --- functions the migrations call --------------------------------------------
+#
+# Registered on the connection before migrating. Like the steps, they are
+# frozen once released: a database in the field ran them as they were.
+
+_REDACTED = "<redacted>"
+_URL_V1 = re.compile(r"([a-z][a-z0-9+.-]*)://([^/\s?#\"'<>]+)([^\s\"'<>]*)", re.IGNORECASE)
+_RECOVERED_V1 = re.compile(r"(.*) works again \((HTTP \d{3}): .*\); (\d+ messages? could not be sent meanwhile)", re.DOTALL)
+_OLD_LABEL_V1 = re.compile(r"(ntfy|webhook) (\S+)")
+_REPLY_V1 = re.compile(r"^(HTTP \d{3})(: .*)?$", re.DOTALL)
+_BEARER_V1 = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
+
+
+def _cut_urls_v1(text: str) -> str:
+    def cut(match: re.Match[str]) -> str:
+        host = match.group(2).rpartition("@")[2]
+        rest = match.group(3).strip("/")
+        return f"{match.group(1)}://{host}" + (f"/{_REDACTED}" if rest or "@" in match.group(2) else "")
+
+    return _BEARER_V1.sub(rf"\g<1>{_REDACTED}", _URL_V1.sub(cut, text))
+
+
+def _label_v1(label: str) -> str:
+    old = _OLD_LABEL_V1.fullmatch(label)
+    if old is None:
+        return _cut_urls_v1(label)  # a name the user gave
+    host = old.group(2).split("/", 1)[0].rpartition("@")[2]
+    return f"{old.group(1)} {host}"
+
+
+def _detail_v1(detail: str) -> str:
+    reply = _REPLY_V1.match(detail)
+    if reply is not None and reply.group(2):
+        return f"{reply.group(1)}: {_REDACTED}"  # the endpoint's words: they may echo the token
+    return _cut_urls_v1(detail)
+
+
+def _data_v1(data: str | None) -> dict:
+    try:
+        found = json.loads(data or "{}")
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def scrub_message_v1(kind: str, message: str, data: str | None) -> str:
+    if not isinstance(message, str):
+        return message
+    if kind == "notify.recovered" and (recovered := _RECOVERED_V1.fullmatch(message)) is not None:
+        message = f"{recovered.group(1)} works again ({recovered.group(2)}: {_REDACTED}); {recovered.group(3)}"
+    if kind.startswith("notify."):
+        found = _data_v1(data)
+        for key, scrub in (("notifier", _label_v1), ("detail", _detail_v1)):
+            value = found.get(key)
+            if isinstance(value, str) and value:
+                message = message.replace(value, scrub(value))
+    return _cut_urls_v1(message)
+
+
+def scrub_data_v1(kind: str, data: str | None) -> str | None:
+    if not kind.startswith("notify.") or not data:
+        return data
+    found = _data_v1(data)
+    if isinstance(found.get("notifier"), str):
+        found["notifier"] = _label_v1(found["notifier"])
+    if isinstance(found.get("detail"), str):
+        found["detail"] = _detail_v1(found["detail"])
+    return json.dumps(found, sort_keys=True)
+
+
+SQL_FUNCTIONS: dict[str, tuple[int, Callable[..., str | None]]] = {
+    "afd_scrub_message_v1": (3, scrub_message_v1),
+    "afd_scrub_data_v1": (2, scrub_data_v1),
+}

@@ -35,7 +35,7 @@ from typing import overload
 from afd.errors import EXIT_CONFIG, AfdError
 from afd.model import Event, IdentityKind, IdentitySource, SessionState
 from afd.record.files import DB_NAME, LOCK_NAME, default_path, lock_holder_pid, lock_is_held, lock_path_for  # noqa: F401
-from afd.record.schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401
+from afd.record.schema import MIGRATIONS, SCHEMA_VERSION, SQL_FUNCTIONS  # noqa: F401
 from afd.record.types import (
     NO_HISTORY,
     BannerSighting,
@@ -429,6 +429,10 @@ class Store:
             raise StoreError(f"cannot put the state database {self.path} in WAL mode (got {mode})")
         if 0 < version < known:
             self.backup_path = _backup(conn, self.path, version)
+        # What afd deletes or rewrites (a scrubbed secret, a pruned event) is zeroed, not left in free space.
+        conn.execute("PRAGMA secure_delete = ON")
+        for name, (arity, function) in SQL_FUNCTIONS.items():
+            conn.create_function(name, arity, function, deterministic=True)
         _migrate(conn, steps, version)
 
     def _open_readonly(self) -> sqlite3.Connection:

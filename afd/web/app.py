@@ -62,6 +62,9 @@ async def _json_body(request: Request) -> dict:
         body = json.loads(await request.body() or b"{}")
     except (UnicodeDecodeError, ValueError):
         raise Refused(400, "the request body is not JSON") from None
+    except RecursionError:
+        # A few KiB of "[[[[…" nest deeper than the parser recurses: bad input, not a crash.
+        raise Refused(400, "the request body nests too deeply") from None
     if not isinstance(body, dict):
         raise Refused(400, "the request body must be a JSON object")
     return body

@@ -1,9 +1,11 @@
-"""Who may use the dashboard: one-time login tokens and the session cookies they buy.
+"""Who may use the dashboard: one-time login tokens and the session tokens they buy.
 
-Both live only in the daemon's memory, so they die with it. A token is good
-once, for a few minutes; redeeming it makes a session cookie. Every
-comparison is constant-time (`hmac.compare_digest`), and goes over every
-candidate, so neither a prefix nor which entry matched shows in the timing.
+Both live only in the daemon's memory, so they die with it. A login token
+is good once, for a few minutes; redeeming it makes a session token, which
+the page keeps in its own tab's storage and sends in an `Authorization`
+header (afd/web/guard.py says why not a cookie). Every comparison is
+constant-time (`hmac.compare_digest`), and goes over every candidate, so
+neither a prefix nor which entry matched shows in the timing.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ class Logins:
     def __init__(self, clock=time.monotonic):
         self._clock = clock
         self._tokens: dict[str, float] = {}  # token -> when it expires
-        self._sessions: dict[str, float] = {}  # cookie value -> when it was made
+        self._sessions: dict[str, float] = {}  # session token -> when it was made
         self._lock = threading.Lock()
 
     def mint_token(self) -> str:
@@ -42,7 +44,7 @@ class Logins:
         return token
 
     def redeem(self, token: str) -> str | None:
-        """A new session cookie value for a good, unused token (which is then spent); None otherwise."""
+        """A new session token for a good, unused login token (which is then spent); None otherwise."""
         now = self._clock()
         with self._lock:
             self._tokens = {t: until for t, until in self._tokens.items() if until > now}
@@ -50,14 +52,14 @@ class Logins:
             if found is None:
                 return None
             del self._tokens[found]
-            cookie = secrets.token_urlsafe(32)
-            self._sessions[cookie] = now
+            session = secrets.token_urlsafe(32)
+            self._sessions[session] = now
             while len(self._sessions) > MAX_SESSIONS:
                 del self._sessions[next(iter(self._sessions))]
-            return cookie
+            return session
 
-    def valid(self, cookie: str | None) -> bool:
-        if not cookie:
+    def valid(self, session: str | None) -> bool:
+        if not session:
             return False
         with self._lock:
-            return _matches(cookie, self._sessions) is not None
+            return _matches(session, self._sessions) is not None

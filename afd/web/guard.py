@@ -1,26 +1,45 @@
 """The checks every request to the dashboard passes, in front of the app (plain ASGI).
 
+Nothing a browser attaches to a request on its own may authorise anything.
+Browsers keep cookies per host, not per port, so a cookie set by this
+server would go with every request a page on another loopback port makes
+to its own server (an agent's dev server, a notebook, another user's
+server), which could replay it. So there is no cookie: the page, its script
+and its styles are served to anyone (they hold no data), and every `/api/`
+request must carry `Authorization: Bearer SESSION`, a session token the page
+keeps in its tab's `sessionStorage`, which is per origin, and so per port.
+The page gets it from `POST /api/login` with the one-time login token,
+which `afd web` puts in the address's fragment (`/#token=…`): a fragment
+is never sent to any server.
+
 In order: the `Host` header must name this server on loopback (a page on
 another site that rebinds its DNS name to 127.0.0.1 still sends its own
-name: 403); a one-time token in `/?token=…` is exchanged for the session
-cookie; without a valid cookie nothing but a 401 is answered; a request that
-changes state must carry `x-afd: 1` (a header no form can send and no
-cross-site script can add without a CORS preflight, which is never
-answered: 403) and a body of at most 64 KiB (400). No CORS header is ever
-sent, and every answer forbids framing, sniffing and caching.
+name: 403); an `/api/` request the browser says comes from another origin
+(`Sec-Fetch-Site` other than same-origin or none, or an `Origin` that is
+not this server's: 403) is refused whatever it carries; without a valid
+session token nothing but a 401 is answered; a request that changes state
+must carry `x-afd: 1` (403) and a body of at most 64 KiB (400) that arrives
+within BODY_TIMEOUT (408). No CORS header is ever sent, and every answer
+forbids framing, sniffing and caching, and closes its connection (the
+accept layer in afd/web/gate.py bounds each connection's first request;
+a second one on the same connection would not be).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from http.cookies import SimpleCookie
-from urllib.parse import parse_qs
 
 from afd.web.auth import Logins
 
 MAX_BODY = 64 * 1024
+BODY_TIMEOUT = 10.0  # seconds for a request's whole body, once its head has arrived
 SAFE_METHODS = ("GET", "HEAD")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+# What a browser's own page sends (same-origin), or a person typing the address (none);
+# a script without the header is no browser, and needs the session token anyway.
+OWN_FETCH_SITES = ("same-origin", "none")
+LOGIN_PATH = "/api/login"
 SECURITY_HEADERS = [
     (b"content-security-policy",
      b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -31,19 +50,20 @@ SECURITY_HEADERS = [
     (b"cache-control", b"no-store"),
     (b"cross-origin-resource-policy", b"same-origin"),
     (b"cross-origin-opener-policy", b"same-origin"),
+    (b"connection", b"close"),
 ]
-LOGGED_OUT_PAGE = """<!doctype html><html lang="en"><meta charset="utf-8"><title>afd: log in</title>
-<h1>afd dashboard</h1><p>{why}</p><p>Run <code>afd web</code> in a terminal and open the address it prints.</p></html>"""
-
-
-def cookie_name(port: int) -> str:
-    # Browsers keep cookies per host, not per port: two daemons on one machine
-    # (yours and `afd demo --web`) must not overwrite each other's login.
-    return f"afd_session_{port}"
+REFUSED_PAGE = """<!doctype html><html lang="en"><meta charset="utf-8"><title>afd: refused</title>
+<h1>afd dashboard</h1><p>{why}</p></html>"""
 
 
 def allowed_hosts(port: int) -> frozenset[str]:
     return frozenset(f"{name}:{port}" for name in LOOPBACK_NAMES)
+
+
+def bearer(header: str | None) -> str | None:
+    """The token of an `Authorization: Bearer TOKEN` header, or None."""
+    scheme, _, token = (header or "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
 
 
 class Guard:
@@ -52,7 +72,6 @@ class Guard:
         self.port = port
         self.logins = logins
         self.hosts = allowed_hosts(port)
-        self.cookie = cookie_name(port)
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -63,47 +82,66 @@ class Guard:
         send = _with_headers(send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         api = scope["path"].startswith("/api/")
-        if headers.get("host") not in self.hosts:
+        host = headers.get("host")
+        if host not in self.hosts:
             await _answer(send, 403, api, "this dashboard answers only to 127.0.0.1, localhost or [::1] with its port")
             return
-        token = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token")
-        if scope["path"] == "/" and token:
-            await self._log_in(token[0], send)
+        if not api:
+            await self.app(scope, receive, send)  # the page and its files: no data in them
             return
-        if not self.logins.valid(_cookie(headers.get("cookie", ""), self.cookie)):
-            await _answer(send, 401, api, "not logged in")
+        why = _foreign(headers, host)
+        if why is not None:
+            await _answer(send, 403, True, why)
             return
-        if scope["method"] not in SAFE_METHODS:
-            if headers.get("x-afd") != "1":
-                await _answer(send, 403, api, "a request that changes anything must carry the header x-afd: 1")
+        login = scope["path"] == LOGIN_PATH
+        if not login and not self.logins.valid(bearer(headers.get("authorization"))):
+            await _answer(send, 401, True, "not logged in")
+            return
+        if scope["method"] not in SAFE_METHODS or login:
+            if scope["method"] in SAFE_METHODS:
+                await _answer(send, 405, True, "log in with POST")
                 return
-            body = await _body(receive, headers.get("content-length"))
+            if headers.get("x-afd") != "1":
+                await _answer(send, 403, True, "a request that changes anything must carry the header x-afd: 1")
+                return
+            try:
+                body = await asyncio.wait_for(_body(receive, headers.get("content-length")), BODY_TIMEOUT)
+            except TimeoutError:
+                await _answer(send, 408, True, f"the request body did not arrive within {BODY_TIMEOUT:g}s")
+                return
             if body is None:
-                await _answer(send, 400, api, f"the request body is over {MAX_BODY // 1024} KiB")
+                await _answer(send, 400, True, f"the request body is over {MAX_BODY // 1024} KiB")
+                return
+            if login:
+                await self._log_in(body, send)
                 return
             receive = _replay(body)
         await self.app(scope, receive, send)
 
-    async def _log_in(self, token: str, send) -> None:
-        cookie = self.logins.redeem(token)
-        if cookie is None:
-            await _answer(send, 401, False, "this login link was used already or has expired")
+    async def _log_in(self, body: bytes, send) -> None:
+        try:
+            token = json.loads(body or b"{}").get("token")
+        except (ValueError, AttributeError, RecursionError):
+            token = None
+        if not isinstance(token, str) or not token:
+            await _answer(send, 400, True, 'the body must be {"token": "…"}, the token of a login address')
             return
-        # No Max-Age: the browser forgets it when closed, the daemon when it stops.
-        value = f"{self.cookie}={cookie}; Path=/; HttpOnly; SameSite=Strict".encode()
-        await send({"type": "http.response.start", "status": 303,
-                    "headers": [(b"location", b"/"), (b"set-cookie", value), (b"content-length", b"0")]})
-        await send({"type": "http.response.body", "body": b""})
+        session = self.logins.redeem(token)
+        if session is None:
+            await _answer(send, 401, True, "this login address was used already or has expired; run afd web for a new one")
+            return
+        await _json(send, 200, {"session": session})
 
 
-def _cookie(header: str, name: str) -> str | None:
-    jar = SimpleCookie()
-    try:
-        jar.load(header)
-    except Exception:  # a malformed Cookie header is no login
-        return None
-    morsel = jar.get(name)
-    return morsel.value if morsel is not None else None
+def _foreign(headers: dict[str, str], host: str) -> str | None:
+    """Why the browser's own word says this request comes from a page of another origin, or None."""
+    site = headers.get("sec-fetch-site")
+    if site is not None and site not in OWN_FETCH_SITES:
+        return f"refused: the request comes from another site or port (Sec-Fetch-Site: {site})"
+    origin = headers.get("origin")
+    if origin is not None and origin != f"http://{host}":
+        return "refused: the request comes from a page of another origin"
+    return None
 
 
 async def _body(receive, length: str | None) -> bytes | None:
@@ -152,11 +190,18 @@ def _with_headers(send):
     return wrapped
 
 
+async def _json(send, status: int, value: object) -> None:
+    body = json.dumps(value).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
 async def _answer(send, status: int, api: bool, why: str) -> None:
     if api:
-        body, kind = json.dumps({"error": why}).encode(), b"application/json"
-    else:
-        body, kind = LOGGED_OUT_PAGE.format(why=why[:1].upper() + why[1:] + ".").encode(), b"text/html; charset=utf-8"
+        await _json(send, status, {"error": why})
+        return
+    body = REFUSED_PAGE.format(why=why[:1].upper() + why[1:] + ".").encode()
     await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode())]})
+                "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})

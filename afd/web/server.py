@@ -3,7 +3,17 @@
 The poll loop never waits on it: it runs beside the loop, and reaches the
 daemon through the control socket like any client. The listening socket is
 bound here, on the caller's thread, so a port in use is an error the caller
-can report at once, naming the port and the key that sets it.
+can report at once, naming the port and the key that sets it. Connections
+pass afd's own accept layer (afd/web/gate.py) before uvicorn sees them, so
+the dashboard holds a bounded number of descriptors, each for a bounded
+time before it has asked for something.
+
+Why a thread and not a child process: the logins live in this process's
+memory (they die with the daemon), `web.jobs-handoff` trusts the kernel's
+word that a request came from this very process, and once the gate bounds
+the dashboard's connections what it can take from the poll is a few
+descriptors and short bursts of CPU. scripts/bench.py measures the poll
+with 1,100 idle connections held open against the dashboard.
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ from typing import Any
 from afd.errors import AfdError
 from afd.web.auth import Logins
 from afd.web.events import EventHub
+from afd.web.gate import LISTEN_QUEUE, Acceptor, Gate
 from afd.web.link import DaemonLink
 
 log = logging.getLogger("afd.web")
@@ -34,7 +45,7 @@ def bind(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
-        sock.listen(128)
+        sock.listen(LISTEN_QUEUE)
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
@@ -51,6 +62,7 @@ class WebServer:
         self.logins = Logins()
         self.link = DaemonLink(control_socket)
         self.hub = EventHub(self.link)
+        self.gate = Gate()
         self._server: Any = None  # a uvicorn.Server once serving; uvicorn is imported only then
         self._thread: threading.Thread | None = None
 
@@ -59,7 +71,8 @@ class WebServer:
         return f"http://{'[::1]' if self.host == '::1' else self.host}:{self.port}/"
 
     def login_url(self) -> str:
-        return f"{self.url}?token={self.logins.mint_token()}"
+        # In the fragment: the browser never sends it to any server, nor a Referer, nor a log line.
+        return f"{self.url}#token={self.logins.mint_token()}"
 
     @property
     def running(self) -> bool:
@@ -84,9 +97,31 @@ class WebServer:
         self._thread.start()
 
     def _serve(self, sock: socket.socket) -> None:
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        server = self._server
+
+        def h11() -> H11Protocol:
+            return H11Protocol(config=server.config, server_state=server.server_state, app_state=server.lifespan.state)
+
+        acceptor = Acceptor(sock, self.gate, h11)
+
+        async def accept_once_started() -> None:
+            while not server.started and not server.should_exit:
+                await asyncio.sleep(0.01)
+            if server.started:
+                acceptor.start(asyncio.get_running_loop())
+
         async def serve() -> None:
             self.hub.start(asyncio.get_running_loop())
-            await self._server.serve(sockets=[sock])
+            starting = asyncio.create_task(accept_once_started())
+            try:
+                # No sockets for uvicorn: afd's acceptor hands it each admitted connection (afd/web/gate.py).
+                await server.serve(sockets=[])
+            finally:
+                starting.cancel()
+                acceptor.stop()
+                self.gate.close_waiting()
 
         try:
             asyncio.run(serve())

@@ -105,7 +105,7 @@ def test_demo_web_shows_the_demo_in_the_dashboard(xdg_dirs):
             seen.append(line)
             if line.startswith("dashboard: open "):
                 break
-        login = re.fullmatch(r"dashboard: open (http://127\.0\.0\.1:(\d+)/\?token=\S+)\n", seen[-1])
+        login = re.fullmatch(r"dashboard: open (http://127\.0\.0\.1:(\d+)/#token=\S+)\n", seen[-1])
         assert login, "".join(seen)
         client = Client(int(login.group(2)))
         client.log_in(login.group(1))

@@ -137,3 +137,48 @@ def test_repeats_within_min_interval_are_one_message_and_a_command_gets_each_on_
     wait_for(lambda: len([x for x in got.read_text().splitlines() if '"session.mission"' in x]) == 3, timeout=30)
     assert lines[0]["session"] == name and lines[0]["agent"] == "claude" and lines[0]["account"] == "claude"
     assert daemon.proc.poll() is None
+
+
+def test_a_notifier_whose_endpoint_echoes_its_secrets_leaves_them_in_nothing_afd_stores_or_shows(
+        tmux_server, run_daemon, xdg_dirs, endpoint, tmp_path):
+    from web_harness import Client, web_config
+    from web_harness import free_port as free_web_port
+
+    key, token = "abcdefghijklmnopqrstuvwx", "tk_9Zq7Lm2Xw4Vb8Nc1"
+    path = f"/services/T0AAAAAAA/{key}"
+    # A 401 that repeats the path and the Authorization header, between escape sequences that would drive a terminal.
+    endpoint.behaviour[path] = "echo-hostile"
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    token_file.chmod(0o600)
+    port = free_web_port()
+    write_config(xdg_dirs, web_config(port, FAST + f'[[notify]]\ntype = "webhook"\nurl = "{endpoint.url(path)}"\n'
+                                      f'token_file = "{token_file}"\nevents = ["session.mission"]\nmin_interval = "0"\n'))
+    fake = start_fake(tmux_server, "claude", cwd=tmux_server.scratch)
+    fake.wait_ready()
+    daemon = run_daemon("-v")
+    name = adopted(fake)
+    assert afd("sessions", "set-mission", name, "a mission").returncode == 0
+    [failed] = wait_for(lambda: [e for e in all_events() if e["kind"] == "notify.failed"], timeout=30, message="notify.failed")
+    assert endpoint.on(path)[0].headers["Authorization"] == f"Bearer {token}"  # sent, and echoed back
+    assert failed["message"].startswith(f"webhook http://127.0.0.1:{endpoint.port} could not be told (HTTP 401: ")
+
+    client = Client(port)
+    client.log_in()
+    shown = {
+        "afd events": afd("events", "-n", "100").stdout + afd("events", "--json", "-n", "100").stdout,
+        "afd status": afd("status", "--json").stdout + afd("status").stdout,
+        "afd plugins": afd("plugins").stdout,
+        "afd config show": afd("config", "show", "--json").stdout,
+        "the dashboard": client.get("/api/status").text,
+        "the log": daemon.log(),
+    }
+    state = xdg_dirs["XDG_STATE_HOME"] / "afd"
+    shown["the store"] = b"".join(p.read_bytes() for p in state.glob("state.db*")).decode("latin-1")
+    for where, text in shown.items():
+        assert key not in text and token not in text, where
+    # What reaches a person's terminal has the endpoint's escape sequences shown as text, not obeyed.
+    for where in ("afd events", "afd status", "afd plugins", "the log"):
+        assert "\x1b" not in shown[where] and "\x07" not in shown[where], where
+    assert "\\x1b]0;pwned" in afd("events", "-n", "100").stdout
+    assert "could not be told" in shown["the dashboard"] and "could not be told" in shown["the log"]

@@ -84,10 +84,10 @@ min_interval = "5m"
         pytest.param('type = "ntfy"', 2, "notify[1].url: type \"ntfy\" needs url", id="missing-url"),
         pytest.param('type = "webhook"\nurl = "ftp://x/y"', 4, "notify[1].url: must be an http:// or https:// URL", id="bad-url"),
         pytest.param('type = "desktop"\nurl = "http://x/"', 4, 'notify[1].url: is not used by type "desktop"', id="key-of-another-type"),
-        pytest.param('type = "webhook"\nurl = "http://x/"\nevents = ["notify.failed"]', 5, "notify.* events are never sent", id="own-events"),
+        pytest.param('type = "webhook"\nurl = "https://x/"\nevents = ["notify.failed"]', 5, "notify.* events are never sent", id="own-events"),
         pytest.param('type = "command"\nargv = []', 4, "notify[1].argv: must name the program", id="empty-argv"),
         pytest.param('type = "desktop"\nmin_intervall = "1m"', 4, 'did you mean "min_interval"', id="typo"),
-        pytest.param('type = "webhook"\nurl = "http://x/"\ntoken_file = "/nonexistent/token"', 5, "does not exist", id="no-token-file"),
+        pytest.param('type = "webhook"\nurl = "https://x/"\ntoken_file = "/nonexistent/token"', 5, "does not exist", id="no-token-file"),
     ],
 )
 def test_a_bad_notify_table_is_named_with_its_line(tmp_path, table, line, expected):
@@ -393,11 +393,11 @@ url = "http://127.0.0.1:{refused}/t"
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stderr
     answers = {r["name"]: (r["sent"], r["answer"]) for r in json.loads(done.stdout)["notifiers"]}
-    assert answers == {f"webhook 127.0.0.1:{endpoint.port}/hook": (True, "HTTP 200: ok"), "phone": (False, "connection refused")}
+    assert answers == {f"webhook http://127.0.0.1:{endpoint.port}": (True, "HTTP 200: ok"), "phone": (False, "connection refused")}
     assert endpoint.requests[0].json()["kind"] == "notify.test"
     only = subprocess.run([sys.executable, "-m", "afd", "notify", "test", "--config", str(config), "--type", "webhook"],
                           capture_output=True, text=True, timeout=60)
-    assert only.returncode == 0 and only.stdout == f"notify[1] webhook 127.0.0.1:{endpoint.port}/hook: sent: HTTP 200: ok\n"
+    assert only.returncode == 0 and only.stdout == f"notify[1] webhook http://127.0.0.1:{endpoint.port}: sent: HTTP 200: ok\n"
     none = subprocess.run([sys.executable, "-m", "afd", "notify", "test", "--config", str(config), "--type", "desktop"],
                           capture_output=True, text=True, timeout=60)
     assert none.returncode == 1 and none.stderr == f"afd: no notifier of type desktop in {config} (configured: ntfy, webhook)\n"

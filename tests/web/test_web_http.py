@@ -9,7 +9,7 @@ from importlib.resources import files
 from pathlib import Path
 
 import pytest
-from web_harness import FAST, Client, afd, free_port, login_url, web_config
+from web_harness import FAST, Client, afd, free_port, login_url, token_of, web_config
 
 from afd.config.settings import Config, ConfigError, load_config
 from daemon_harness import limited_claude, run_daemon, session_for, wait_state, write_config  # noqa: F401 (run_daemon is a fixture)  # noqa: F401 (limited_claude is a fixture)
@@ -65,36 +65,68 @@ def test_web_defaults_are_off_on_port_8787_on_127_0_0_1(tmp_path):
 # --- logging in -------------------------------------------------------------------------
 
 
-def test_the_token_is_spent_once_for_an_httponly_samesite_strict_session_cookie(dashboard, port):
+def test_the_login_token_rides_in_the_fragment_and_buys_one_session_token_once(dashboard, port):
     url = login_url()
-    assert re.fullmatch(rf"http://127\.0\.0\.1:{port}/\?token=[A-Za-z0-9_-]{{40,}}", url)
+    assert re.fullmatch(rf"http://127\.0\.0\.1:{port}/#token=[A-Za-z0-9_-]{{40,}}", url)
     reply = dashboard.log_in(url)
-    assert reply.headers["location"] == "/"
-    [cookie] = reply.cookies
-    assert cookie.startswith(f"afd_session_{port}=")
-    attributes = {a.strip().lower() for a in cookie.split(";")[1:]}
-    assert {"httponly", "samesite=strict", "path=/"} <= attributes
-    assert not any(a.startswith(("max-age", "expires")) for a in attributes)  # it dies with the browser and the daemon
+    assert reply.cookies == [] and "set-cookie" not in reply.headers  # nothing a browser would attach by itself
+    assert dashboard.session and dashboard.session != token_of(url)
     assert dashboard.get("/api/status").status == 200
 
-    again = Client(port).get(url[url.index("/?"):])
-    assert again.status == 401 and "set-cookie" not in again.headers
-    forged = Client(port, cookie=f"afd_session_{port}=" + "A" * 43)
+    again = Client(port).post("/api/login", {"token": token_of(url)})
+    assert again.status == 401 and "used already or has expired" in again.json()["error"]
+    forged = Client(port, session="A" * 43)
     assert forged.get("/api/status").status == 401
+    # The old form, the token in the query, logs nobody in: the page is served, the token is not redeemed.
+    spare = login_url()
+    old_form = Client(port).get(f"/?token={token_of(spare)}")
+    assert old_form.status == 200 and old_form.cookies == []
+    assert Client(port).log_in(spare).status == 200  # still unspent
+    assert Client(port).get("/api/login").status == 405
 
 
-def test_without_a_valid_cookie_every_route_answers_401_and_names_no_session(limited, port):
+def test_without_a_session_token_the_api_answers_401_and_the_page_holds_no_data(limited, port):
     client, name, fake = limited
     assert name in client.get("/api/status").text
     stranger = Client(port)
-    for path in ("/", "/api/status", "/api/jobs", f"/api/sessions/{name}/ledger", f"/api/sessions/{name}/targets",
-                 "/static/app.js", "/api/events"):
+    for path in ("/api/status", "/api/jobs", f"/api/sessions/{name}/ledger", f"/api/sessions/{name}/targets", "/api/events"):
         reply = stranger.get(path)
         assert reply.status == 401, path
         assert name not in reply.text and fake.pane not in reply.text, path
+        # Whatever cookies a browser might have: none of them is a login.
+        assert stranger.get(path, headers={"Cookie": f"afd_session_{port}={client.session}"}).status == 401, path
+    for path in ("/", "/static/app.js", "/static/app.css"):
+        reply = stranger.get(path)
+        assert reply.status == 200, path
+        assert name not in reply.text and fake.pane not in reply.text, path
     reply = stranger.post(f"/api/sessions/{name}/resume")
     assert reply.status == 401 and name not in reply.text
+    assert stranger.post(f"/api/sessions/{name}/resume", headers={"Authorization": f"Basic {client.session}"}).status == 401
     assert wait_state(name, "limited")["state"] == "limited"  # nothing was done
+
+
+@pytest.mark.parametrize(
+    ("headers", "allowed"),
+    [
+        pytest.param({"Sec-Fetch-Site": "same-site"}, False, id="another-port"),
+        pytest.param({"Sec-Fetch-Site": "cross-site"}, False, id="another-site"),
+        pytest.param({"Origin": "http://127.0.0.1:{other}"}, False, id="origin-of-another-port"),
+        pytest.param({"Origin": "null"}, False, id="opaque-origin"),
+        pytest.param({"Origin": "http://localhost:{port}"}, False, id="origin-of-another-name"),
+        pytest.param({"Sec-Fetch-Site": "same-origin", "Origin": "http://127.0.0.1:{port}"}, True, id="own-page"),
+        pytest.param({}, True, id="a-script"),
+    ],
+)
+def test_a_request_another_origin_makes_is_refused_whatever_it_carries(limited, port, headers, allowed):
+    client, name, fake = limited
+    sent = {k: v.format(port=port, other=port + 1) for k, v in headers.items()}
+    read = client.get("/api/status", headers=sent)
+    assert read.status == (200 if allowed else 403), read.text
+    if not allowed:
+        assert name not in read.text and "another" in read.json()["error"]
+        assert client.post(f"/api/sessions/{name}/handoff", {"to": "codex"}, headers=sent).status == 403
+        assert client.post("/api/login", {"token": token_of(login_url())}, headers=sent).status == 403
+        assert wait_state(name, "limited")["handoffs"] == 0
 
 
 @pytest.mark.parametrize("host", ["evil.example:{port}", "127.0.0.1", "localhost:1", "127.0.0.2:{port}",
@@ -116,6 +148,18 @@ def test_a_post_without_x_afd_is_403_and_nothing_is_done(limited):
     assert reply.status == 403
     s = wait_state(name, "limited")
     assert s["agent"] == "claude" and s["handoffs"] == 0
+
+
+def test_a_deeply_nested_json_body_is_a_400_with_no_traceback(limited, limited_claude):
+    client, name, fake = limited
+    deep = "[" * 30000 + "]" * 30000  # 60,000 bytes, under the 64 KiB limit
+    for body in (deep, '{"to": ' + deep[:40000] + "}"):
+        reply = client.post(f"/api/sessions/{name}/handoff", body, headers={"Content-Type": "application/json"})
+        assert reply.status == 400 and reply.json()["error"] == "the request body nests too deeply", reply.text
+    assert client.post("/api/jobs/handoff", deep).status == 400
+    assert client.get("/api/status").status == 200  # the server carries on
+    log = "\n".join(d.log() for d in limited_claude.daemons)
+    assert "Traceback" not in log and "Exception in ASGI application" not in log, log[-2000:]
 
 
 def test_a_body_over_64_kib_is_400_whether_announced_or_streamed(limited):
@@ -164,7 +208,8 @@ def test_nothing_the_page_loads_points_outside_the_server(dashboard):
     for path in ("/static/app.css", "/static/app.js", "/static/icon.svg"):
         assert path in page.text
     js = dashboard.get("/static/app.js").text
-    assert set(re.findall(r'(?:fetch|EventSource)\(\s*"([^"]+)"', js)) <= {"/api/events"}
+    assert set(re.findall(r'fetch\(\s*"([^"]+)"', js)) <= {"/api/events"}
+    assert "EventSource(" not in js and "document.cookie" not in js and "localStorage" not in js
     assert all(p.startswith("/api/") for p in re.findall(r'api\("[A-Z]+", [`"]([^`"$]+)', js))
     assert page.headers["content-security-policy"].startswith("default-src 'none'")
 
@@ -180,7 +225,7 @@ def test_the_logins_die_with_the_daemon(run_daemon, xdg_dirs, port):
     run_daemon()
     wait_for(lambda: _answers(port), message="the new daemon serving the dashboard")
     assert client.get("/api/status").status == 401
-    assert Client(port).get(spare[spare.index("/?"):]).status == 401
+    assert Client(port).post("/api/login", {"token": token_of(spare)}).status == 401
 
 
 def _answers(port: int) -> bool:
@@ -284,7 +329,7 @@ def test_events_stream_as_server_sent_events(limited, port):
 
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
-        conn.request("GET", "/api/events", headers={"Cookie": client.cookie, "Host": f"127.0.0.1:{port}"})
+        conn.request("GET", "/api/events", headers={"Authorization": f"Bearer {client.session}", "Host": f"127.0.0.1:{port}"})
         resp = conn.getresponse()
         assert resp.status == 200 and resp.headers["content-type"].startswith("text/event-stream")
         afd("sessions", "set-mission", name, "a mission set while the page listens")
@@ -303,3 +348,37 @@ def test_enabling_web_in_a_reloaded_config_starts_serving(run_daemon, xdg_dirs, 
     write_config(xdg_dirs, web_config(port))
     wait_for(lambda: _answers(port), timeout=20, message="the dashboard served after the reload")
     assert json.loads(afd("web", "--json").stdout)["port"] == port
+
+
+def test_afd_web_open_keeps_the_token_out_of_the_browsers_argv_and_environment(dashboard, port, tmp_path):
+    import os
+    import stat
+    import sys
+
+    seen = tmp_path / "browser.json"
+    browser = tmp_path / "browser"
+    # A stand-in browser: what every user could read of it (its argv and environment), and the page it was given.
+    browser.write_text(f"""#!{sys.executable}
+import json, os, sys
+from urllib.parse import urlsplit, unquote
+page = unquote(urlsplit(sys.argv[1]).path)
+info = os.stat(page)
+json.dump({{"argv": sys.argv, "environ": open("/proc/self/environ", "rb").read().decode(errors="replace"),
+           "page": open(page).read(), "mode": info.st_mode & 0o777, "uid": info.st_uid, "path": page}}, open({str(seen)!r}, "w"))
+""")
+    browser.chmod(0o700)
+    done = afd("web", "--open", env={"BROWSER": str(browser)})
+    assert done.returncode == 0, done.stderr
+    got = json.loads(wait_for(lambda: seen.exists() and seen.read_text(), message="the browser started"))
+    printed = done.stdout.strip()
+    token = token_of(printed)
+    assert token not in " ".join(got["argv"]) and token not in got["environ"]
+    assert got["argv"][1].startswith("file:///") and got["path"].endswith("/afd/web-login.html")
+    assert got["mode"] == 0o600 and got["uid"] == os.getuid()
+    assert stat.S_IMODE(Path(got["path"]).parent.stat().st_mode) == 0o700
+    # The page sends the browser on to the login address, which logs it in.
+    [target] = set(re.findall(r'url=([^"]+)"', got["page"]))
+    opened = target.replace("&amp;", "&")
+    assert opened == printed
+    assert Client(port).log_in(opened).status == 200
+    assert Client(port).post("/api/login", {"token": token}).status == 401  # good once

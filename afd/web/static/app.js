@@ -17,13 +17,40 @@ const view = {
 };
 
 // --- talking to the server ----------------------------------------------------
+//
+// No cookie: a browser sends a cookie for 127.0.0.1 to every port of it, so a page on another
+// port could collect it. The session token lives in this tab's sessionStorage, which only this
+// origin (scheme, host and port) can read, and goes in an Authorization header, which the
+// browser adds to nothing by itself. A new tab, or a closed one reopened, logs in again.
+
+const SESSION_KEY = "afd-session";
+let loggedOut = false;
 
 class ApiError extends Error {
   constructor(status, message) { super(message); this.status = status; }
 }
 
+function session() {
+  try { return sessionStorage.getItem(SESSION_KEY); } catch (err) { return null; }
+}
+
+function headers(extra) {
+  const h = Object.assign({}, extra);
+  const token = session();
+  if (token) h.authorization = `Bearer ${token}`;
+  return h;
+}
+
+function logOut() {
+  try { sessionStorage.removeItem(SESSION_KEY); } catch (err) { /* storage off: nothing kept */ }
+  loggedOut = true;
+  const live = $("#live");
+  live.textContent = "logged out";
+  live.className = "live off";
+}
+
 async function api(method, path, body) {
-  const init = { method, headers: {}, credentials: "same-origin", cache: "no-store" };
+  const init = { method, headers: headers(), credentials: "omit", cache: "no-store" };
   if (method !== "GET") {
     init.headers["x-afd"] = "1";
     init.headers["content-type"] = "application/json";
@@ -37,14 +64,38 @@ async function api(method, path, body) {
   }
   let data = null;
   try { data = await response.json(); } catch (err) { data = null; }
+  if (response.status === 401 && path !== "/api/login") logOut();
   if (!response.ok) throw new ApiError(response.status, (data && data.error) || response.statusText);
   return data;
+}
+
+// The login address carries a one-time token in its fragment (#token=…), which no request
+// sends. It is taken out of the address at once and traded for this tab's session token.
+async function logIn() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const token = params.get("token");
+  if (!token) return session() !== null;
+  params.delete("token");
+  const rest = params.toString();
+  history.replaceState(null, "", rest ? `${location.pathname}#${rest}` : location.pathname);
+  try {
+    const answer = await api("POST", "/api/login", { token });
+    sessionStorage.setItem(SESSION_KEY, answer.session);
+    return true;
+  } catch (err) {
+    if (err.status === 401) {
+      notify("This login address was used already or has expired: run `afd web` in a terminal and open the new address.", "bad");
+    } else {
+      notify(explain(err), "bad");
+    }
+    return session() !== null;
+  }
 }
 
 function explain(err) {
   switch (err.status) {
     case 400: return `Bad request: ${err.message}`;
-    case 401: return "Logged out: run `afd web` in a terminal and open the address it prints.";
+    case 401: return "Logged out: run `afd web` in a terminal and open the address it prints (each tab logs in on its own).";
     case 409: return `Refused: ${err.message}`;
     case 503: return `afd is not answering: ${err.message}`;
     case 504: return "The daemon did not confirm in time; check the ledger before retrying.";
@@ -661,30 +712,63 @@ function refreshSoon() {
   if (refreshTimer === null) refreshTimer = setTimeout(refresh, REFRESH_GAP);
 }
 
-function follow() {
+// The event stream: a streamed fetch, since EventSource cannot send the Authorization header.
+// The server speaks server-sent events; each "data:" block is one event.
+async function follow() {
   const live = $("#live");
-  const source = new EventSource("/api/events");
-  source.onopen = () => { live.textContent = "live"; live.className = "live on"; };
-  source.onmessage = (msg) => {
-    let e;
-    try { e = JSON.parse(msg.data); } catch (err) { return; }
-    if (e.id && e.id <= view.lastEventId) return;
-    view.lastEventId = e.id || view.lastEventId;
-    addEvent(e);
-    refreshSoon();
-    if (e.session && e.session === view.selected) {
-      loadLedger();
-      if (e.kind.startsWith("job")) loadJobs();
-    }
-  };
-  source.onerror = () => {
-    live.textContent = source.readyState === EventSource.CLOSED ? "offline" : "reconnecting…";
+  if (loggedOut) return;
+  let response;
+  try {
+    response = await fetch("/api/events", { headers: headers(), credentials: "omit", cache: "no-store" });
+  } catch (err) {
+    response = null;
+  }
+  if (response && response.status === 401) { logOut(); notify(explain(new ApiError(401, "")), "bad"); return; }
+  if (!response || !response.ok || !response.body) {
+    live.textContent = "offline";
     live.className = "live off";
-    if (source.readyState === EventSource.CLOSED) setTimeout(follow, 3000);
-  };
+    setTimeout(follow, 3000);
+    return;
+  }
+  live.textContent = "live";
+  live.className = "live on";
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let end;
+      while ((end = buffer.indexOf("\n\n")) !== -1) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+        if (data) received(data);
+      }
+    }
+  } catch (err) {
+    // the connection broke: said below, and tried again
+  }
+  live.textContent = "reconnecting…";
+  live.className = "live off";
+  setTimeout(follow, 2000);
 }
 
-function start() {
+function received(data) {
+  let e;
+  try { e = JSON.parse(data); } catch (err) { return; }
+  if (e.id && e.id <= view.lastEventId) return;
+  view.lastEventId = e.id || view.lastEventId;
+  addEvent(e);
+  refreshSoon();
+  if (e.session && e.session === view.selected) {
+    loadLedger();
+    if (e.kind.startsWith("job")) loadJobs();
+  }
+}
+
+async function start() {
   for (const b of document.querySelectorAll("#filters button")) {
     b.addEventListener("click", () => {
       view.filter = b.dataset.filter;
@@ -707,10 +791,20 @@ function start() {
       focusRow(name);
     }
   });
+  // A login address opened in a tab already showing the page changes only the fragment, which loads
+  // nothing: the page starts over, to log in with it (after a restart of afd, say, or in a logged-out tab).
+  window.addEventListener("hashchange", () => {
+    if (new URLSearchParams(location.hash.slice(1)).has("token")) location.reload();
+  });
+  if (!(await logIn())) {
+    logOut();
+    notify(explain(new ApiError(401, "")), "bad");
+    return;
+  }
   refresh();
   follow();
   setInterval(tick, 1000);
-  setInterval(refreshSoon, STATUS_EVERY);
+  setInterval(() => { if (!loggedOut) refreshSoon(); }, STATUS_EVERY);
 }
 
 function focusRow(name) {
