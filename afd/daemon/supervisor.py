@@ -53,9 +53,7 @@ from afd.world import git, tmux
 
 log = logging.getLogger("afd.supervisor")
 
-# "Available" is evidence that an agent ran without a banner *recently*;
-# older than this, it is no longer evidence of anything.
-AVAILABLE_FOR = timedelta(hours=1)
+AVAILABLE_FOR = limits.AVAILABLE_FOR
 # How stale that working sighting may get before it is written again:
 # refreshing it every poll would write to the store every poll for each
 # working pane, and "available" then ends at most this much early.

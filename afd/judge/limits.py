@@ -46,6 +46,10 @@ from datetime import datetime, timedelta
 
 from afd.record.types import LimitFact, LimitState
 
+# "Available" is evidence that an agent ran without a banner *recently*;
+# older than this, it is no longer evidence of anything.
+AVAILABLE_FOR = timedelta(hours=1)
+
 
 def unknown_fact(agent: str, account: str | None = None) -> LimitFact:
     """The fact for an account never observed (or one no detector can observe); `account` None: the default one."""
