@@ -1,0 +1,129 @@
+"""The fleet end to end: two afd instances (separate XDG dirs, separate tmux servers) and a real OpenSSH server on a
+loopback port between them, with afd's own key and the forced command `afd remote` in its authorized_keys."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from daemon_harness import afd, run_daemon, session_for, status, wait_session, write_config  # noqa: F401 (a fixture)
+from harness import wait_for
+from ssh_harness import peer_host  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.tmux
+
+SHARED = """
+poll_interval = "200ms"
+
+[fleet]
+pull_interval = "1s"
+timeout = "5s"
+
+[accounts.claude-work]
+agent = "claude"
+env = { CLAUDE_CONFIG_DIR = "~/.claude-work" }
+share = true
+"""
+
+
+def _json(done: subprocess.CompletedProcess) -> object:
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def joined(xdg_dirs, peer, *, config: str = SHARED, program: str | None = None) -> str:
+    """A's afd asks B: B's config and daemon, A's host added and its key authorized on B. Returns A's public key."""
+    peer.write_config(config)
+    peer.start_daemon()
+    added = afd("hosts", "add", "b", peer.dest, "--port", str(peer.sshd.port), "--json")
+    assert added.returncode == 0, added.stderr
+    line = _json(afd("hosts", "authorize", "--json"))["line"]  # type: ignore[index]
+    public = line.split(",restrict ", 1)[1]
+    peer.sshd.authorize(public, peer.remote_command(program))
+    return public
+
+
+def host(name: str = "b") -> dict:
+    return next(h for h in _json(afd("hosts", "list", "--json")) if h["name"] == name)  # type: ignore[union-attr]
+
+
+def ssh_as_a(xdg_dirs, peer, *words: str, tool: str = "ssh") -> subprocess.CompletedProcess:
+    """`ssh` (or scp, sftp) with A's afd key to B, as any program on A could run it."""
+    key = xdg_dirs["XDG_STATE_HOME"] / "afd" / "ssh" / "id_ed25519"
+    opts = ["-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes", "-o", f"IdentityFile={key}", "-o",
+            "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={xdg_dirs['HOME'] / 'kh'}"]
+    port = ["-P" if tool in ("scp", "sftp") else "-p", str(peer.sshd.port)]
+    return subprocess.run([tool, *opts, *port, *words], capture_output=True, text=True, timeout=30,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_hosts_add_authorize_check_list_remove(run_daemon, tmux_server, xdg_dirs, peer_host):
+    write_config(xdg_dirs, SHARED)
+    down = afd("hosts", "add", "b", peer_host.dest, "--port", str(peer_host.sshd.port))
+    assert down.returncode == 3 and "the daemon is not running" in down.stderr
+
+    run_daemon()
+    hostile = afd("hosts", "add", "evil", "-oProxyCommand=touch /tmp/pwned")
+    assert hostile.returncode == 2 and "starts with '-'" in hostile.stderr
+    assert afd("hosts", "list", "--json").stdout.strip() == "[]"
+
+    joined(xdg_dirs, peer_host)
+    line = afd("hosts", "authorize").stdout.strip()
+    assert line.startswith('command="/') and '/afd remote",restrict ssh-ed25519 ' in line
+    key = xdg_dirs["XDG_STATE_HOME"] / "afd" / "ssh" / "id_ed25519"
+    assert key.stat().st_mode & 0o777 == 0o600
+
+    checked = _json(afd("hosts", "check", "--json"))
+    assert checked[0]["contact"] == "answered", checked  # type: ignore[index]
+    assert checked[0]["version"] and checked[0]["skewed"] is False  # type: ignore[index]
+
+    listed = wait_for(lambda: (lambda h: h if h["contact"] == "answered" else None)(host()), timeout=30,
+                      message="the daemon's pull of b")
+    assert listed["stale"] is False and listed["host_key"] and listed["host_key"].startswith("ED25519 SHA256:")
+    assert listed["dest"] == peer_host.dest and listed["port"] == peer_host.sshd.port
+    # Its connection is multiplexed, on a socket in afd's runtime dir.
+    assert list((xdg_dirs["XDG_RUNTIME_DIR"] / "afd" / "ssh").glob("c-*"))
+
+    twice = afd("hosts", "add", "b", peer_host.dest)
+    assert twice.returncode == 1 and "exists already" in twice.stderr
+    removed = afd("hosts", "remove", "b")
+    assert removed.returncode == 0, removed.stderr
+    assert afd("hosts", "list", "--json").stdout.strip() == "[]"
+    gone = afd("hosts", "remove", "b")
+    assert gone.returncode == 2 and "no host named" in gone.stderr
+
+
+def test_the_forced_command_answers_its_read_set_and_refuses_a_shell_scp_and_the_rest(
+        run_daemon, tmux_server, xdg_dirs, peer_host):
+    write_config(xdg_dirs, SHARED)
+    run_daemon()
+    joined(xdg_dirs, peer_host)
+    dest = peer_host.dest
+
+    version = ssh_as_a(xdg_dirs, peer_host, dest, "version")
+    assert version.returncode == 0, version.stderr
+    told = json.loads(version.stdout)
+    assert told["schema"] == 1 and told["afd"] and "status" not in told
+
+    answered = ssh_as_a(xdg_dirs, peer_host, dest, "status", "limits", "usage")
+    assert answered.returncode == 0, answered.stderr
+    assert {"status", "limits"} <= set(json.loads(answered.stdout))
+
+    shell = ssh_as_a(xdg_dirs, peer_host, dest)
+    assert shell.returncode == 2 and "refused" in shell.stderr and shell.stdout == ""
+    for words in (["id"], ["cat", "/etc/passwd"], ["status;", "id"], ["status", "&&", "id"], ["sh", "-c", "id"],
+                  ["version", "--help"]):
+        done = ssh_as_a(xdg_dirs, peer_host, dest, *words)
+        assert done.returncode == 2 and "refused" in done.stderr and done.stdout == "", words
+
+    source = xdg_dirs["HOME"] / "payload"
+    source.write_text("x")
+    target = peer_host.base / "copied"
+    scp = ssh_as_a(xdg_dirs, peer_host, str(source), f"{dest}:{target}", tool="scp")
+    assert scp.returncode != 0 and not target.exists()
+    sftp = ssh_as_a(xdg_dirs, peer_host, dest, tool="sftp")
+    assert sftp.returncode != 0
+    forward = ssh_as_a(xdg_dirs, peer_host, "-W", f"127.0.0.1:{peer_host.sshd.port}", dest)
+    assert forward.returncode != 0 and "prohibited" in forward.stderr  # `restrict`: no forwarding either
