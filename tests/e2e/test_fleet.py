@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from daemon_harness import afd, run_daemon, session_for, status, wait_session, write_config  # noqa: F401 (a fixture)
-from harness import wait_for
+from harness import start_fake, wait_for
 from ssh_harness import peer_host  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.tmux
@@ -127,3 +128,48 @@ def test_the_forced_command_answers_its_read_set_and_refuses_a_shell_scp_and_the
     assert sftp.returncode != 0
     forward = ssh_as_a(xdg_dirs, peer_host, "-W", f"127.0.0.1:{peer_host.sshd.port}", dest)
     assert forward.returncode != 0 and "prohibited" in forward.stderr  # `restrict`: no forwarding either
+
+
+def _sessions_started(peer) -> int:
+    """The ssh sessions B's sshd ran for the forced command: one per ask."""
+    return peer.sshd.log.read_text(errors="replace").count("Starting session: forced-command")
+
+
+def test_a_wall_on_b_reaches_a_within_two_pulls_and_a_refuses_a_handoff_into_it(
+        run_daemon, tmux_server, xdg_dirs, peer_host, worktree):
+    write_config(xdg_dirs, SHARED)
+    run_daemon()
+    joined(xdg_dirs, peer_host)
+    wait_for(lambda: host()["contact"] == "answered", timeout=30, message="b answering")
+    mine = start_fake(tmux_server, "codex", cwd=worktree("feature"), prompt="Fix the login test")
+    name = session_for(mine.pane)["name"]
+
+    work_dir = Path(peer_host.env["HOME"]) / ".claude-work"
+    walled = start_fake(peer_host.tmux, "claude", cwd=peer_host.tmux.scratch, prompt="x", scenario={"limit_now": True},
+                        env={"CLAUDE_CONFIG_DIR": str(work_dir)})
+    del walled
+
+    def b_limited() -> bool:
+        told = json.loads(peer_host.afd("status", "--json").stdout)
+        return any(a["name"] == "claude-work" and a["state"] == "limited" for a in told["accounts"])
+
+    wait_for(b_limited, timeout=30, message="B's wall on claude-work")
+    asked_before = _sessions_started(peer_host)
+
+    def here() -> dict | None:
+        return next((a for a in status()["accounts"] if a["name"] == "claude-work" and a["state"] == "limited"), None)
+
+    fact = wait_for(here, timeout=30, message="B's wall in A's limit map")
+    assert fact["source_host"] == "b" and fact["reset_at"]
+    # At most one pull was under way when B saw its wall, and the next one brought it.
+    assert _sessions_started(peer_host) - asked_before <= 2
+
+    refused = afd("handoff", name, "--to", "claude-work")
+    assert refused.returncode == 1, refused.stderr
+    assert "claude-work is at its usage limit until" in refused.stderr and "seen on b" in refused.stderr
+
+    # B's own map is B's: nothing A heard is told back (facts are not passed on), and A's own table is untouched.
+    from afd.record.store import Store, default_path
+
+    with Store(default_path()) as store:
+        assert "claude-work" not in store.load_limits()
