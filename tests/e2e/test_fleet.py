@@ -173,3 +173,67 @@ def test_a_wall_on_b_reaches_a_within_two_pulls_and_a_refuses_a_handoff_into_it(
 
     with Store(default_path()) as store:
         assert "claude-work" not in store.load_limits()
+
+
+class _Silent:
+    """A listener on B's port that accepts and never says a word: a hung host."""
+
+    def __init__(self, port: int):
+        import socket
+        import threading
+
+        self.sock = socket.create_server(("127.0.0.1", port), reuse_port=False)
+        self.held: list = []
+        self.stop = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+
+    def close(self) -> None:
+        self.stop = True
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+def test_a_peer_gone_or_hung_is_stale_and_a_polls_on(run_daemon, tmux_server, xdg_dirs, peer_host, worktree):
+    write_config(xdg_dirs, SHARED)
+    run_daemon()
+    joined(xdg_dirs, peer_host)
+    walled = start_fake(peer_host.tmux, "claude", cwd=peer_host.tmux.scratch, prompt="x", scenario={"limit_now": True},
+                        env={"CLAUDE_CONFIG_DIR": str(Path(peer_host.env["HOME"]) / ".claude-work")})
+    del walled
+    wait_for(lambda: any(f["account"] == "claude-work" for f in host()["limits"]), timeout=30,
+             message="b's wall told to A")
+
+    peer_host.sshd.stop()
+    gone = wait_for(lambda: (lambda h: h if h["contact"] == "unreachable" else None)(host()), timeout=30,
+                    message="b unreachable")
+    assert gone["stale"] is True and gone["stale_since"] and gone["error"]
+    # Its facts are kept, as it last told them, and shown stale; a wall with a stated reset still counts.
+    assert [f["account"] for f in gone["limits"]] == ["claude-work"]
+    fleet = _json(afd("fleet", "--json"))
+    b = next(h for h in fleet["hosts"] if h["name"] == "b")  # type: ignore[index]
+    assert b["stale"] is True and b["last_contact"] and b["contact"] == "unreachable"
+
+    # Hung, not gone: it accepts and never answers. Each ask costs the worker its timeout; the poll goes on.
+    silent = _Silent(peer_host.sshd.port)
+    try:
+        asked = host()["asked_at"]
+        wait_for(lambda: host()["asked_at"] != asked, timeout=30, message="an ask of the hung host ending")
+        late = start_fake(tmux_server, "claude", cwd=worktree("feature"), prompt="x", scenario={"limit_now": True})
+        name = session_for(late.pane)["name"]
+        wait_session(name, lambda s: s["state"] == "limited", "A's own wall seen while b hangs")
+        hung = host()
+        assert hung["contact"] == "unreachable" and hung["error"] and hung["stale"] is True
+    finally:
+        silent.close()
+
+    peer_host.sshd.start()
+    wait_for(lambda: host()["contact"] == "answered" and not host()["stale"], timeout=60, message="b answering again")
