@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from afd.display.text import neutral
 from afd.errors import EXIT_USAGE, UserError
 
 # sun_path holds 108 bytes; ssh adds a 17-character suffix to the path while it binds.
@@ -205,7 +206,8 @@ def _now() -> datetime:
 
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("Warning: Permanently added")]
-    return lines[-1][:300] if lines else ""
+    # The other side's stderr comes through here: a hostile host's escape sequences must not reach the store.
+    return neutral(lines[-1])[:300] if lines else ""
 
 
 def _read(proc: subprocess.Popen, cap: int, deadline: float) -> tuple[bytes, bool, bool]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -237,3 +238,58 @@ def test_a_peer_gone_or_hung_is_stale_and_a_polls_on(run_daemon, tmux_server, xd
 
     peer_host.sshd.start()
     wait_for(lambda: host()["contact"] == "answered" and not host()["stale"], timeout=60, message="b answering again")
+
+
+HOSTILE_PEER = r'''
+import json, os, sys
+mode = open(sys.argv[1]).read().strip()
+if mode == "good":
+    os.execv(sys.executable, [sys.executable, "-m", "afd", "remote"])
+if mode == "big":
+    sys.stdout.write('{"schema": 1, "afd": "0.2.0", "pad": "' + "A" * 10_000_000 + '"}')
+elif mode == "malformed":
+    sys.stdout.write('{"schema": 1, "afd": "0.2.0", "host": "b", "limits": [{"account": ')
+elif mode == "escapes":
+    sys.stdout.write(json.dumps({
+        "schema": 1, "afd": "0.2.0\u001b]0;pwned\u0007", "host": "b\u001b[2J", "time": "2026-01-01T00:00:00Z",
+        "daemon": {"running": True}, "status": {"sessions": []},
+        "limits": [{"account": "claude-work", "agent": "claude", "state": "available", "reset_at": None,
+                    "observed_at": None, "session": "x\u001b[31m", "banner": None}]}))
+elif mode == "stderr":
+    sys.stderr.write("\x1b]0;pwned\x07\x1b[2J")
+    sys.exit(1)
+'''
+
+
+def test_a_hostile_peer_answer_changes_nothing_but_a_logged_error(run_daemon, tmux_server, xdg_dirs, peer_host):
+    write_config(xdg_dirs, SHARED)
+    daemon = run_daemon()
+    script, mode = peer_host.base / "peer.py", peer_host.base / "mode"
+    script.write_text(HOSTILE_PEER)
+    mode.write_text("good")
+    joined(xdg_dirs, peer_host, program=f"{sys.executable} {script} {mode}")
+    start_fake(peer_host.tmux, "claude", cwd=peer_host.tmux.scratch, prompt="x", scenario={"limit_now": True},
+               env={"CLAUDE_CONFIG_DIR": str(Path(peer_host.env["HOME"]) / ".claude-work")})
+
+    def told() -> dict | None:
+        return next((a for a in status()["accounts"] if a["name"] == "claude-work" and a["source_host"] == "b"), None)
+
+    before = wait_for(told, timeout=30, message="b's wall in A's map")
+    before_host = host()
+
+    def refused(contact: str, said: str) -> dict | None:
+        h = host()
+        return h if h["contact"] == contact and said in (h["error"] or "") else None
+
+    for kind, contact, said in (("big", "invalid", "KiB"), ("malformed", "invalid", "not JSON"),
+                                ("escapes", "invalid", "control characters"), ("stderr", "refused", "pwned")):
+        mode.write_text(kind)
+        after = wait_for(lambda c=contact, w=said: refused(c, w), timeout=30, message=f"the {kind} answer refused")
+        assert after["limits"] == before_host["limits"] and after["version"] == before_host["version"]
+        assert after["answered_at"] == before_host["answered_at"] and "\x1b" not in after["error"]
+        assert told() == before  # the limit map as it was: claude-work still limited, seen on b
+        assert f"host b: {contact}: " in daemon.log()
+    log = daemon.log()
+    assert "\x1b" not in log and "\\x1b]0;pwned" in log  # the stderr's escape shown as text, never sent
+    fleet = afd("fleet")
+    assert "\x1b" not in fleet.stdout and "\\x1b]0;pwned" in fleet.stdout
