@@ -146,9 +146,8 @@ def test_a_wall_on_b_reaches_a_within_two_pulls_and_a_refuses_a_handoff_into_it(
     name = session_for(mine.pane)["name"]
 
     work_dir = Path(peer_host.env["HOME"]) / ".claude-work"
-    walled = start_fake(peer_host.tmux, "claude", cwd=peer_host.tmux.scratch, prompt="x", scenario={"limit_now": True},
-                        env={"CLAUDE_CONFIG_DIR": str(work_dir)})
-    del walled
+    start_fake(peer_host.tmux, "claude", cwd=peer_host.tmux.scratch, prompt="x", scenario={"limit_now": True},
+               env={"CLAUDE_CONFIG_DIR": str(work_dir)})
 
     def b_limited() -> bool:
         told = json.loads(peer_host.afd("status", "--json").stdout)
@@ -168,6 +167,17 @@ def test_a_wall_on_b_reaches_a_within_two_pulls_and_a_refuses_a_handoff_into_it(
     refused = afd("handoff", name, "--to", "claude-work")
     assert refused.returncode == 1, refused.stderr
     assert "claude-work is at its usage limit until" in refused.stderr and "seen on b" in refused.stderr
+
+    # `afd fleet --json`: both hosts' sessions, side by side, this host first.
+    fleet = _json(afd("fleet", "--json"))["hosts"]  # type: ignore[index]
+    assert [h["name"] for h in fleet][1:] == ["b"] and fleet[0]["here"] is True
+    assert [s["name"] for s in fleet[0]["sessions"]] == [name]
+    b_sessions = json.loads(peer_host.afd("status", "--json").stdout)["sessions"]
+    assert [s["name"] for s in fleet[1]["sessions"]] == [s["name"] for s in b_sessions]
+    assert fleet[1]["sessions"][0]["account"] == "claude-work" and fleet[1]["sessions"][0]["state"] == "limited"
+    assert fleet[1]["version"] and fleet[1]["last_contact"] and fleet[1]["stale"] is False
+    shown = afd("fleet").stdout
+    assert "claude-work · limited until" in shown and "seen on b" in shown
 
     # B's own map is B's: nothing A heard is told back (facts are not passed on), and A's own table is untouched.
     from afd.record.store import Store, default_path
