@@ -7,6 +7,7 @@ B's XDG dirs, so `afd remote` answers from B's store whoever logs in.
 
 from __future__ import annotations
 
+import getpass
 import os
 import secrets
 import shlex
@@ -63,7 +64,8 @@ class Sshd:
     def start(self) -> None:
         if not os.path.exists(SSHD):
             pytest.fail("openssh-server is not installed (no sshd); scripts/test installs it")
-        Path("/run/sshd").mkdir(exist_ok=True)  # its privilege separation directory, when run as root
+        if os.getuid() == 0:
+            Path("/run/sshd").mkdir(exist_ok=True)  # its privilege separation directory, when run as root
         self.proc = subprocess.Popen([SSHD, "-D", "-f", str(self.config), "-E", str(self.log)],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for(lambda: _answers(self.port) or self.proc.poll() is not None, timeout=15, message="sshd listening")
@@ -124,7 +126,7 @@ class Peer:
 
     @property
     def dest(self) -> str:
-        return "root@127.0.0.1"
+        return f"{getpass.getuser()}@127.0.0.1"  # an sshd not run as root logs in only the user running it
 
     def afd(self, *args: str, timeout: float = 30) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "afd", *args], capture_output=True, text=True, timeout=timeout,
