@@ -178,6 +178,7 @@ def test_a_wall_on_b_reaches_a_within_two_pulls_and_a_refuses_a_handoff_into_it(
     assert fleet[1]["version"] and fleet[1]["last_contact"] and fleet[1]["stale"] is False
     shown = afd("fleet").stdout
     assert "claude-work · limited until" in shown and "seen on b" in shown
+    assert "seen on b" in afd("status", "--wide").stdout
 
     # B's own map is B's: nothing A heard is told back (facts are not passed on), and A's own table is untouched.
     from afd.record.store import Store, default_path
