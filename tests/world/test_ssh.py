@@ -23,7 +23,8 @@ def test_ordinary_dests_pass(dest):
     check_dest(dest, 2222)
 
 
-def test_the_options_are_fixed_and_dest_comes_after_double_dash(tmp_path):
+def test_the_options_are_fixed_and_dest_comes_after_double_dash(xdg_dirs):
+    tmp_path = xdg_dirs["XDG_RUNTIME_DIR"]  # short: a control path must fit a Unix socket's
     t = Transport(key=tmp_path / "k", known_hosts=tmp_path / "kh", control_dir=tmp_path / "c", timeout=7)
     argv = t.argv("me@ws", 2222, ("version",))
     text = " ".join(argv)
