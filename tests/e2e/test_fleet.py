@@ -4,6 +4,8 @@ loopback port between them, with afd's own key and the forced command `afd remot
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -179,6 +181,22 @@ def test_a_wall_on_b_reaches_a_within_two_pulls_and_a_refuses_a_handoff_into_it(
     shown = afd("fleet").stdout
     assert "claude-work · limited until" in shown and "seen on b" in shown
     assert "seen on b" in afd("status", "--wide").stdout
+
+    # The live view with the fleet's panel: b's block, its session, above this host's tables.
+    env = {k: str(v) for k, v in xdg_dirs.items()} | {"TZ": "UTC", "TERM": "tmux-256color", "LANG": "C.UTF-8",
+                                                      "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = f"{shlex.quote(sys.executable)} -m afd status --watch --fleet; echo watch-exit=$?; sleep 600"
+    pane = tmux_server.new_pane(f"bash --noprofile --norc -c {shlex.quote(command)}", cwd=tmux_server.scratch,
+                                env=env, width=160, height=50)
+    b_session = fleet[1]["sessions"][0]["name"]
+    frame = wait_for(lambda: (f := tmux_server.capture(pane)) and "recent events" in f and f, timeout=30,
+                     message="a whole frame of the live view")
+    assert f"b ({peer_host.dest}) · afd" in frame and f"{b_session} · claude · claude-work · limited" in frame, frame
+    tmux_server.send_keys(pane, "C-c")
+    assert "watch-exit=0" in wait_for(lambda: (f := tmux_server.capture(pane)) and "watch-exit=" in f and f, timeout=30,
+                                      message="the exit")
+    once = afd("status", "--fleet")
+    assert once.returncode == 2 and "afd fleet" in once.stderr
 
     # B's own map is B's: nothing A heard is told back (facts are not passed on), and A's own table is untouched.
     from afd.record.store import Store, default_path
