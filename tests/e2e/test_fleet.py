@@ -322,3 +322,47 @@ def test_a_hostile_peer_answer_changes_nothing_but_a_logged_error(run_daemon, tm
     assert "\x1b" not in log and "\\x1b]0;pwned" in log  # the stderr's escape shown as text, never sent
     fleet = afd("fleet")
     assert "\x1b" not in fleet.stdout and "\\x1b]0;pwned" in fleet.stdout
+
+
+def _ran(fake, command: str) -> dict:
+    from harness import read_log
+
+    before = len([e for e in read_log(fake.log) if e["event"] == "command"])
+    fake.type(f"run: {command}")
+    return wait_for(lambda: (c := [e for e in read_log(fake.log) if e["event"] == "command"])[before:] and c[before],
+                    timeout=60, message=f"{command!r} run in {fake.pane}")
+
+
+def test_an_agent_may_neither_add_a_host_nor_hand_out_afds_key(run_daemon, tmux_server, xdg_dirs, worktree):
+    write_config(xdg_dirs, SHARED)
+    run_daemon()
+    fake = start_fake(tmux_server, "claude", cwd=worktree("feature"), prompt="Fix the login test",
+                      scenario={"run_commands": True})
+    fake.wait_ready()
+    name = session_for(fake.pane)["name"]
+    afd_cmd = f"{shlex.quote(sys.executable)} -m afd"
+    for command in (f"{afd_cmd} hosts add ws me@ws", f"env -u TMUX_PANE {afd_cmd} hosts authorize"):
+        ran = _ran(fake, command)
+        assert ran["rc"] == 1 and f"refused: this runs inside session {name}'s pane ({fake.pane})" in ran["stderr"], ran
+    assert afd("hosts", "list", "--json").stdout.strip() == "[]"
+    assert not (xdg_dirs["XDG_STATE_HOME"] / "afd" / "ssh" / "id_ed25519").exists()
+
+
+def test_a_changed_host_key_is_an_error_not_a_new_first_contact(run_daemon, tmux_server, xdg_dirs, peer_host):
+    write_config(xdg_dirs, SHARED)
+    run_daemon()
+    joined(xdg_dirs, peer_host)
+    first = _json(afd("hosts", "check", "--json"))[0]  # type: ignore[index]
+    assert first["contact"] == "answered"
+    peer_host.sshd.stop()
+    peer_host.sshd.host_key.unlink()
+    Path(str(peer_host.sshd.host_key) + ".pub").unlink()
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(peer_host.sshd.host_key)], check=True)
+    peer_host.sshd.start()
+    checked = afd("hosts", "check", "--json")
+    assert checked.returncode == 1
+    again = json.loads(checked.stdout)[0]
+    assert again["contact"] == "host-key-changed" and "ssh-keygen -R" in again["error"], again
+    listed = wait_for(lambda: (lambda h: h if h["contact"] == "host-key-changed" else None)(host()), timeout=30,
+                      message="the daemon's pull refused too")
+    assert listed["stale"] is True
