@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from afd.display.text import neutral
+from afd.errors import AfdError
 from afd.judge.usage import Provenance, UsageFigures
 from afd.record.types import LimitFact, LimitState
 
@@ -44,7 +45,7 @@ MAX_WORDS = 2000  # a banner, a next action in words
 _WORD = re.compile(r"[a-z][a-z_-]{0,31}")
 
 
-class AnswerError(ValueError):
+class AnswerError(AfdError, ValueError):
     """Why an answer is not read, in one line that names where in it the problem is."""
 
 
