@@ -1100,7 +1100,82 @@ PARTS = {
     "dashboard": "the dashboard at 200 sessions, in headless chromium",
     "connections": "afd run at 100 idle panes: its poll with 1,100 idle connections to the dashboard against without, and a wall found",
     "usage": "afd statusline per call against python -c pass; afd's poll at 100 idle panes with usage figures coming in",
+    "fleet": "the limit map's merge with 3 hosts' facts; a pull over a loopback sshd, first and multiplexed",
 }
+
+
+def fleet_cost(work: Path, repeat: int) -> dict:
+    """What the fleet costs: merging 3 hosts' facts into a map of 20 accounts (each time the map is read), and one
+    pull over a real sshd on loopback (the first opens the connection and accepts the host key; the rest are
+    sessions on the multiplexed one). The pulls run on the daemon's worker, never in the poll."""
+    import socket
+
+    from afd.daemon import fleet
+    from afd.judge.fleet import PeerFacts, merged
+    from afd.record.types import LimitFact, LimitState
+    from afd.world.ssh import ensure_key
+
+    now = datetime.now(timezone.utc)
+    accounts = [f"acct{i}" for i in range(20)]
+    here = {a: LimitFact("claude", LimitState.AVAILABLE, None, now, "s", account=a) for a in accounts}
+    peers = [PeerFacts(f"h{j}", {a: LimitFact("claude", LimitState.LIMITED, now + timedelta(hours=1), now, "s", account=a)
+                                 for a in accounts}, now) for j in range(3)]
+    shared = {a: "claude" for a in accounts}
+    n = 2000
+    started = time.perf_counter()
+    for _ in range(n):
+        merged(here, peers, shared, now)
+    out: dict = {"merge_us": round((time.perf_counter() - started) / n * 1e6, 1)}
+    sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+    if not os.path.exists(sshd):
+        out["pull"] = "skipped: no sshd (openssh-server)"
+        return out
+    base = Path(tempfile.mkdtemp(prefix="afd-fl-", dir="/tmp"))
+    env_before = dict(os.environ)
+    for key, sub in (("HOME", "home"), ("XDG_CONFIG_HOME", "cfg"), ("XDG_STATE_HOME", "st"), ("XDG_RUNTIME_DIR", "run")):
+        (base / sub).mkdir(mode=0o700)
+        os.environ[key] = str(base / sub)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(base / "hk")], check=True)
+    public = ensure_key(fleet.key_path())
+    remote = (f"env HOME={base / 'home'} XDG_CONFIG_HOME={base / 'cfg'} XDG_STATE_HOME={base / 'st'} "
+              f"{shlex.quote(sys.executable)} -m afd remote")
+    (base / "ak").write_text(f'command="{remote}",restrict {public}\n')
+    (base / "sshd_config").write_text("\n".join([
+        f"Port {port}", "ListenAddress 127.0.0.1", f"HostKey {base / 'hk'}", f"AuthorizedKeysFile {base / 'ak'}",
+        f"PidFile {base / 'pid'}", "StrictModes no", "UsePAM no", "PasswordAuthentication no", ""]))
+    if os.getuid() == 0:
+        Path("/run/sshd").mkdir(exist_ok=True)
+    proc = subprocess.Popen([sshd, "-D", "-f", str(base / "sshd_config"), "-E", str(base / "log")])
+    transport = fleet.transport(10.0)
+    dest = f"{os.environ.get('USER') or 'root'}@127.0.0.1"
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        times = []
+        for _ in range(repeat + 1):
+            started = time.perf_counter()
+            pull = fleet.ask(transport, "b", dest, port)
+            times.append(time.perf_counter() - started)
+            if pull.answer is None:
+                out["pull"] = f"failed: {pull.problem}"
+                return out
+        out["pull_first_ms"] = round(times[0] * 1000)
+        out["pull_multiplexed_ms"] = round(statistics.median(times[1:]) * 1000)
+    finally:
+        transport.stop(dest, port)
+        proc.terminate()
+        proc.wait()
+        os.environ.clear()
+        os.environ.update(env_before)
+        shutil.rmtree(base, ignore_errors=True)
+    return out
 
 
 def afd_window(seconds: float) -> float:
@@ -1235,6 +1310,9 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict:
     if "usage" in parts:
         say("afd statusline per call")
         result["statusline"] = statusline_cost(work, 10 if args.quick else 30)
+    if "fleet" in parts:
+        say("the fleet: the limit map's merge, and a pull over a loopback sshd")
+        result["fleet"] = fleet_cost(work, 5 if args.quick else 10)
     if "status" in parts:
         say("afd status latency")
         result["status"] = status_latency(work / "status", 200, 1000, 5)
@@ -1397,6 +1475,14 @@ def render(result: dict) -> None:
                           f"{v['afd_ms_median']} vs {v['import_afd_ms_median']}")  # fmt: skip
     if "answer_ms_median" in s.get("daemon_up", {}):
         other.add_row("status over the control socket from a running process (ms)", f"{s['daemon_up']['answer_ms_median']}")
+    fl = result.get("fleet")
+    if fl:
+        other.add_row("fleet: the limit map's merge, 20 accounts × 3 hosts (µs per read)", f"{fl['merge_us']}")
+        if "pull_first_ms" in fl:
+            other.add_row("fleet: one pull over loopback ssh, first / multiplexed (ms; on the worker, not the poll)",
+                          f"{fl['pull_first_ms']} / {fl['pull_multiplexed_ms']}")
+        elif "pull" in fl:
+            other.add_row("fleet: one pull over loopback ssh", fl["pull"])
     sl = result.get("statusline")
     if sl:
         v, w = sl["own_line_vs_python_pass"], sl["wrapping_vs_the_users_command"]

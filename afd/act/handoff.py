@@ -196,7 +196,7 @@ def gather(ctx: ActionContext, rec: SessionRecord, target: str) -> Gathered:
         handoffs_at=tuple(e.at for e in ledger),
         target_known=spec is not None,
         target_command=resolved,
-        target_fact=store.load_limits().get(target),
+        target_fact=store.limit_map().get(target),
         now=ctx.clock(),
         max_per_session=config.handoff_max_per_session,
         # Only an agent whose turn outlives its pane (its work goes on in a daemon) must be between turns.

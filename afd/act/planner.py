@@ -259,7 +259,7 @@ def start_handoffs(ctx: ActionContext, busy: set[str], jobs_of: Callable[[str], 
         wall = policy.wall_key(rec.banner_first_seen_at, rec.witnesses)
         # The account it runs on is the one skipped (a record from before accounts: the agent's default).
         outgoing = rec.account or rec.agent
-        choice = choose_target(ctx, outgoing, ctx.store.load_limits(), figures)
+        choice = choose_target(ctx, outgoing, ctx.store.limit_map(), figures)
         if isinstance(choice, policy.Park):
             _all_limited(ctx, rec, choice, policy.tried(history, wall, policy.HandoffTry.DECLINED))
             continue
@@ -316,7 +316,7 @@ def start_handoffs_before_the_wall(ctx: ActionContext, busy: set[str], figures, 
         if found is None:
             continue
         done.add(found.key)
-        choice = choose_target(ctx, rec.account or rec.agent, ctx.store.load_limits(), figures)
+        choice = choose_target(ctx, rec.account or rec.agent, ctx.store.limit_map(), figures)
         if isinstance(choice, policy.Park):
             mark(found.key)
             ctx.event("handoff.refused", f"no handoff before the wall, {found.reason}: every account of handoff_order is "

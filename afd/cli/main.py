@@ -32,6 +32,9 @@ COMMAND_MODULES = (
     "afd.cli.statusline",
     "afd.cli.usage",
     "afd.cli.queue",
+    "afd.cli.hosts",
+    "afd.cli.fleet",
+    "afd.cli.remote",
 )
 
 # Which module registers each command: `afd status` imports afd.cli.status
@@ -57,6 +60,9 @@ COMMANDS = {
     "statusline": "afd.cli.statusline",
     "usage": "afd.cli.usage",
     "queue": "afd.cli.queue",
+    "hosts": "afd.cli.hosts",
+    "fleet": "afd.cli.fleet",
+    "remote": "afd.cli.remote",
 }
 
 

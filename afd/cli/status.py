@@ -21,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--events", type=count, default=10, metavar="N", help="how many recent events to show (default 10)")
     p.add_argument("--watch", "-w", action="store_true",
                    help="a live view, refreshed from the daemon each second, with countdowns; Ctrl-C leaves")
+    p.add_argument("--fleet", action="store_true",
+                   help="with --watch: a panel per host of the fleet (afd hosts; docs/fleet.md) above the tables")
     p.add_argument("--wide", action="store_true",
                    help="every column, whatever the terminal's width (cells wrap, none is cut)")
     p.add_argument("--tmux", action="store_true",
@@ -147,9 +149,12 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             raise UserError("--watch shows a live view for people; --json prints one object (use one or the other)",
                             EXIT_USAGE)
-        from afd.cli.status_watch import watch
+        from afd.cli.status_watch import fleet_panel, watch
 
-        return watch(args.events, read_report, wide=args.wide)
+        return watch(args.events, read_report, wide=args.wide, fleet=fleet_panel if args.fleet else None)
+    if args.fleet:
+        raise UserError("--fleet adds the fleet's panel to the live view (--watch); `afd fleet [--json]` shows it once",
+                        EXIT_USAGE)
     report, running = read_report(args.events)
     render(report, args.json, wide=args.wide)
     return EXIT_OK if running else EXIT_DAEMON_DOWN

@@ -99,8 +99,10 @@ def next_words(session: dict, reader: Reader) -> str | None:
 def account_rows(report: dict, reader: Reader) -> list[Row]:
     rows = []
     for a in report.get("accounts", [{**a, "agent": a["name"]} for a in report["agents"]]):
+        # A fact another host of the fleet told says where it was seen (docs/fleet.md).
+        host = f" · seen on {neutral(a['source_host'])}" if a.get("source_host") else ""
         cells = {"account": neutral(a["name"]), "agent": neutral(a["agent"]), "state": neutral(a["state"]),
-                 "reset": reader.at(a["reset_at"]) or "-", "seen": reader.at(a["observed_at"]) or "never",
+                 "reset": (reader.at(a["reset_at"]) or "-") + host, "seen": reader.at(a["observed_at"]) or "never",
                  "by session": neutral(a["source_session"] or "-")}
         rows.append(Row(cells, a["state"]))
     return rows

@@ -31,7 +31,7 @@ def header(report: dict, running: bool, reader: Reader) -> str:
     return f"{state} · {clock} · Ctrl-C leaves"
 
 
-def view(report: dict, running: bool, width: int, events: int, wide: bool = False):
+def view(report: dict, running: bool, width: int, events: int, wide: bool = False, fleet: list[str] | None = None):
     from rich.console import Group
     from rich.text import Text
 
@@ -39,11 +39,30 @@ def view(report: dict, running: bool, width: int, events: int, wide: bool = Fals
 
     reader = Reader.here()
     top = Text(header(report, running, reader), style="bold" if running else "yellow")
-    return Group(top, *report_view(report, reader, width, wide=wide, events=events, cut_events=True))
+    parts = [top]
+    if fleet:
+        # The other hosts first: the panel a person watching the fleet came for, above the cut of a short terminal.
+        parts.append(Text(reader.says("\n".join(fleet), lines=True)))
+    return Group(*parts, *report_view(report, reader, width, wide=wide, events=events, cut_events=True))
 
 
-def watch(events: int, read_report: Callable[[int], tuple[dict, bool]], wide: bool = False) -> int:
-    """`read_report(events)` is the report and whether the daemon answered (afd.cli.status hands it in)."""
+def fleet_panel() -> list[str]:
+    """`--fleet`: every other host's block as `afd fleet` words it (afd.cli.fleet), with a title."""
+    from afd.cli.fleet import fleet_lines
+    from afd.cli.hosts import read_hosts
+    from afd.daemon.fleet import fleet_view
+
+    hosts, _ = read_hosts(answers=True)
+    if not hosts:
+        return ["fleet: no hosts (`afd hosts add NAME DEST`; docs/fleet.md)", ""]
+    others = fleet_view({}, hosts, "")["hosts"][1:]
+    return ["fleet", *fleet_lines({"hosts": others})]
+
+
+def watch(events: int, read_report: Callable[[int], tuple[dict, bool]], wide: bool = False,
+          fleet: Callable[[], list[str]] | None = None) -> int:
+    """`read_report(events)` is the report and whether the daemon answered (afd.cli.status hands it in); with
+    `fleet`, the fleet's panel each refresh too."""
     from rich.console import Console
     from rich.live import Live
 
@@ -53,7 +72,8 @@ def watch(events: int, read_report: Callable[[int], tuple[dict, bool]], wide: bo
             while True:
                 started = time.monotonic()
                 report, running = read_report(events)
-                live.update(view(report, running, console.width, events, wide), refresh=True)
+                panel = fleet() if fleet is not None else None
+                live.update(view(report, running, console.width, events, wide, panel), refresh=True)
                 time.sleep(max(0.05, REFRESH - (time.monotonic() - started)))
     except KeyboardInterrupt:
         return EXIT_OK

@@ -147,6 +147,10 @@ class Config:
     web_enabled: bool = False
     web_port: int = 8787
     web_bind: str = "127.0.0.1"
+    # [fleet]: peers asked over OpenSSH for their accounts' limits (afd hosts add; docs/fleet.md).
+    fleet_pull_interval: float = 60.0  # seconds between two asks of one host
+    fleet_timeout: float = 10.0  # seconds a host has to answer one ask
+    fleet_share: bool = False  # the agents' default accounts (claude, codex, …) take part in the fleet
     agents: Mapping[str, AgentOverride] = field(default_factory=_empty_mapping)
     accounts: Mapping[str, Account] = field(default_factory=_empty_mapping)  # [accounts.NAME], in file order
     limit_patterns: Mapping[str, str] = field(default_factory=_empty_mapping)  # raw regex text
@@ -416,6 +420,11 @@ _WEB: dict[str, _Key] = {
     "port": _Key(_integer(minimum=1, maximum=65535), _as_is),
     "bind": _Key(_loopback, _as_is),
 }
+_FLEET: dict[str, _Key] = {
+    "pull_interval": _Key(_duration(positive=True, minimum=1.0, maximum=86400.0), format_duration),
+    "timeout": _Key(_duration(positive=True, minimum=1.0, maximum=120.0), format_duration),
+    "share": _Key(_boolean, _as_is),
+}
 _AGENT: dict[str, _Key] = {
     "command": _Key(_string_list('["codex", "--full-auto"]'), _as_list),
     "resume_args": _Key(_string_list('["resume", "--last"]'), _as_list),
@@ -434,8 +443,8 @@ _NOTIFY: dict[str, _Key] = {
     "priority": _Key(_integer(minimum=1, maximum=5), _as_is),
     "tags": _Key(_string_list('["robot", "warning"]'), _as_list),
 }
-_TABLES = ("tmux", "web", "agents", "accounts", "limit_patterns", "notify")
-_ACCOUNT = ("agent", "env")
+_TABLES = ("tmux", "web", "fleet", "agents", "accounts", "limit_patterns", "notify")
+_ACCOUNT = ("agent", "env", "share")
 
 
 # -- where a key is in the file ---------------------------------------------
@@ -565,7 +574,7 @@ class _Reader:
     def read(self, data: dict) -> Config:
         # A table's key written at the top level (socket_name = ...) gets pointed to its table.
         nested = ({leaf: f"tmux.{leaf}" for leaf in _TMUX} | {leaf: f"web.{leaf}" for leaf in _WEB}
-                  | {leaf: f"agents.NAME.{leaf}" for leaf in _AGENT})
+                  | {leaf: f"fleet.{leaf}" for leaf in _FLEET} | {leaf: f"agents.NAME.{leaf}" for leaf in _AGENT})
         for key, raw in data.items():
             if key in _TOP:
                 self.value((key,), raw, _TOP[key], key)
@@ -573,6 +582,8 @@ class _Reader:
                 self.tmux(raw)
             elif key == "web":
                 self.web(raw)
+            elif key == "fleet":
+                self.fleet(raw)
             elif key == "agents":
                 self.agents(raw)
             elif key == "limit_patterns":
@@ -620,6 +631,14 @@ class _Reader:
                 self.value(("web", key), value, _WEB[key], f"web_{key}")
             else:
                 self.problem(("web", key), _suggestion(key, _WEB))
+
+    def fleet(self, raw: object) -> None:
+        table = self.table(("fleet",), raw)
+        for key, value in (table or {}).items():
+            if key in _FLEET:
+                self.value(("fleet", key), value, _FLEET[key], f"fleet_{key}")
+            else:
+                self.problem(("fleet", key), _suggestion(key, _FLEET))
 
     def agents(self, raw: object) -> None:
         overrides: dict[str, AgentOverride] = {}
@@ -675,11 +694,16 @@ class _Reader:
                 for var, value in env.items():
                     if not isinstance(value, str) or not value:
                         self.problem((*parts, "env"), f"{var}: expected a non-empty string, got {_describe(value)}")
+            share = table.get("share", False)
+            if not isinstance(share, bool):
+                self.problem((*parts, "share"), f"expected true or false, got {_describe(share)}")
             if len(self.problems) > before:
                 continue
             assert isinstance(agent, str) and isinstance(env, dict)
-            found[name] = Account(name, agent, tuple(sorted(env.items())))
+            found[name] = Account(name, agent, tuple(sorted(env.items())), share)
             self.from_file.update((f"accounts.{name}.agent", f"accounts.{name}.env"))
+            if "share" in table:
+                self.from_file.add(f"accounts.{name}.share")
         self.values["accounts"] = MappingProxyType(found)
 
     def check_accounts(self) -> None:
@@ -920,13 +944,15 @@ def effective_items(config: Config, *, show_secrets: bool = False) -> list[tuple
     items: list[tuple[str, object]] = [(key, spec.show(getattr(config, key))) for key, spec in _TOP.items()]
     items += [(f"tmux.{key}", getattr(config, f"tmux_{key}")) for key in _TMUX]
     items += [(f"web.{key}", getattr(config, f"web_{key}")) for key in _WEB]
+    items += [(f"fleet.{key}", spec.show(getattr(config, f"fleet_{key}"))) for key, spec in _FLEET.items()]
     for name, override in sorted(config.agents.items()):
         for key, spec in _AGENT.items():
             value = getattr(override, key)
             if value is not None:
                 items.append((f"agents.{name}.{key}", spec.show(value)))
     for name, account in config.accounts.items():
-        items += [(f"accounts.{name}.agent", account.agent), (f"accounts.{name}.env", dict(account.env))]
+        items += [(f"accounts.{name}.agent", account.agent), (f"accounts.{name}.env", dict(account.env)),
+                  (f"accounts.{name}.share", account.share)]
     items += [(f"limit_patterns.{name}", raw) for name, raw in sorted(config.limit_patterns.items())]
     for entry in config.notify:
         table = {key: spec.show(getattr(entry, key)) for key, spec in _NOTIFY.items()}

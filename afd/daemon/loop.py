@@ -25,6 +25,7 @@ from typing import Any
 from afd import __version__
 from afd.config.settings import Config, ConfigError, default_config_path
 from afd.daemon import control, notify
+from afd.daemon.fleet import Fleet
 from afd.daemon.limits import raise_open_files
 from afd.daemon.status import event_json
 from afd.daemon.supervisor import PollSummary, Supervisor
@@ -176,6 +177,8 @@ class Daemon:
         # Actions an earlier run left pending are carried on (or rolled back) by the engine from the
         # first poll on, through the same steps that run them (afd/act/runner.py).
         self.supervisor.settled = self._settled
+        self.fleet = Fleet(self)
+        self.fleet.start()
         self.supervisor.event("daemon.started", f"afd {__version__} started (pid {os.getpid()})")
 
     def _store_agent_names(self) -> None:
@@ -315,6 +318,7 @@ class Daemon:
             self.server = server_ref(config, self.socket_name, self.socket_path)
             self.supervisor.server = self.server
             self._store_agent_names()
+            self.fleet.configure()
             self.supervisor.event("config.reloaded", f"config reloaded from {config.path or 'the built-in defaults'}")
             self._serve_web_if_enabled()  # a running dashboard keeps its port and logins until afd restarts
         notify.ready()
@@ -342,6 +346,8 @@ class Daemon:
         """What the notifiers reported (a notifier given up on, or working again), stored as events here, on the loop."""
         for kind, message, data in self.notices.reports():
             self.supervisor.event(kind, message, **data)
+        if getattr(self, "fleet", None) is not None:
+            self.fleet.store_pulls()  # what the hosts of the fleet answered, stored here, on the loop
 
     def poll(self) -> PollSummary:
         """A poll alone (`run --once`): no handoff is started, as none could be carried to its end."""
@@ -457,6 +463,8 @@ class Daemon:
                 self.supervisor.event("daemon.stopped", "afd stopped")  # followers hear it before the socket closes
             except Exception:
                 pass
+        if getattr(self, "fleet", None) is not None:
+            self.fleet.close()
         if getattr(self, "notices", None) is not None:
             self.notices.close()  # queued messages get a moment; nothing is kept for the next start
         if (server := getattr(self, "control", None)) is not None:

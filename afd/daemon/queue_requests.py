@@ -47,7 +47,7 @@ class QueueRequests:
             raise UserError(str(exc), EXIT_USAGE) from None
         if kind == rules.RESET:
             account = rec.account or rec.agent
-            fact = self.sup.store.load_limits().get(account) if account else None
+            fact = self.sup.store.limit_map().get(account) if account else None
             when = rules.reset_due(fact, self.sup.usage_figures(), account, self.daemon.config.resume_grace, now)
             if when is None:
                 raise UserError(f"no reset is known for {rec.name}'s account {account or 'unknown'}: it is not limited "

@@ -24,6 +24,7 @@ from typing import Protocol
 from afd.act import create
 from afd.act.launch import Launch, account_env, launch_argv, on_account
 from afd.daemon.control import Stream
+from afd.daemon.fleet_requests import FleetRequests
 from afd.daemon.queue_requests import QueueRequests
 from afd.daemon.status import StatusSnapshot, event_json
 from afd.daemon.supervisor import GONE, UNKNOWN, expected_socket_path
@@ -64,9 +65,10 @@ class RequestHandler:
         self._status: StatusSnapshot | None = None
         self.jobs = JobRequests(daemon, self._session, self.do_sessions_create)
         self.queue = QueueRequests(daemon, self._session)
+        self.hosts = FleetRequests(daemon)
         self.extensions = [make(self) for make in extensions]
         self.table: dict[str, Command] = {}
-        for group in (self.commands(), self.jobs.commands(), self.queue.commands(), *(e.commands() for e in self.extensions)):
+        for group in (self.commands(), self.jobs.commands(), self.queue.commands(), self.hosts.commands(), *(e.commands() for e in self.extensions)):
             for name, command in group.items():
                 if name in self.table:
                     raise ValueError(f"two command groups answer {name!r}")
@@ -169,9 +171,9 @@ class RequestHandler:
         if config.route_new_sessions == "most-headroom":
             from afd.decide.headroom import route_most_headroom
 
-            account, why = route_most_headroom(candidates, self.store.load_limits(), self.sup.usage_figures())
+            account, why = route_most_headroom(candidates, self.store.limit_map(), self.sup.usage_figures())
         elif config.route_new_sessions == "least-limited":
-            account, why = policy.route_account(candidates, self.store.load_limits())
+            account, why = policy.route_account(candidates, self.store.limit_map())
         else:
             return spec, name, None
         return spec, account, f"route_new_sessions = \"{config.route_new_sessions}\": {account}, {why}"

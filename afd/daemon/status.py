@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import enum
 import os.path
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from afd.decide import nextaction
 from afd.judge.accountlabel import label
 from afd.record.statusread import StatusRows
+from afd.record.types import LimitFact
 
 if TYPE_CHECKING:
     from afd.record.store import Store
@@ -180,13 +181,15 @@ def usage_json(rows: StatusRows, owners: list[tuple[str, str]], now: datetime | 
 def _fact_json(fact) -> dict:
     """An account's limit fact as status shows it; never observed is unknown."""
     if fact is None:
-        return {"state": "unknown", "reset_at": None, "observed_at": None, "source_session": None}
+        return {"state": "unknown", "reset_at": None, "observed_at": None, "source_session": None, "source_host": None}
     return {
         # Three values; unknown is never shown as available.
         "state": fact["state"],
         "reset_at": _stored_iso(fact["reset_at"]) if fact["state"] == "limited" else None,
         "observed_at": _stored_iso(fact["observed_at"]),
         "source_session": fact["source_session"],
+        # The host of the fleet that saw it (afd hosts; docs/fleet.md), null when seen here.
+        "source_host": None,
     }
 
 
@@ -239,4 +242,24 @@ class StatusSnapshot:
         built, rows = kept[1], kept[2]
         # The usage figures carry their age: made again for each answer, from the rows kept.
         owners = [(a["name"], a["agent"]) for a in built["accounts"]]
-        return {**built, "daemon": daemon, "usage": usage_json(rows, owners)}
+        out = {**built, "daemon": daemon, "usage": usage_json(rows, owners)}
+        if self.store.peer_limits is not None:
+            out = with_peer_facts(out, self.store.limit_map())
+        return out
+
+
+def with_peer_facts(built: dict, merged: Mapping[str, LimitFact]) -> dict:
+    """The report with each account's fact as the limit map afd acts on has it: one a host of the fleet told, where
+    it adds caution to this host's (afd.judge.fleet), with its `source_host`."""
+    told = {name: f for name, f in merged.items() if f.source_host is not None}
+    if not told:
+        return built
+
+    def row(r: dict) -> dict:
+        f = told.get(r["name"])
+        if f is None:
+            return r
+        return {**r, "state": f.state.value, "reset_at": _iso(f.reset_at) if f.state.value == "limited" else None,
+                "observed_at": _iso(f.observed_at), "source_session": f.source_session, "source_host": f.source_host}
+
+    return {**built, "agents": [row(r) for r in built["agents"]], "accounts": [row(r) for r in built["accounts"]]}

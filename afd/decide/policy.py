@@ -574,7 +574,8 @@ def handoff_refusal(f: HandoffFacts, target: str, *, brief: str | None, force: b
     fact = f.target_fact
     if fact is not None and fact.state is LimitState.LIMITED and not force:
         hint = "" if automatic else "; --force hands off anyway"
-        return f"{target} is at its usage limit until {_when(fact.reset_at)}{hint}"
+        seen = f" (seen on {fact.source_host})" if fact.source_host else ""
+        return f"{target} is at its usage limit until {_when(fact.reset_at)}{seen}{hint}"
     recent = [at for at in f.handoffs_at if f.now - at < HANDOFF_WINDOW]
     if len(recent) >= f.max_per_session:
         return (

@@ -60,7 +60,7 @@ def advance(ctx: ActionContext, book: QueueBook, records: Mapping[str, SessionRe
     for item in items:
         if item.state is QueueState.DELIVERING:
             _settle(ctx, book, item, now)
-    facts = ctx.store.load_limits()
+    facts = ctx.store.limit_map()
     waiting: dict[str, list[QueuedPrompt]] = {}
     for item in book.open():
         if item.state is QueueState.WAITING:

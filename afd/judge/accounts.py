@@ -44,6 +44,7 @@ class Account:
     name: str
     agent: str
     env: tuple[tuple[str, str], ...]  # as written in the config
+    share: bool = False  # its limits are told to the hosts of the fleet, and theirs heard (docs/fleet.md)
 
 
 @dataclass(frozen=True, slots=True)

@@ -314,6 +314,36 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE events SET message = afd_scrub_message_v1(kind, message, data), data = afd_scrub_data_v1(kind, data)
         WHERE kind LIKE 'notify.%' OR kind LIKE 'config.%';
     """,
+    # → +1, the fleet (afd/record/fleet_book.py): the hosts afd asks over ssh, how the last ask of each went,
+    # and the limit facts each last told, keyed by host and account (a fact's source host).
+    """
+    CREATE TABLE hosts (
+        name TEXT PRIMARY KEY,
+        dest TEXT NOT NULL,
+        port INTEGER,
+        added_at TEXT NOT NULL,
+        contact TEXT CHECK (contact IN ('answered', 'unreachable', 'refused', 'invalid', 'host-key-changed')),
+        asked_at TEXT,
+        answered_at TEXT,
+        failing_since TEXT,
+        error TEXT,
+        skew REAL,
+        version TEXT,
+        host_key TEXT,
+        answer TEXT
+    );
+    CREATE TABLE fleet_limits (
+        host TEXT NOT NULL,
+        account TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('limited', 'available', 'unknown')),
+        reset_at TEXT,
+        observed_at TEXT,
+        source_session TEXT,
+        banner TEXT,
+        PRIMARY KEY (host, account)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -25,7 +25,7 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta, timezone
@@ -334,6 +334,7 @@ class Store:
         self.opened_fresh_after_corruption: Path | None = None
         self.backup_path: Path | None = None
         self._lock = threading.RLock()
+        self.peer_limits: Callable[[dict[str, LimitFact]], dict[str, LimitFact]] | None = None
         self._conn = self._open_writable(tuple(migrations))
 
     @classmethod
@@ -345,6 +346,7 @@ class Store:
         self.opened_fresh_after_corruption = None
         self.backup_path = None
         self._lock = threading.RLock()
+        self.peer_limits = None
         self._conn = self._open_readonly()
         return self
 
@@ -581,6 +583,12 @@ class Store:
     def load_limits(self) -> dict[str, LimitFact]:
         """The limit map by account; an agent's default account is keyed by the agent's name."""
         return dict(self._unchanged_since_read("limits", lambda: {r["account"]: _limit_from_row(r) for r in self._rows("SELECT * FROM limits ORDER BY account")}))
+
+    def limit_map(self) -> dict[str, LimitFact]:
+        """The limit map afd acts on: this host's (`load_limits`, which only what this host sees writes), with what
+        the fleet's hosts told merged in through `peer_limits` (the daemon's, afd.judge.fleet's table) when set."""
+        here = self.load_limits()
+        return self.peer_limits(here) if self.peer_limits is not None else here
 
     # -- banners (one current banner per session)
 

@@ -200,6 +200,8 @@ class LimitFact:
     banner: str | None = None
     # The account, when it is not the agent's default one (which is named after the agent).
     account: str | None = None
+    # The host of the fleet whose afd saw it (`afd hosts add NAME`); None: seen here (afd.judge.fleet).
+    source_host: str | None = None
 
     @property
     def account_name(self) -> str:
@@ -221,6 +223,33 @@ class LimitChange:
     new: LimitFact
     session: str | None  # where the evidence was seen
     why: str | None = None  # for a fact that turns unknown: what made it so
+class Contact(enum.StrEnum):
+    """How the last ask of a host of the fleet went."""
+
+    ANSWERED = "answered"  # it answered, and the answer was read
+    UNREACHABLE = "unreachable"  # ssh could not reach it, or it did not answer in time
+    REFUSED = "refused"  # it was reached, but its sshd or its `afd remote` refused the ask
+    INVALID = "invalid"  # it answered what afd does not read (too big, not JSON, wrong types or schema): nothing used
+    HOST_KEY_CHANGED = "host-key-changed"  # its host key is not the one accepted at first contact
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """A host of the fleet (`afd hosts add NAME DEST`), and how the last ask of it went."""
+
+    name: str
+    dest: str  # what `ssh` takes: an alias of ~/.ssh/config, `user@host`
+    port: int | None
+    added_at: datetime
+    contact: Contact | None = None  # None: not asked yet
+    asked_at: datetime | None = None  # when the last ask that ended began
+    answered_at: datetime | None = None  # when it last answered well
+    failing_since: datetime | None = None  # the first ask that failed since it last answered; None while it answers
+    error: str | None = None  # why the last ask failed, in one line
+    skew: float | None = None  # seconds its clock runs ahead of ours, as last measured
+    version: str | None = None  # its afd's, as it last said
+    host_key: str | None = None  # the fingerprint of its host key, as accepted at first contact
+    answer: str | None = None  # its last answer as read (JSON; afd.judge.peer_answer), for `afd fleet`
 
 
 @dataclass(frozen=True, slots=True)

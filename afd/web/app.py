@@ -93,6 +93,10 @@ def build_app(link: DaemonLink, hub: EventHub) -> Starlette:
         except Refused as exc:
             return _error(exc.status, str(exc))
 
+    async def api_fleet(request: Request) -> Response:
+        # The hosts of the fleet with what each last said (afd hosts; docs/fleet.md); read-only, actions stay local.
+        return await _ask(link.ask, "hosts.list", {"answers": True})
+
     async def api_jobs(request: Request) -> Response:
         return await _ask(link.ask, "jobs.list", {})
 
@@ -162,6 +166,7 @@ def build_app(link: DaemonLink, hub: EventHub) -> Starlette:
         Route("/", page),
         Route("/api/status", api_status),
         Route("/api/events", api_events),
+        Route("/api/fleet", api_fleet),
         Route("/api/jobs", api_jobs),
         Route("/api/jobs/handoff", api_jobs_handoff, methods=["POST"]),
         Route("/api/sessions/{name}/ledger", api_ledger),

@@ -67,6 +67,7 @@ def reference_report(store: Store, agents, daemon: dict, events: int = 20) -> di
             "state": fact.state.value,
             "reset_at": _iso(fact.reset_at) if fact.state is LimitState.LIMITED else None,
             "observed_at": _iso(fact.observed_at), "source_session": fact.source_session,
+            "source_host": fact.source_host,
         }  # fmt: skip
 
     agent_rows = [{"name": name, **shown(facts.get(name) or unknown_fact(name))} for name in names]

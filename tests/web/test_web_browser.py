@@ -536,3 +536,38 @@ def test_a_reload_keeps_the_login_and_a_new_tab_logs_in_on_its_own(limited_claud
     assert browser.execute_script("return sessionStorage.getItem('afd-session');") == session
     assert Client(port, session=session).get("/api/status").status == 200
     assert Client(port, session=second).get("/api/status").status == 200
+def test_the_fleet_panel_shows_each_host_its_sessions_and_a_stale_one(run_daemon, browser, xdg_dirs, tmp_path):  # noqa: F811
+    import dataclasses
+    import json
+    from datetime import timedelta
+
+    from afd.judge.peer_answer import PeerAnswer, PeerSession
+    from afd.record.fleet_book import FleetBook
+    from afd.record.store import Store, default_path
+    from afd.record.types import Contact, LimitFact, LimitState
+    from daemon_harness import write_config
+
+    now = datetime.now(timezone.utc)
+    reset = now + timedelta(hours=2)
+    wall = LimitFact("claude", LimitState.LIMITED, reset, now, "api:1.0", banner="limit reached", account="claude-work")
+    said = PeerAnswer(version="0.2.0", hostname="ws", time=now, running=True, facts=(wall,), sessions=(
+        PeerSession("api:1.0", "claude", "claude-work", "limited", reset, "api:1.0", "afd/api", None),))
+    with Store(default_path()) as store:
+        book = FleetBook(store)
+        host = book.add("ws", "me@127.0.0.1", free_port(), now - timedelta(hours=1))
+        book.record(dataclasses.replace(host, contact=Contact.ANSWERED, asked_at=now, answered_at=now, version="0.2.0",
+                            answer=json.dumps(said.to_json())), [wall])
+    port = free_port()
+    write_config(xdg_dirs, web_config(port) + '\n[fleet]\npull_interval = "1h"\n\n[accounts.claude-work]\n'
+                 'agent = "claude"\nenv = { CLAUDE_CONFIG_DIR = "~/.claude-work" }\nshare = true\n')
+    run_daemon()
+    browser.get(login_url())
+    # Its first pull finds nothing listening: unreachable, stale, and what it last said kept.
+    row = wait_for(lambda: (lambda r: r if r and "stale since" in r[0][1] else None)(rows_of(browser, '#fleet tr[data-host="ws"]')),
+                   timeout=30, message="the fleet's row for ws, stale")[0]
+    assert row[0] == "ws · afd 0.2.0" and row[1].startswith("unreachable, stale since ") and row[2] == "api:1.0 · limited"
+    assert browser.find_element("id", "fleet-panel").is_displayed()
+    seen = wait_for(lambda: browser.find_element("css selector", '#agents tr[data-account="claude-work"] .seen').text,
+                    message="the work account's row")
+    assert seen.startswith("seen on ws"), seen
+    browser.save_screenshot(str(tmp_path / "dashboard-fleet.png"))

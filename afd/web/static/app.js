@@ -322,7 +322,8 @@ function renderAgents() {
     // As the user named it; an account of its own as its agent and a short directory (`claude · ~/.claude-x`).
     const shown = a.label || a.name;
     const name = a.agent && a.agent !== a.name && !shown.startsWith(`${a.agent} · `) ? `${shown} (${a.agent})` : shown;
-    const seen = a.observed_at ? `seen ${localTime(a.observed_at)}${a.source_session ? ` in ${a.source_session}` : ""}` : "never seen";
+    const seen = a.source_host ? `seen on ${a.source_host}${a.observed_at ? ` ${localTime(a.observed_at)}` : ""}`
+      : a.observed_at ? `seen ${localTime(a.observed_at)}${a.source_session ? ` in ${a.source_session}` : ""}` : "never seen";
     const cells = [name, state, reset];
     for (const value of cells) {
       if (value instanceof HTMLTableCellElement) { tr.appendChild(value); continue; }
@@ -335,6 +336,28 @@ function renderAgents() {
     return labelled($("#agents"), tr);
   });
   body.replaceChildren(...rows);
+}
+
+// The fleet: every host `afd hosts add` added, how it last answered, and its sessions (docs/fleet.md).
+function renderFleet(hosts) {
+  const rows = hosts.map((h) => {
+    const tr = document.createElement("tr");
+    tr.dataset.host = h.name;
+    const contact = h.contact === null ? "not asked yet"
+      : h.stale ? `${h.contact}, stale since ${h.stale_since ? localTime(h.stale_since) : "?"}`
+      : `answered ${localTime(h.answered_at)}`;
+    const sessions = (h.sessions || []).map((s) => `${s.name} · ${s.state}`).join(", ") || "none";
+    for (const value of [`${h.name}${h.version ? ` · afd ${h.version}` : ""}`, contact, sessions]) {
+      const td = document.createElement("td");
+      td.textContent = neutral(value);
+      tr.appendChild(td);
+    }
+    if (h.stale) tr.classList.add("stale");
+    if (h.error) tr.title = neutral(h.error);
+    return labelled($("#fleet"), tr);
+  });
+  $("#fleet tbody").replaceChildren(...rows);
+  $("#fleet-panel").hidden = rows.length === 0;
 }
 
 // Usage before the wall: per account and window, the same panel as `afd usage` (its JSON is in docs/usage.md).
@@ -691,6 +714,7 @@ async function refresh() {
     renderSessions();
     renderAgents();
     renderUsage();
+    renderFleet(await api("GET", "/api/fleet"));
     if (first) {
       renderEvents(view.status.events || []);
       const wanted = new URLSearchParams(location.hash.slice(1)).get("session");
