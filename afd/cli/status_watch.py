@@ -48,7 +48,7 @@ def view(report: dict, running: bool, width: int, events: int, wide: bool = Fals
 
 def fleet_panel() -> list[str]:
     """`--fleet`: every other host's block as `afd fleet` words it (afd.cli.fleet), with a title."""
-    from afd.cli.fleet import fleet_lines
+    from afd.cli.fleet_words import fleet_lines
     from afd.cli.hosts import read_hosts
     from afd.daemon.fleet import fleet_view
 

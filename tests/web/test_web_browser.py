@@ -500,42 +500,6 @@ def test_the_page_afd_web_open_writes_logs_the_browser_in(run_daemon, xdg_dirs, 
     assert browser.execute_script("return sessionStorage.getItem('afd-session');")
 
 
-def test_a_reload_keeps_the_login_and_a_new_tab_logs_in_on_its_own(limited_claude, browser):
-    from web_harness import Client
-
-    port = free_port()
-    wt, base, name, claude = limited_claude(web_config(port))
-    address = login_url()
-    browser.get(address)
-    find(browser, f'tr[data-session="{name}"]')
-    first = browser.current_window_handle
-    session = browser.execute_script("return sessionStorage.getItem('afd-session');")
-    assert browser.current_url == f"http://127.0.0.1:{port}/"  # the token is out of the address at once
-    # A reload keeps this tab's login.
-    browser.refresh()
-    find(browser, f'tr[data-session="{name}"]', message="the session after a reload")
-    wait_for(lambda: text_of(browser, "#live") == "live", message="following events after a reload")
-    assert browser.execute_script("return sessionStorage.getItem('afd-session');") == session
-    # A new tab on the same address has no login, shows no data and says what to do.
-    browser.switch_to.new_window("tab")
-    browser.get(f"http://127.0.0.1:{port}/")
-    wait_for(lambda: text_of(browser, "#live") == "logged out", message="the new tab logged out")
-    assert "each tab logs in on its own" in text_of(browser, "#notice")
-    assert browser.execute_script("return sessionStorage.getItem('afd-session');") is None
-    assert not browser.find_elements("css selector", f'tr[data-session="{name}"]')
-    # The first tab's address, spent, logs nobody in; a new one from `afd web` does.
-    browser.get(address)
-    wait_for(lambda: "used already or has expired" in text_of(browser, "#notice"), message="the spent address refused")
-    assert browser.execute_script("return sessionStorage.getItem('afd-session');") is None
-    browser.get(login_url())
-    find(browser, f'tr[data-session="{name}"]', message="the session in the second tab")
-    second = browser.execute_script("return sessionStorage.getItem('afd-session');")
-    assert second and second != session
-    # Both tabs' logins stand side by side.
-    browser.switch_to.window(first)
-    assert browser.execute_script("return sessionStorage.getItem('afd-session');") == session
-    assert Client(port, session=session).get("/api/status").status == 200
-    assert Client(port, session=second).get("/api/status").status == 200
 def test_the_fleet_panel_shows_each_host_its_sessions_and_a_stale_one(run_daemon, browser, xdg_dirs, tmp_path):  # noqa: F811
     import dataclasses
     import json
