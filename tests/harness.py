@@ -378,3 +378,26 @@ def load_builtin_plugin(name: str) -> ModuleType:
     sys.modules[module_name] = module  # dataclasses in the module look themselves up there
     spec.loader.exec_module(module)
     return module
+
+
+# What the exactly-once tests (the simulated clock and the real tmux) type, launch and wall on.
+BRIEF = "You are continuing work already in progress in this worktree."  # a handoff brief's first line
+CODEX_PAST = {"form": "at", "reset": "Jul 25th, 2025 5:55 PM"}  # a reset long past
+# A manifest agent that types its first prompt, walled by a clock-time reset.
+MYCLI = r"""
+name = "mycli"
+[process]
+executables = ["mycli"]
+[launch]
+command = ["mycli"]
+first_prompt = "typed"
+[screen]
+composer = '^[›▌](?:\s|$)'
+transcript = '^[•■]'
+chrome = ['(?:^\s*|\s{2})\? for shortcuts\b', '\d{1,3}% context left']
+busy = ['^(?!.*\bretrying\b).*\besc to interrupt\b']
+submitted = '^›\s*\S'
+[[banner]]
+kind = "quota"
+regex = '^■ Mycli quota used up\. It comes back at (?P<clock>\d{1,2}:\d{2} [AP]M) \((?P<zone>[^)]+)\)\.$'
+"""

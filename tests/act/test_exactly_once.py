@@ -22,7 +22,7 @@ from afd.jobs.book import JobBook
 from afd.pluginset import load_config_and_plugins
 from afd.record.store import Store
 from afd.testing.scenario import Scenario
-from harness import add_worktree, make_git_repo
+from harness import BRIEF, CODEX_PAST, MYCLI, add_worktree, make_git_repo
 from sim_harness import SimClock, SimServer, SimWorld
 
 T0 = datetime(2026, 7, 13, 9, 0, tzinfo=timezone.utc)
@@ -31,26 +31,7 @@ TAKES = (0.0, 1.0, 3.0)  # how long the agent takes to show it took the text
 QUICK = {"quick": loop.Tempo(), "no-quick": loop.Tempo(quick_after_step=0.0)}
 # When what the agent did shows: before the next turn's poll looks, or after its listing (the engine sees it first).
 PHASES = {"between-turns": False, "mid-turn": True}
-CODEX_PAST = {"form": "at", "reset": "Jul 25th, 2025 5:55 PM"}  # a reset long past
-BRIEF = "You are continuing work already in progress in this worktree."  # a handoff brief's first line
 BASE = 'resume_grace = "0s"\nhandoff_stop_timeout = "1s"\nhandoff_requires_witness = false\n'
-MYCLI = r"""
-name = "mycli"
-[process]
-executables = ["mycli"]
-[launch]
-command = ["mycli"]
-first_prompt = "typed"
-[screen]
-composer = '^[›▌](?:\s|$)'
-transcript = '^[•■]'
-chrome = ['(?:^\s*|\s{2})\? for shortcuts\b', '\d{1,3}% context left']
-busy = ['^(?!.*\bretrying\b).*\besc to interrupt\b']
-submitted = '^›\s*\S'
-[[banner]]
-kind = "quota"
-regex = '^■ Mycli quota used up\. It comes back at (?P<clock>\d{1,2}:\d{2} [AP]M) \((?P<zone>[^)]+)\)\.$'
-"""
 
 
 @dataclass

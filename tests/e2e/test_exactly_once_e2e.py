@@ -18,32 +18,13 @@ from afd.jobs.book import JobBook
 from afd.record.store import Store
 from afd.testing.fake_agent import write_launcher
 from daemon_harness import afd, events, run_daemon, session_for, status, wait_session, write_config  # noqa: F401 (run_daemon is a fixture)
-from harness import read_log, start_fake, wait_for
+from harness import BRIEF, CODEX_PAST, MYCLI, read_log, start_fake, wait_for
 
 pytestmark = pytest.mark.tmux
 
 POLLS = ("0.5s", "1s")
-BRIEF = "You are continuing work already in progress in this worktree."  # a handoff brief's first line
-CODEX_PAST = {"form": "at", "reset": "Jul 25th, 2025 5:55 PM"}  # a reset long past
 # Agents as slow as real ones: the typed text shows a second before it is taken, the first output later.
 SLOW = {"take_seconds": 1.0, "think_seconds": 3.0}
-MYCLI = r"""
-name = "mycli"
-[process]
-executables = ["mycli"]
-[launch]
-command = ["mycli"]
-first_prompt = "typed"
-[screen]
-composer = '^[›▌](?:\s|$)'
-transcript = '^[•■]'
-chrome = ['(?:^\s*|\s{2})\? for shortcuts\b', '\d{1,3}% context left']
-busy = ['^(?!.*\bretrying\b).*\besc to interrupt\b']
-submitted = '^›\s*\S'
-[[banner]]
-kind = "quota"
-regex = '^■ Mycli quota used up\. It comes back at (?P<clock>\d{1,2}:\d{2} [AP]M) \((?P<zone>[^)]+)\)\.$'
-"""
 
 
 def inputs(log, needle: str) -> list[dict]:
